@@ -1,0 +1,221 @@
+import { z } from 'zod';
+
+/**
+ * Every event Tessera writes. Payloads carry ids, times (epoch seconds) and keyed
+ * hashes — never a secret. Each event is versioned by `type` + `v` so readers can
+ * upcast old shapes without guessing.
+ */
+
+const epochSeconds = z.number().int().nonnegative();
+const id = z.string().min(1).max(128);
+const keyedHash = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'base64url HMAC-SHA256');
+const permission = z.string().min(1).max(128);
+
+export const AccountRegistered = z.object({
+  type: z.literal('AccountRegistered'),
+  v: z.literal(1),
+  accountId: id,
+  name: z.string().min(1).max(200),
+  permissions: z.array(permission),
+  at: epochSeconds,
+});
+
+export const ApiCredentialIssued = z.object({
+  type: z.literal('ApiCredentialIssued'),
+  v: z.literal(1),
+  accountId: id,
+  credentialId: id,
+  apiLoginId: id,
+  transactionKeyHash: keyedHash,
+  at: epochSeconds,
+});
+
+export const ApiCredentialRevoked = z.object({
+  type: z.literal('ApiCredentialRevoked'),
+  v: z.literal(1),
+  accountId: id,
+  credentialId: id,
+  apiLoginId: id,
+  at: epochSeconds,
+});
+
+export const LegacyCredentialIssued = z.object({
+  type: z.literal('LegacyCredentialIssued'),
+  v: z.literal(1),
+  accountId: id,
+  credentialId: id,
+  apiId: id,
+  apiKeyHash: keyedHash,
+  at: epochSeconds,
+});
+
+export const LegacyCredentialRevoked = z.object({
+  type: z.literal('LegacyCredentialRevoked'),
+  v: z.literal(1),
+  accountId: id,
+  credentialId: id,
+  apiId: id,
+  at: epochSeconds,
+});
+
+export const PermissionsChanged = z.object({
+  type: z.literal('PermissionsChanged'),
+  v: z.literal(1),
+  accountId: id,
+  permissions: z.array(permission),
+  at: epochSeconds,
+});
+
+/**
+ * Family events are "fat": each one carries the whole state a later command needs,
+ * so a family loads from its last event alone (read backwards, maxCount 1).
+ */
+const familyGeneration = {
+  familyId: id,
+  accountId: id,
+  credentialId: id,
+  apiLoginId: id,
+  generation: z.number().int().nonnegative(),
+  refreshTokenHash: keyedHash,
+  jti: id,
+  scope: z.array(permission),
+  issuedAt: epochSeconds,
+  accessExpiresAt: epochSeconds,
+  refreshExpiresAt: epochSeconds,
+};
+
+export const TokenIssued = z.object({
+  type: z.literal('TokenIssued'),
+  v: z.literal(1),
+  ...familyGeneration,
+  generation: z.literal(0),
+});
+
+export const TokenRotated = z.object({
+  type: z.literal('TokenRotated'),
+  v: z.literal(1),
+  ...familyGeneration,
+});
+
+export const TokenRevoked = z.object({
+  type: z.literal('TokenRevoked'),
+  v: z.literal(1),
+  familyId: id,
+  accountId: id,
+  /** The generation that was current when revoked; every generation ≤ it is dead. */
+  generation: z.number().int().nonnegative(),
+  revokedAt: epochSeconds,
+  /** The latest access token of the family expires at this time; the revocation matters until then. */
+  accessExpiresAt: epochSeconds,
+});
+
+export const LegacyTokenIssued = z.object({
+  type: z.literal('LegacyTokenIssued'),
+  v: z.literal(1),
+  accountId: id,
+  credentialId: id,
+  apiId: id,
+  jti: id,
+  issuedAt: epochSeconds,
+  expiresAt: epochSeconds,
+});
+
+export const SigningKeyPublished = z.object({
+  type: z.literal('SigningKeyPublished'),
+  v: z.literal(1),
+  kid: id,
+  alg: z.literal('ES256'),
+  /** Public JWK only: kty, crv, x, y. */
+  publicJwk: z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string() }),
+  at: epochSeconds,
+});
+
+export const SigningKeyRetired = z.object({
+  type: z.literal('SigningKeyRetired'),
+  v: z.literal(1),
+  kid: id,
+  at: epochSeconds,
+  /** Tokens signed by this key can be unexpired until this time; the JWKS keeps it until then. */
+  retainUntil: epochSeconds,
+});
+
+export const TesseraEvent = z.discriminatedUnion('type', [
+  AccountRegistered,
+  ApiCredentialIssued,
+  ApiCredentialRevoked,
+  LegacyCredentialIssued,
+  LegacyCredentialRevoked,
+  PermissionsChanged,
+  TokenIssued,
+  TokenRotated,
+  TokenRevoked,
+  LegacyTokenIssued,
+  SigningKeyPublished,
+  SigningKeyRetired,
+]);
+
+export type AccountRegistered = z.infer<typeof AccountRegistered>;
+export type ApiCredentialIssued = z.infer<typeof ApiCredentialIssued>;
+export type ApiCredentialRevoked = z.infer<typeof ApiCredentialRevoked>;
+export type LegacyCredentialIssued = z.infer<typeof LegacyCredentialIssued>;
+export type LegacyCredentialRevoked = z.infer<typeof LegacyCredentialRevoked>;
+export type PermissionsChanged = z.infer<typeof PermissionsChanged>;
+export type TokenIssued = z.infer<typeof TokenIssued>;
+export type TokenRotated = z.infer<typeof TokenRotated>;
+export type TokenRevoked = z.infer<typeof TokenRevoked>;
+export type LegacyTokenIssued = z.infer<typeof LegacyTokenIssued>;
+export type SigningKeyPublished = z.infer<typeof SigningKeyPublished>;
+export type SigningKeyRetired = z.infer<typeof SigningKeyRetired>;
+export type TesseraEvent = z.infer<typeof TesseraEvent>;
+export type TesseraEventType = TesseraEvent['type'];
+
+export type AccountEvent =
+  | AccountRegistered
+  | ApiCredentialIssued
+  | ApiCredentialRevoked
+  | LegacyCredentialIssued
+  | LegacyCredentialRevoked
+  | PermissionsChanged;
+export type FamilyEvent = TokenIssued | TokenRotated | TokenRevoked;
+export type SigningKeyEvent = SigningKeyPublished | SigningKeyRetired;
+
+export const accountEventTypes = [
+  'AccountRegistered',
+  'ApiCredentialIssued',
+  'ApiCredentialRevoked',
+  'LegacyCredentialIssued',
+  'LegacyCredentialRevoked',
+  'PermissionsChanged',
+] as const satisfies readonly AccountEvent['type'][];
+export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] as const satisfies readonly FamilyEvent['type'][];
+export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired'] as const satisfies readonly SigningKeyEvent['type'][];
+/** What a verifier needs: rotations and revocations, plus keys. The relay publishes these. */
+export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...signingKeyEventTypes] as const;
+
+/** Metadata on every event, for the audit trail. */
+export const EventMetadata = z.object({
+  requestId: z.string().max(128).optional(),
+  accountId: z.string().max(128).optional(),
+  sourceAddress: z.string().max(128).optional(),
+  actor: z.string().max(128).optional(),
+});
+export type EventMetadata = z.infer<typeof EventMetadata>;
+
+/** An event as read back from the store: its payload plus where it sits in the log. */
+export interface RecordedEvent<E extends TesseraEvent = TesseraEvent> {
+  readonly eventId: string;
+  readonly stream: string;
+  readonly revision: bigint;
+  readonly position: bigint;
+  readonly event: E;
+  readonly metadata: EventMetadata;
+  /** Epoch milliseconds when the store recorded it. */
+  readonly recordedAt: number;
+}
+
+export const streams = {
+  account: (accountId: string) => `account-${accountId}`,
+  family: (familyId: string) => `tokenfamily-${familyId}`,
+  legacyTokens: (accountId: string) => `legacytokens-${accountId}`,
+  signingKeys: () => 'signingkeys',
+} as const;

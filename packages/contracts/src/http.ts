@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/** Spec 2.1. Unknown fields are refused so a misspelt field name is a 400, not a silent default. */
+export const GetTokenRequest = z.strictObject({
+  api_login_id: z.string().min(1, 'must not be empty').max(128),
+  transaction_key: z.string().min(1, 'must not be empty').max(256),
+});
+export type GetTokenRequest = z.infer<typeof GetTokenRequest>;
+
+/** Spec 2.2, returned by get and refresh. */
+export const TokenResponse = z.object({
+  timestamp: z.iso.datetime().describe('When the token was issued (UTC, ISO 8601)'),
+  token: z.string().describe('Access token (JWT); send as `Authorization: Bearer <token>`'),
+  refresh_token: z.string().describe('Single-use refresh token'),
+  expires: z.iso.datetime().describe('When the access token expires (UTC, ISO 8601)'),
+});
+export type TokenResponse = z.infer<typeof TokenResponse>;
+
+/** Spec 2.3, for refresh and revoke. */
+export const RefreshTokenRequest = z.strictObject({
+  refresh_token: z.string().min(1, 'must not be empty').max(512),
+});
+export type RefreshTokenRequest = z.infer<typeof RefreshTokenRequest>;
+
+/** The spec does not show revoke's body; this is what we answer. */
+export const RevokeResponse = z.object({
+  revoked: z.literal(true),
+  timestamp: z.iso.datetime(),
+});
+export type RevokeResponse = z.infer<typeof RevokeResponse>;
+
+/** Spec 2.4, form-encoded. */
+export const LegacyAuthenticateRequest = z.strictObject({
+  apiid: z.string().min(1, 'must not be empty').max(128),
+  apikey: z.string().min(1, 'must not be empty').max(256),
+});
+export type LegacyAuthenticateRequest = z.infer<typeof LegacyAuthenticateRequest>;
+
+/** Spec 2.5. */
+export const LegacyAuthenticateResponse = z.object({
+  result: z.object({
+    authentication_token: z.string(),
+    expires_in_seconds: z.number().int().positive(),
+  }),
+});
+export type LegacyAuthenticateResponse = z.infer<typeof LegacyAuthenticateResponse>;
+
+/** RFC 9457 problem details, with the offending fields for a 400. */
+export const Problem = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string().optional(),
+  instance: z.string().optional(),
+  errors: z
+    .array(z.object({ field: z.string(), message: z.string() }))
+    .optional()
+    .describe('For 400: each offending field'),
+});
+export type Problem = z.infer<typeof Problem>;
+
+export const ChargeAcknowledgement = z.object({
+  accepted: z.literal(true),
+  account_id: z.string(),
+  note: z.string(),
+});

@@ -1,0 +1,3 @@
+export * from './events.js';
+export * from './http.js';
+export * from './claims.js';

@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, beforeAll, afterAll } from 'vitest';
+import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
+import { ExpectedRevisionConflict, type EventStore } from './event-store.js';
+
+export interface EventStoreFixture {
+  readonly store: EventStore;
+  readonly teardown: () => Promise<void>;
+}
+
+const registered = (accountId: string, name = 'contract'): TesseraEvent => ({
+  type: 'AccountRegistered',
+  v: 1,
+  accountId,
+  name,
+  permissions: ['transaction:charge'],
+  at: 1_700_000_000,
+});
+const permissionsChanged = (accountId: string, permissions: string[]): TesseraEvent => ({
+  type: 'PermissionsChanged',
+  v: 1,
+  accountId,
+  permissions,
+  at: 1_700_000_001,
+});
+
+/**
+ * The behaviour every EventStore adapter must have. Streams are unique per test, so the
+ * suite also runs against a shared server that holds other data.
+ */
+export function eventStoreContract(name: string, createFixture: () => Promise<EventStoreFixture>): void {
+  describe(`EventStore contract: ${name}`, () => {
+    let fixture: EventStoreFixture;
+    let store: EventStore;
+    beforeAll(async () => {
+      fixture = await createFixture();
+      store = fixture.store;
+    });
+    afterAll(async () => {
+      await fixture?.teardown();
+    });
+    const newStream = () => {
+      const accountId = randomUUID();
+      return { accountId, stream: `account-${accountId}` };
+    };
+
+    it('appends to a new stream with no_stream and numbers revisions from 0', async () => {
+      const { accountId, stream } = newStream();
+      const result = await store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'no_stream' });
+      expect(result.nextExpectedRevision).toBe(0n);
+      expect(result.position).toBeGreaterThan(0n);
+      const second = await store.append(stream, [{ event: permissionsChanged(accountId, ['a']) }, { event: permissionsChanged(accountId, ['b']) }], {
+        expectedRevision: 0n,
+      });
+      expect(second.nextExpectedRevision).toBe(2n);
+      expect(second.position).toBeGreaterThan(result.position);
+    });
+
+    it('refuses no_stream when the stream exists', async () => {
+      const { accountId, stream } = newStream();
+      await store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'no_stream' });
+      await expect(store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(
+        ExpectedRevisionConflict,
+      );
+    });
+
+    it('refuses a stale expected revision and writes nothing', async () => {
+      const { accountId, stream } = newStream();
+      await store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'no_stream' });
+      await store.append(stream, [{ event: permissionsChanged(accountId, ['x']) }], { expectedRevision: 0n });
+      const error = await store
+        .append(stream, [{ event: permissionsChanged(accountId, ['y']) }], { expectedRevision: 0n })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+      expect((error as ExpectedRevisionConflict).code).toBe('ERR_EXPECTED_REVISION_CONFLICT');
+      const events = await store.readStream(stream);
+      expect(events.map((e) => e.revision)).toEqual([0n, 1n]);
+    });
+
+    it('refuses an expected revision on a stream that does not exist', async () => {
+      const { accountId, stream } = newStream();
+      await expect(store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 0n })).rejects.toBeInstanceOf(
+        ExpectedRevisionConflict,
+      );
+      expect(await store.readStream(stream)).toEqual([]);
+    });
+
+    it('accepts any expected revision with "any"', async () => {
+      const { accountId, stream } = newStream();
+      await store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'any' });
+      const result = await store.append(stream, [{ event: permissionsChanged(accountId, []) }], { expectedRevision: 'any' });
+      expect(result.nextExpectedRevision).toBe(1n);
+    });
+
+    it('lets exactly one of many concurrent appends at the same revision win', async () => {
+      const { accountId, stream } = newStream();
+      await store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'no_stream' });
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 16 }, (_, i) =>
+          store.append(stream, [{ event: permissionsChanged(accountId, [`p${i}`]) }], { expectedRevision: 0n }),
+        ),
+      );
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      const lost = outcomes.filter((o) => o.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(15);
+      for (const o of lost) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(ExpectedRevisionConflict);
+      expect(await store.readStream(stream)).toHaveLength(2);
+    });
+
+    it('reads a stream forwards, backwards and the last event alone', async () => {
+      const { accountId, stream } = newStream();
+      await store.append(
+        stream,
+        [{ event: registered(accountId) }, { event: permissionsChanged(accountId, ['1']) }, { event: permissionsChanged(accountId, ['2']) }],
+        { expectedRevision: 'no_stream' },
+      );
+      const forwards = await store.readStream(stream);
+      expect(forwards.map((e) => e.revision)).toEqual([0n, 1n, 2n]);
+      expect(forwards[0]?.event).toEqual(registered(accountId));
+      const backwards = await store.readStream(stream, { direction: 'backwards' });
+      expect(backwards.map((e) => e.revision)).toEqual([2n, 1n, 0n]);
+      const last = await store.readStream(stream, { direction: 'backwards', maxCount: 1 });
+      expect(last).toHaveLength(1);
+      expect(last[0]?.event).toEqual(permissionsChanged(accountId, ['2']));
+      expect(last[0]?.stream).toBe(stream);
+    });
+
+    it('reads an absent stream as empty', async () => {
+      expect(await store.readStream(`account-${randomUUID()}`)).toEqual([]);
+    });
+
+    it('keeps metadata and the event id', async () => {
+      const { accountId, stream } = newStream();
+      const eventId = randomUUID();
+      await store.append(stream, [{ event: registered(accountId), eventId, metadata: { requestId: 'req-1', accountId, sourceAddress: '127.0.0.1' } }], {
+        expectedRevision: 'no_stream',
+      });
+      const [recorded] = await store.readStream(stream);
+      expect(recorded?.eventId).toBe(eventId);
+      expect(recorded?.metadata).toEqual({ requestId: 'req-1', accountId, sourceAddress: '127.0.0.1' });
+      expect(recorded?.recordedAt).toBeGreaterThan(0);
+    });
+
+    it('reads the global log after a position, in order, with a type filter', async () => {
+      const before = (await store.headPosition()) ?? 0n;
+      const a = newStream();
+      const b = newStream();
+      await store.append(a.stream, [{ event: registered(a.accountId) }], { expectedRevision: 'no_stream' });
+      await store.append(b.stream, [{ event: registered(b.accountId) }], { expectedRevision: 'no_stream' });
+      await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['z']) }], { expectedRevision: 0n });
+      const all = (await store.readAll({ after: before })).filter((e) => [a.stream, b.stream].includes(e.stream));
+      expect(all.map((e) => e.event.type)).toEqual(['AccountRegistered', 'AccountRegistered', 'PermissionsChanged']);
+      const positions = all.map((e) => e.position);
+      expect([...positions].sort((x, y) => (x < y ? -1 : 1))).toEqual(positions);
+      const filtered = (await store.readAll({ after: before, types: ['PermissionsChanged'] })).filter((e) => e.stream === a.stream);
+      expect(filtered).toHaveLength(1);
+      const afterFirst = (await store.readAll({ after: all[0]!.position })).filter((e) => [a.stream, b.stream].includes(e.stream));
+      expect(afterFirst).toHaveLength(2);
+      expect(await store.headPosition()).toBeGreaterThanOrEqual(all[2]!.position);
+    });
+
+    it('subscribes from a position (exclusive), catches up, then receives live events in order', async () => {
+      const a = newStream();
+      const first = await store.append(a.stream, [{ event: registered(a.accountId) }], { expectedRevision: 'no_stream' });
+      await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['old']) }], { expectedRevision: 0n });
+      const received: RecordedEvent[] = [];
+      const subscription = store.subscribeToAll({
+        after: first.position,
+        types: ['AccountRegistered', 'PermissionsChanged'],
+        onEvent: (recorded) => {
+          if (recorded.stream === a.stream) received.push(recorded);
+        },
+      });
+      await subscription.caughtUp;
+      expect(received.map((e) => e.revision)).toEqual([1n]);
+      await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['live']) }], { expectedRevision: 1n });
+      await expect.poll(() => received.length, { timeout: 5000 }).toBe(2);
+      expect(received[1]?.event).toEqual(permissionsChanged(a.accountId, ['live']));
+      await subscription.close();
+    });
+
+    it('does not deliver events of types outside the filter', async () => {
+      const a = newStream();
+      const start = (await store.headPosition()) ?? 0n;
+      const received: RecordedEvent[] = [];
+      const subscription = store.subscribeToAll({
+        after: start,
+        types: ['PermissionsChanged'],
+        onEvent: (recorded) => {
+          if (recorded.stream === a.stream) received.push(recorded);
+        },
+      });
+      await store.append(a.stream, [{ event: registered(a.accountId) }, { event: permissionsChanged(a.accountId, ['only']) }], {
+        expectedRevision: 'no_stream',
+      });
+      await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
+      expect(received[0]?.event.type).toBe('PermissionsChanged');
+      await subscription.close();
+    });
+
+    it('refuses an invalid event payload and writes nothing', async () => {
+      const { accountId, stream } = newStream();
+      const bogus = { type: 'AccountRegistered', v: 1, accountId, name: '', permissions: [], at: -1 } as unknown as TesseraEvent;
+      await expect(store.append(stream, [{ event: bogus }], { expectedRevision: 'no_stream' })).rejects.toThrow();
+      expect(await store.readStream(stream)).toEqual([]);
+    });
+  });
+}

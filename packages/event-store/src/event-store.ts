@@ -1,0 +1,82 @@
+import type { EventMetadata, RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/contracts';
+
+/**
+ * The EventStore port. Revisions are 0-based per stream and positions are global and
+ * increasing; both are bigint because EventStoreDB's are. Every adapter passes
+ * `eventStoreContract` unchanged.
+ */
+export type ExpectedRevision = 'no_stream' | 'any' | bigint;
+
+export interface NewEvent {
+  readonly event: TesseraEvent;
+  readonly metadata?: EventMetadata;
+  /** Caller-chosen id makes a retried append recognisable; generated when absent. */
+  readonly eventId?: string;
+}
+
+export interface AppendResult {
+  /** Revision of the last event written: pass it as expectedRevision next time. */
+  readonly nextExpectedRevision: bigint;
+  /** Global position of the last event written. */
+  readonly position: bigint;
+}
+
+export interface ReadStreamOptions {
+  readonly direction?: 'forwards' | 'backwards';
+  readonly maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Omit to read from the start. */
+  readonly after?: bigint;
+  readonly types?: readonly TesseraEventType[];
+  readonly maxCount?: number;
+}
+
+export interface SubscribeOptions {
+  /** Exclusive, like EventStoreDB's: delivery starts strictly after it. Omit for the start. */
+  readonly after?: bigint;
+  readonly types?: readonly TesseraEventType[];
+  /** Called in log order, one at a time; a rejected promise stops the subscription. */
+  readonly onEvent: (recorded: RecordedEvent) => void | Promise<void>;
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface Subscription {
+  /** Resolves once every event that existed when the subscription started was delivered. */
+  readonly caughtUp: Promise<void>;
+  /** Position of the last event delivered (or skipped by the filter), if any. */
+  readonly lastPosition: () => bigint | undefined;
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /** An absent stream reads as an empty list. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  subscribeToAll(options: SubscribeOptions): Subscription;
+  /** Position of the newest event in the log, or undefined when the log is empty. */
+  headPosition(): Promise<bigint | undefined>;
+  close(): Promise<void>;
+}
+
+export class ExpectedRevisionConflict extends Error {
+  readonly code = 'ERR_EXPECTED_REVISION_CONFLICT';
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`stream ${stream}: expected revision ${String(expected)}, found ${String(actual)}`);
+    this.name = 'ExpectedRevisionConflict';
+  }
+}
+
+export class EventStoreUnavailable extends Error {
+  readonly code = 'ERR_EVENT_STORE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EventStoreUnavailable';
+  }
+}

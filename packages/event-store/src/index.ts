@@ -1,0 +1,2 @@
+export * from './event-store.js';
+export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';

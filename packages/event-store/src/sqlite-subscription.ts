@@ -1,0 +1,62 @@
+import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
+import type { SubscribeOptions } from './event-store.js';
+
+export interface SqliteSubscriptionDeps {
+  readonly options: SubscribeOptions;
+  readonly readPage: (after: bigint | undefined, types: readonly TesseraEventType[] | undefined) => RecordedEvent[];
+  readonly pageSize: number;
+  readonly pollIntervalMs: number;
+  /** Same-process appends wake the loop at once; other processes' are found by polling. */
+  readonly registerWaker: (wake: () => void) => () => void;
+}
+
+export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
+  const { options, readPage, pageSize, pollIntervalMs, registerWaker } = deps;
+  let after = options.after;
+  let closed = false;
+  let wake: (() => void) | undefined;
+  let markCaughtUp!: () => void;
+  const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
+  const unregister = registerWaker(() => wake?.());
+
+  const idle = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, pollIntervalMs);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+
+  const loop = (async () => {
+    while (!closed) {
+      const page = readPage(after, options.types);
+      for (const recorded of page) {
+        if (closed) return;
+        await options.onEvent(recorded);
+        after = recorded.position;
+      }
+      if (page.length < pageSize) {
+        markCaughtUp();
+        await idle();
+      }
+    }
+  })().catch((error: unknown) => {
+    closed = true;
+    unregister();
+    if (options.onError) options.onError(error);
+  });
+
+  return {
+    caughtUp,
+    lastPosition: () => after,
+    close: async () => {
+      closed = true;
+      unregister();
+      wake?.();
+      await loop;
+    },
+  };
+}

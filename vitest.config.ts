@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // Two cores: e2e suites start real servers, so files run with limited parallelism.
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'services/**/src/**/*.unit.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['packages/**/src/**/*.int.test.ts', 'services/**/src/**/*.int.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], fileParallelism: false },
+      },
+    ],
+  },
+});
