@@ -1,0 +1,147 @@
+import type { AccountEvent } from '@tessera/contracts';
+import { DomainError, assertNever } from './errors.js';
+
+/** An account and its credentials. Secrets never reach the domain: only their keyed hashes. */
+export type AccountState =
+  | { readonly status: 'none' }
+  | {
+      readonly status: 'registered';
+      readonly accountId: string;
+      readonly name: string;
+      readonly permissions: readonly string[];
+      /** Active v5 credential per API Login ID. */
+      readonly apiCredentials: ReadonlyMap<string, { credentialId: string }>;
+      /** Active v1 credential per API ID. */
+      readonly legacyCredentials: ReadonlyMap<string, { credentialId: string }>;
+    };
+
+export const initialAccountState = (): AccountState => ({ status: 'none' });
+
+export type AccountCommand =
+  | {
+      readonly type: 'RegisterAccount';
+      readonly accountId: string;
+      readonly name: string;
+      readonly permissions: readonly string[];
+      readonly apiCredential: { credentialId: string; apiLoginId: string; transactionKeyHash: string };
+      readonly legacyCredential?: { credentialId: string; apiId: string; apiKeyHash: string };
+      readonly now: number;
+    }
+  | {
+      readonly type: 'RotateTransactionKey';
+      readonly apiLoginId: string;
+      readonly credentialId: string;
+      readonly transactionKeyHash: string;
+      readonly now: number;
+    }
+  | { readonly type: 'SetPermissions'; readonly permissions: readonly string[]; readonly now: number }
+  | {
+      readonly type: 'AddLegacyCredential';
+      readonly credentialId: string;
+      readonly apiId: string;
+      readonly apiKeyHash: string;
+      readonly now: number;
+    }
+  | { readonly type: 'RevokeLegacyCredential'; readonly apiId: string; readonly now: number };
+
+export function evolveAccount(state: AccountState, event: AccountEvent): AccountState {
+  if (event.type === 'AccountRegistered') {
+    return {
+      status: 'registered',
+      accountId: event.accountId,
+      name: event.name,
+      permissions: event.permissions,
+      apiCredentials: new Map(),
+      legacyCredentials: new Map(),
+    };
+  }
+  if (state.status !== 'registered') return state;
+  switch (event.type) {
+    case 'ApiCredentialIssued':
+      return { ...state, apiCredentials: withEntry(state.apiCredentials, event.apiLoginId, { credentialId: event.credentialId }) };
+    case 'ApiCredentialRevoked':
+      return { ...state, apiCredentials: withoutCredential(state.apiCredentials, event.apiLoginId, event.credentialId) };
+    case 'LegacyCredentialIssued':
+      return { ...state, legacyCredentials: withEntry(state.legacyCredentials, event.apiId, { credentialId: event.credentialId }) };
+    case 'LegacyCredentialRevoked':
+      return { ...state, legacyCredentials: withoutCredential(state.legacyCredentials, event.apiId, event.credentialId) };
+    case 'PermissionsChanged':
+      return { ...state, permissions: event.permissions };
+    default:
+      return assertNever(event);
+  }
+}
+
+export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
+  if (command.type === 'RegisterAccount') {
+    if (state.status !== 'none') throw new DomainError('ERR_ACCOUNT_EXISTS', 'account already exists');
+    const events: AccountEvent[] = [
+      { type: 'AccountRegistered', v: 1, accountId: command.accountId, name: command.name, permissions: unique(command.permissions), at: command.now },
+      { type: 'ApiCredentialIssued', v: 1, accountId: command.accountId, ...command.apiCredential, at: command.now },
+    ];
+    if (command.legacyCredential) {
+      events.push({ type: 'LegacyCredentialIssued', v: 1, accountId: command.accountId, ...command.legacyCredential, at: command.now });
+    }
+    return events;
+  }
+  if (state.status !== 'registered') throw new DomainError('ERR_ACCOUNT_NOT_FOUND', 'account not found');
+  const { accountId } = state;
+  switch (command.type) {
+    case 'RotateTransactionKey': {
+      const current = state.apiCredentials.get(command.apiLoginId);
+      if (!current) throw new DomainError('ERR_CREDENTIAL_NOT_FOUND', 'no active credential for that API Login ID');
+      // Issue first, then revoke the old one: from this point only the new key authenticates.
+      return [
+        {
+          type: 'ApiCredentialIssued',
+          v: 1,
+          accountId,
+          credentialId: command.credentialId,
+          apiLoginId: command.apiLoginId,
+          transactionKeyHash: command.transactionKeyHash,
+          at: command.now,
+        },
+        { type: 'ApiCredentialRevoked', v: 1, accountId, credentialId: current.credentialId, apiLoginId: command.apiLoginId, at: command.now },
+      ];
+    }
+    case 'SetPermissions':
+      return [{ type: 'PermissionsChanged', v: 1, accountId, permissions: unique(command.permissions), at: command.now }];
+    case 'AddLegacyCredential':
+      return [
+        {
+          type: 'LegacyCredentialIssued',
+          v: 1,
+          accountId,
+          credentialId: command.credentialId,
+          apiId: command.apiId,
+          apiKeyHash: command.apiKeyHash,
+          at: command.now,
+        },
+      ];
+    case 'RevokeLegacyCredential': {
+      const current = state.legacyCredentials.get(command.apiId);
+      if (!current) throw new DomainError('ERR_CREDENTIAL_NOT_FOUND', 'no active legacy credential with that API ID');
+      return [{ type: 'LegacyCredentialRevoked', v: 1, accountId, credentialId: current.credentialId, apiId: command.apiId, at: command.now }];
+    }
+    default:
+      return assertNever(command);
+  }
+}
+
+function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V): ReadonlyMap<string, V> {
+  return new Map(map).set(key, value);
+}
+
+function withoutCredential(
+  map: ReadonlyMap<string, { credentialId: string }>,
+  key: string,
+  credentialId: string,
+): ReadonlyMap<string, { credentialId: string }> {
+  // A revocation of an already-replaced credential must not remove its successor.
+  if (map.get(key)?.credentialId !== credentialId) return map;
+  const next = new Map(map);
+  next.delete(key);
+  return next;
+}
+
+const unique = (permissions: readonly string[]) => [...new Set(permissions)];

@@ -1,0 +1,24 @@
+/** Domain errors carry a stable code; only the HTTP layer maps codes to statuses. */
+export type DomainErrorCode =
+  | 'ERR_REFRESH_TOKEN_INVALID'
+  | 'ERR_REFRESH_TOKEN_USED'
+  | 'ERR_REFRESH_TOKEN_REVOKED'
+  | 'ERR_REFRESH_TOKEN_EXPIRED'
+  | 'ERR_FAMILY_EXISTS'
+  | 'ERR_ACCOUNT_EXISTS'
+  | 'ERR_ACCOUNT_NOT_FOUND'
+  | 'ERR_CREDENTIAL_NOT_FOUND';
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`unhandled case: ${JSON.stringify(value)}`);
+}

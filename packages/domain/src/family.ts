@@ -1,0 +1,175 @@
+import type { FamilyEvent, TokenIssued, TokenRevoked, TokenRotated } from '@tessera/contracts';
+import { sameKeyedHash } from './constant-time.js';
+import { DomainError, assertNever } from './errors.js';
+
+/**
+ * A token family: one get-oauth-token exchange and every refresh after it (spec 3.1, 3.2).
+ * Pure: time, ids and hashes arrive on the command.
+ */
+export type FamilyState =
+  | { readonly status: 'none' }
+  | {
+      readonly status: 'active';
+      readonly familyId: string;
+      readonly accountId: string;
+      readonly credentialId: string;
+      readonly apiLoginId: string;
+      readonly generation: number;
+      readonly refreshTokenHash: string;
+      readonly accessExpiresAt: number;
+      readonly refreshExpiresAt: number;
+    }
+  | {
+      readonly status: 'revoked';
+      readonly familyId: string;
+      readonly accountId: string;
+      readonly generation: number;
+      readonly accessExpiresAt: number;
+    };
+
+export const initialFamilyState = (): FamilyState => ({ status: 'none' });
+
+export interface Lifetimes {
+  readonly accessTokenSeconds: number;
+  readonly refreshTokenSeconds: number;
+}
+
+export type FamilyCommand =
+  | {
+      readonly type: 'IssueToken';
+      readonly familyId: string;
+      readonly accountId: string;
+      readonly credentialId: string;
+      readonly apiLoginId: string;
+      readonly refreshTokenHash: string;
+      readonly jti: string;
+      readonly scope: readonly string[];
+      readonly now: number;
+      readonly lifetimes: Lifetimes;
+    }
+  | {
+      readonly type: 'RotateToken';
+      readonly presentedRefreshTokenHash: string;
+      readonly newRefreshTokenHash: string;
+      readonly jti: string;
+      /** The account's permissions now: a refresh picks up permission changes. */
+      readonly scope: readonly string[];
+      readonly now: number;
+      readonly lifetimes: Lifetimes;
+    }
+  | {
+      readonly type: 'RevokeToken';
+      readonly presentedRefreshTokenHash: string;
+      readonly now: number;
+    };
+
+export function evolveFamily(_state: FamilyState, event: FamilyEvent): FamilyState {
+  switch (event.type) {
+    case 'TokenIssued':
+    case 'TokenRotated':
+      return {
+        status: 'active',
+        familyId: event.familyId,
+        accountId: event.accountId,
+        credentialId: event.credentialId,
+        apiLoginId: event.apiLoginId,
+        generation: event.generation,
+        refreshTokenHash: event.refreshTokenHash,
+        accessExpiresAt: event.accessExpiresAt,
+        refreshExpiresAt: event.refreshExpiresAt,
+      };
+    case 'TokenRevoked':
+      return {
+        status: 'revoked',
+        familyId: event.familyId,
+        accountId: event.accountId,
+        generation: event.generation,
+        accessExpiresAt: event.accessExpiresAt,
+      };
+    default:
+      return assertNever(event);
+  }
+}
+
+export function decideFamily(command: FamilyCommand, state: FamilyState): FamilyEvent[] {
+  switch (command.type) {
+    case 'IssueToken':
+      return [issue(command, state)];
+    case 'RotateToken':
+      return [rotate(command, state)];
+    case 'RevokeToken':
+      return [revoke(command, state)];
+    default:
+      return assertNever(command);
+  }
+}
+
+function issue(command: Extract<FamilyCommand, { type: 'IssueToken' }>, state: FamilyState): TokenIssued {
+  if (state.status !== 'none') throw new DomainError('ERR_FAMILY_EXISTS', 'token family already exists');
+  return {
+    type: 'TokenIssued',
+    v: 1,
+    familyId: command.familyId,
+    accountId: command.accountId,
+    credentialId: command.credentialId,
+    apiLoginId: command.apiLoginId,
+    generation: 0,
+    refreshTokenHash: command.refreshTokenHash,
+    jti: command.jti,
+    scope: [...command.scope],
+    issuedAt: command.now,
+    accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
+    refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,
+  };
+}
+
+/** The checks refresh and revoke share (spec 3.2, last row): only a valid refresh token moves a family. */
+function requireValidRefreshToken(state: FamilyState, presentedHash: string, now: number) {
+  switch (state.status) {
+    case 'none':
+      throw new DomainError('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
+    case 'revoked':
+      throw new DomainError('ERR_REFRESH_TOKEN_REVOKED', 'refresh token was revoked');
+    case 'active':
+      // Hash before expiry, so a guessed token learns nothing about the family's times.
+      if (!sameKeyedHash(state.refreshTokenHash, presentedHash)) {
+        throw new DomainError('ERR_REFRESH_TOKEN_USED', 'refresh token was already used or is invalid');
+      }
+      if (now >= state.refreshExpiresAt) throw new DomainError('ERR_REFRESH_TOKEN_EXPIRED', 'refresh token has expired');
+      return state;
+    default:
+      return assertNever(state);
+  }
+}
+
+function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state: FamilyState): TokenRotated {
+  const current = requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now);
+  return {
+    type: 'TokenRotated',
+    v: 1,
+    familyId: current.familyId,
+    accountId: current.accountId,
+    credentialId: current.credentialId,
+    apiLoginId: current.apiLoginId,
+    generation: current.generation + 1,
+    refreshTokenHash: command.newRefreshTokenHash,
+    jti: command.jti,
+    scope: [...command.scope],
+    issuedAt: command.now,
+    accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
+    refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,
+  };
+}
+
+function revoke(command: Extract<FamilyCommand, { type: 'RevokeToken' }>, state: FamilyState): TokenRevoked {
+  const current = requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now);
+  return {
+    type: 'TokenRevoked',
+    v: 1,
+    familyId: current.familyId,
+    accountId: current.accountId,
+    generation: current.generation,
+    revokedAt: command.now,
+    accessExpiresAt: current.accessExpiresAt,
+  };
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import type { FamilyEvent } from '@tessera/contracts';
+import { DomainError } from './errors.js';
+import { decideFamily, evolveFamily, initialFamilyState, type FamilyCommand } from './family.js';
+
+const hash = (c: string) => c.repeat(43);
+const lifetimes = { accessTokenSeconds: 3600, refreshTokenSeconds: 604800 };
+const t0 = 1_800_000_000;
+
+const issue: FamilyCommand = {
+  type: 'IssueToken',
+  familyId: 'fam',
+  accountId: 'acc',
+  credentialId: 'cred',
+  apiLoginId: 'login',
+  refreshTokenHash: hash('a'),
+  jti: 'jti-0',
+  scope: ['transaction:charge'],
+  now: t0,
+  lifetimes,
+};
+const rotate = (presented: string, now: number, next = hash('b')): FamilyCommand => ({
+  type: 'RotateToken',
+  presentedRefreshTokenHash: presented,
+  newRefreshTokenHash: next,
+  jti: `jti-${next[0]}`,
+  scope: ['transaction:charge'],
+  now,
+  lifetimes,
+});
+const revoke = (presented: string, now: number): FamilyCommand => ({ type: 'RevokeToken', presentedRefreshTokenHash: presented, now });
+
+/** given(events).when(command) → then(events) | thenThrows(code) */
+function given(history: FamilyEvent[]) {
+  const state = history.reduce(evolveFamily, initialFamilyState());
+  return {
+    when(command: FamilyCommand) {
+      const run = () => decideFamily(command, state);
+      return {
+        then: (check: (events: FamilyEvent[]) => void) => check(run()),
+        thenThrows: (code: string) => {
+          let thrown: unknown;
+          try {
+            run();
+          } catch (error) {
+            thrown = error;
+          }
+          expect(thrown).toBeInstanceOf(DomainError);
+          expect((thrown as DomainError).code).toBe(code);
+        },
+      };
+    },
+  };
+}
+
+const issued = decideFamily(issue, initialFamilyState());
+const rotated = decideFamily(rotate(hash('a'), t0 + 10), issued.reduce(evolveFamily, initialFamilyState()));
+const revokedAfterIssue = decideFamily(revoke(hash('a'), t0 + 10), issued.reduce(evolveFamily, initialFamilyState()));
+
+describe('spec 3.1 — access token, current interface', () => {
+  it('(none) → valid by get-oauth-token with valid credentials, and a refresh token is issued with it', () => {
+    given([]).when(issue).then((events) => {
+      expect(events).toHaveLength(1);
+      const [event] = events;
+      expect(event).toMatchObject({ type: 'TokenIssued', generation: 0, refreshTokenHash: hash('a'), jti: 'jti-0' });
+      expect(event?.type === 'TokenIssued' && event.accessExpiresAt - event.issuedAt).toBe(3600);
+    });
+  });
+
+  it('valid → expired 60 minutes after issue: the issued access token carries that expiry', () => {
+    given([]).when(issue).then(([event]) => {
+      expect(event?.type === 'TokenIssued' && event.accessExpiresAt).toBe(t0 + 60 * 60);
+    });
+  });
+
+  it('valid → invalid (replaced) by refresh-oauth-token: generation moves on, so the old token is below it', () => {
+    given(issued).when(rotate(hash('a'), t0 + 10)).then(([event]) => {
+      expect(event).toMatchObject({ type: 'TokenRotated', generation: 1, familyId: 'fam', refreshTokenHash: hash('b') });
+    });
+  });
+
+  it('valid → invalid by revoke-oauth-token: the revocation covers the current generation', () => {
+    given(issued).when(revoke(hash('a'), t0 + 10)).then(([event]) => {
+      expect(event).toMatchObject({ type: 'TokenRevoked', generation: 0, familyId: 'fam', accessExpiresAt: t0 + 3600 });
+    });
+  });
+});
+
+describe('spec 3.2 — refresh token, current interface', () => {
+  it('(none) → valid by get-oauth-token', () => {
+    given([]).when(issue).then(([event]) => {
+      expect(event).toMatchObject({ type: 'TokenIssued', refreshExpiresAt: t0 + 604800 });
+    });
+  });
+
+  it('(none) → valid by refresh-oauth-token: the new refresh token is valid for 7 days from its own issue', () => {
+    const later = t0 + 86_400;
+    given(issued).when(rotate(hash('a'), later)).then(([event]) => {
+      expect(event).toMatchObject({ type: 'TokenRotated', refreshExpiresAt: later + 604800 });
+    });
+  });
+
+  it('valid → expired 7 days after issue: refresh is refused', () => {
+    given(issued).when(rotate(hash('a'), t0 + 604800)).thenThrows('ERR_REFRESH_TOKEN_EXPIRED');
+  });
+
+  it('valid → used by refresh-oauth-token: a second refresh with it is refused', () => {
+    given([...issued, ...rotated]).when(rotate(hash('a'), t0 + 20, hash('c'))).thenThrows('ERR_REFRESH_TOKEN_USED');
+  });
+
+  it('valid → revoked by revoke-oauth-token', () => {
+    given(issued).when(revoke(hash('a'), t0 + 10)).then(([event]) => expect(event?.type).toBe('TokenRevoked'));
+  });
+
+  it('used → unchanged, refresh answers 401', () => {
+    given([...issued, ...rotated]).when(rotate(hash('a'), t0 + 20)).thenThrows('ERR_REFRESH_TOKEN_USED');
+  });
+
+  it('revoked → unchanged, refresh answers 401', () => {
+    given([...issued, ...revokedAfterIssue]).when(rotate(hash('a'), t0 + 20)).thenThrows('ERR_REFRESH_TOKEN_REVOKED');
+  });
+
+  it('expired → unchanged, refresh answers 401', () => {
+    given(issued).when(rotate(hash('a'), t0 + 604800 + 1)).thenThrows('ERR_REFRESH_TOKEN_EXPIRED');
+  });
+});
+
+describe('family edge cases', () => {
+  it('refuses a refresh token that was never issued for this family', () => {
+    given([]).when(rotate(hash('a'), t0)).thenThrows('ERR_REFRESH_TOKEN_INVALID');
+    given(issued).when(rotate(hash('z'), t0 + 1)).thenThrows('ERR_REFRESH_TOKEN_USED');
+  });
+
+  it('refuses to revoke twice, or with a used token', () => {
+    given([...issued, ...revokedAfterIssue]).when(revoke(hash('a'), t0 + 20)).thenThrows('ERR_REFRESH_TOKEN_REVOKED');
+    given([...issued, ...rotated]).when(revoke(hash('a'), t0 + 20)).thenThrows('ERR_REFRESH_TOKEN_USED');
+  });
+
+  it('revoking after a rotation covers the newest generation', () => {
+    given([...issued, ...rotated]).when(revoke(hash('b'), t0 + 30)).then(([event]) => {
+      expect(event).toMatchObject({ type: 'TokenRevoked', generation: 1, accessExpiresAt: t0 + 10 + 3600 });
+    });
+  });
+
+  it('loads from the last event alone, as the issuer does', () => {
+    const full = [...issued, ...rotated].reduce(evolveFamily, initialFamilyState());
+    const lastOnly = evolveFamily(initialFamilyState(), rotated[0]!);
+    expect(lastOnly).toEqual(full);
+  });
+
+  it('refuses to issue into an existing family', () => {
+    given(issued).when(issue).thenThrows('ERR_FAMILY_EXISTS');
+  });
+});

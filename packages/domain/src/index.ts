@@ -1,0 +1,5 @@
+export * from './errors.js';
+export * from './constant-time.js';
+export * from './family.js';
+export * from './account.js';
+export * from './credential-directory.js';
