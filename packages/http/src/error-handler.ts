@@ -1,0 +1,69 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import type { Problem } from '@tessera/contracts';
+import { problemTypes, sendProblem } from './problem.js';
+
+/**
+ * The one place that turns errors into HTTP answers: every 4xx is problem+json, and a 5xx
+ * never carries a stack trace or driver message. Domain and token errors arrive already
+ * mapped by the routes; this handles what fastify and the validator throw.
+ */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const problem = toProblem(error);
+    if (problem.status >= 500) request.log.error({ err: { type: error.name, code: error.code, message: error.message } }, 'request failed');
+    return sendProblem(reply, problem);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, { type: problemTypes.notFound, title: 'Not Found', status: 404, detail: `no route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}
+
+function toProblem(error: FastifyError): Problem {
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    return {
+      type: problemTypes.badRequest,
+      title: 'Bad Request',
+      status: 400,
+      detail: 'the request body is missing a required field, or has an empty, unknown or invalid one',
+      errors: error.validation.map((issue) => fieldError(issue)),
+    };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { type: problemTypes.unsupportedMediaType, title: 'Unsupported Media Type', status: 415, detail: 'unsupported content type for this route' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { type: problemTypes.payloadTooLarge, title: 'Content Too Large', status: 413, detail: 'the request body is larger than 16 KiB' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest('the request body is empty');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return badRequest('the request body is not valid JSON');
+    default:
+      break;
+  }
+  if (error.statusCode === 400 || (error as { type?: string }).type === 'entity.parse.failed' || error instanceof SyntaxError) {
+    return badRequest('the request body could not be parsed');
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return { type: problemTypes.badRequest, title: 'Bad Request', status: error.statusCode, detail: 'the request was refused' };
+  }
+  return { type: problemTypes.internal, title: 'Internal Server Error', status: 500, detail: 'the server could not complete the request' };
+}
+
+const badRequest = (detail: string): Problem => ({ type: problemTypes.badRequest, title: 'Bad Request', status: 400, detail });
+
+interface ValidationIssue {
+  readonly instancePath?: string;
+  readonly message?: string;
+  readonly params?: { issue?: { code?: string; keys?: string[]; path?: PropertyKey[] } };
+}
+
+function fieldError(issue: ValidationIssue): { field: string; message: string } {
+  const zodIssue = issue.params?.issue;
+  if (zodIssue?.code === 'unrecognized_keys' && zodIssue.keys) {
+    return { field: zodIssue.keys.join(', '), message: 'unknown field' };
+  }
+  const path = zodIssue?.path?.map(String).join('.') ?? issue.instancePath?.replace(/^\//, '').replaceAll('/', '.') ?? '';
+  return { field: path === '' ? '(body)' : path, message: issue.message ?? 'invalid' };
+}
