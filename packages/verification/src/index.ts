@@ -1,1 +1,3 @@
 export * from './revocation-projection.js';
+export * from './bearer-verifier.js';
+export { tesseraAuth, type TesseraAuthOptions } from './fastify-plugin.js';

@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// Tessera ships TypeScript sources; tsx compiles them on load (docs/decisions/0003).
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../src/main.ts');

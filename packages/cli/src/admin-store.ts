@@ -1,0 +1,53 @@
+import type { AccountEvent, RecordedEvent, TesseraEventType } from '@tessera/contracts';
+import { accountEventTypes, streams } from '@tessera/contracts';
+import type { TesseraConfig } from '@tessera/config';
+import { evolveAccount, initialAccountState, type AccountState } from '@tessera/domain';
+import type { EventStore } from '@tessera/event-store';
+import { openEventStore } from '@tessera/server';
+import { KeyFolder, createSecretHasher, type SecretHasher } from '@tessera/tokens';
+import { CliError } from './cli-error.js';
+
+/** What an admin command works with: the same store and key folder the server uses. */
+export interface AdminContext {
+  readonly store: EventStore;
+  readonly hasher: SecretHasher;
+  readonly folder: KeyFolder;
+  readonly now: number;
+}
+
+export async function withAdminContext<T>(config: TesseraConfig, run: (context: AdminContext) => Promise<T>): Promise<T> {
+  const store = await openEventStore(config);
+  const folder = new KeyFolder(config.TESSERA_DATA_DIR);
+  try {
+    return await run({ store, folder, hasher: createSecretHasher(folder.hashingKey()), now: Math.floor(Date.now() / 1000) });
+  } finally {
+    await store.close();
+  }
+}
+
+export async function readWholeLog(store: EventStore, types: readonly TesseraEventType[]): Promise<RecordedEvent[]> {
+  const all: RecordedEvent[] = [];
+  let after: bigint | undefined;
+  for (;;) {
+    const page = await store.readAll({ after, types, maxCount: 1000 });
+    all.push(...page);
+    if (page.length < 1000) return all;
+    after = page[page.length - 1]!.position;
+  }
+}
+
+export async function loadAccount(store: EventStore, accountId: string): Promise<{ state: AccountState; revision: bigint }> {
+  const events = await store.readStream(streams.account(accountId));
+  if (events.length === 0) throw new CliError(`no account ${accountId}`);
+  const state = events.reduce((s, recorded) => evolveAccount(s, recorded.event as AccountEvent), initialAccountState());
+  return { state, revision: events[events.length - 1]!.revision };
+}
+
+export async function allAccounts(store: EventStore): Promise<Map<string, AccountState>> {
+  const accounts = new Map<string, AccountState>();
+  for (const { event } of await readWholeLog(store, accountEventTypes)) {
+    const accountEvent = event as AccountEvent;
+    accounts.set(accountEvent.accountId, evolveAccount(accounts.get(accountEvent.accountId) ?? initialAccountState(), accountEvent));
+  }
+  return accounts;
+}

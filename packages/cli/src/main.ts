@@ -1,0 +1,60 @@
+import { ConfigError, loadConfig } from '@tessera/config';
+import { runAccounts } from './commands/accounts.js';
+import { runKeys } from './commands/keys.js';
+import { runServe } from './commands/serve.js';
+import { CliError } from './cli-error.js';
+
+const usage = `usage: tessera <command>
+
+  start                      issuer + verifier in one process (the embedded default)
+  issuer | verifier | relay  one service alone, configured from TESSERA_* variables
+  accounts create --name NAME [--permission P]... [--legacy] [--json]
+  accounts list [--json]
+  accounts rotate-key (--account ID | --api-login-id ID) [--json]
+  accounts set-permissions --account ID [--permission P]... [--json]
+  accounts add-legacy-key --account ID [--json]
+  accounts revoke-legacy-key --account ID --apiid APIID [--json]
+  keys rotate [--json]
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(usage);
+    return command ? 0 : 2;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'start':
+      return runServe(config, 'all-in-one');
+    case 'issuer':
+    case 'verifier':
+      return runServe(config, command);
+    case 'relay': {
+      const { runRelay } = await import('./commands/relay.js');
+      return runRelay(config);
+    }
+    case 'accounts':
+      return runAccounts(config, rest);
+    case 'keys':
+      return runKeys(config, rest);
+    default:
+      throw new CliError(`unknown command "${command}"\n\n${usage}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== -1) process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError || error instanceof CliError) {
+      process.stderr.write(`tessera: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    // Unexpected: name it without dumping internals that could carry secrets.
+    process.stderr.write(`tessera: ${(error as Error).name ?? 'Error'}: ${(error as Error).message ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,26 @@
+import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
+import type { EventStore, Subscription } from './event-store.js';
+
+/** A read model fed from the global log: the event types it wants and how it folds one in. */
+export interface LogReader {
+  readonly types: readonly TesseraEventType[];
+  apply(recorded: RecordedEvent): void;
+}
+
+/**
+ * One subscription per process feeding every read model, so they all advance together and
+ * "caught up" means all of them are.
+ */
+export function followLog(store: EventStore, readers: readonly LogReader[], onError: (error: unknown) => void): Subscription {
+  const routes = new Map<TesseraEventType, LogReader[]>();
+  for (const reader of readers) {
+    for (const type of reader.types) routes.set(type, [...(routes.get(type) ?? []), reader]);
+  }
+  return store.subscribeToAll({
+    types: [...routes.keys()],
+    onEvent: (recorded) => {
+      for (const reader of routes.get(recorded.event.type) ?? []) reader.apply(recorded);
+    },
+    onError,
+  });
+}

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { installErrorHandlers } from '@tessera/http';
+import { v1AuthenticateRoutes, v5TokenRoutes, type TokenService } from '@tessera/issuer';
+import { exampleRoutes, forwardAuthRoute, type VerifierState } from '@tessera/verifier';
+import { tesseraAuth, type BearerVerifier } from '@tessera/verification';
+import { loggerOptions } from './logger.js';
+
+export interface AppParts {
+  readonly tls?: { cert: string; key: string };
+  readonly logLevel: string;
+  readonly logStream?: NodeJS.WritableStream;
+  /** Serves the issuer's routes when present. */
+  readonly issuer?: { tokens: TokenService; jwks: () => unknown; v1: boolean; v5: boolean };
+  /** Serves the verifier's routes when present. */
+  readonly verifier?: { state: VerifierState; bearer: BearerVerifier; v1: boolean; v5: boolean };
+  readonly ready: () => boolean;
+}
+
+export const bodyLimitBytes = 16 * 1024;
+
+/** Builds the fastify app without listening, so tests can use inject() and main() can listen. */
+export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
+  const logger = loggerOptions(parts.logLevel);
+  const app = Fastify({
+    ...(parts.tls ? { https: { cert: parts.tls.cert, key: parts.tls.key } } : {}),
+    logger: parts.logStream && logger && typeof logger === 'object' ? { ...logger, stream: parts.logStream } : logger,
+    bodyLimit: bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandlers(app);
+  // JSON only by default (fastify also parses text/plain): anything else is a 415.
+  app.removeContentTypeParser('text/plain');
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Tessera', version: '0.1.0', description: 'Event-sourced token authority (spec: auth-service-spec.md)' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const alwaysAnswered = new Set(['/healthz', '/readyz', '/openapi.json']);
+  app.addHook('onRequest', async (request, reply) => {
+    if (parts.ready() || alwaysAnswered.has(request.routeOptions.url ?? '')) return;
+    return reply.code(503).header('retry-after', '1').header('content-type', 'application/problem+json').send({
+      type: 'urn:tessera:problem:unavailable',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'projections are still catching up',
+    });
+  });
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) =>
+    parts.ready() ? { status: 'ready' } : reply.code(503).header('content-type', 'application/problem+json').send({
+      type: 'urn:tessera:problem:unavailable',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'projections are still catching up',
+    }),
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  const { issuer, verifier } = parts;
+  if (issuer) {
+    app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=60').send(issuer.jwks()),
+    );
+    if (issuer.v5) await app.register(v5TokenRoutes, { tokens: issuer.tokens });
+    if (issuer.v1) await app.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
+  }
+  if (verifier) {
+    await app.register(tesseraAuth, { verifier: verifier.bearer });
+    await app.register(forwardAuthRoute, { verifier: verifier.bearer });
+    await app.register(async (scope) => {
+      // The example routes ignore their bodies: any content type, or none, is accepted.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
+      await scope.register(exampleRoutes, { accounts: verifier.state.accounts, v1: verifier.v1, v5: verifier.v5 });
+    });
+  }
+  return app;
+}

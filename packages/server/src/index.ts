@@ -1,0 +1,5 @@
+export { buildApp, bodyLimitBytes, type AppParts } from './app.js';
+export { startServer, type RunningServer, type Role, type StartOptions } from './start.js';
+export { openEventStore } from './event-store-factory.js';
+export { loadTlsMaterial } from './tls.js';
+export { redactedPaths } from './logger.js';

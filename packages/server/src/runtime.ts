@@ -1,0 +1,84 @@
+import { accountEventTypes, signingKeyEventTypes, type AccountEvent, type SigningKeyEvent } from '@tessera/contracts';
+import type { TesseraConfig } from '@tessera/config';
+import { CredentialDirectory } from '@tessera/domain';
+import { followLog, type EventStore, type LogReader, type Subscription } from '@tessera/event-store';
+import { SigningKeyring, createTokenService, type TokenService } from '@tessera/issuer';
+import { KeyFolder, PublicKeySet, createSecretHasher } from '@tessera/tokens';
+import { createBearerVerifier, type BearerVerifier } from '@tessera/verification';
+import { createVerifierState, type VerifierState } from '@tessera/verifier';
+
+export const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+export interface IssuerParts {
+  readonly tokens: TokenService;
+  readonly keyring: SigningKeyring;
+  readonly directory: CredentialDirectory;
+  /** Public keys for the JWKS this issuer serves. */
+  readonly keys: PublicKeySet;
+  readonly readers: LogReader[];
+}
+
+/** The issuer's in-memory state and operations over one store and key folder. */
+export function createIssuerParts(config: TesseraConfig, store: EventStore, hooks: { onFamilyEvent?: VerifierState['applyFamilyEvent'] } = {}): IssuerParts {
+  const folder = new KeyFolder(config.TESSERA_DATA_DIR);
+  const hasher = createSecretHasher(folder.hashingKey());
+  const directory = new CredentialDirectory();
+  const keyring = new SigningKeyring(folder);
+  const keys = new PublicKeySet();
+  const tokens = createTokenService({
+    store,
+    directory,
+    keyring,
+    hasher,
+    issuer: config.TESSERA_ISSUER,
+    lifetimes: {
+      accessTokenSeconds: config.TESSERA_ACCESS_TOKEN_TTL,
+      refreshTokenSeconds: config.TESSERA_REFRESH_TOKEN_TTL,
+      legacyTokenSeconds: config.TESSERA_LEGACY_TOKEN_TTL,
+    },
+    now: nowSeconds,
+    onFamilyEvent: hooks.onFamilyEvent,
+  });
+  const readers: LogReader[] = [
+    { types: accountEventTypes, apply: ({ event }) => directory.apply(event as AccountEvent) },
+    {
+      types: signingKeyEventTypes,
+      apply: ({ event }) => {
+        keyring.apply(event as SigningKeyEvent);
+        keys.apply(event as SigningKeyEvent);
+      },
+    },
+  ];
+  return { tokens, keyring, directory, keys, readers };
+}
+
+export interface VerifierParts {
+  readonly state: VerifierState;
+  readonly bearer: BearerVerifier;
+  readonly stopForgetting: () => void;
+}
+
+export function createVerifierParts(config: TesseraConfig): VerifierParts {
+  const state = createVerifierState({ clockSkewSeconds: config.TESSERA_CLOCK_SKEW });
+  const bearer = createBearerVerifier({
+    keys: state.keys,
+    projection: state.projection,
+    issuer: config.TESSERA_ISSUER,
+    now: nowSeconds,
+    clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
+  });
+  // Entries that can no longer reject an unexpired token are dropped every few seconds.
+  const timer = setInterval(() => state.projection.forgetExpired(nowSeconds()), 5_000);
+  timer.unref();
+  return { state, bearer, stopForgetting: () => clearInterval(timer) };
+}
+
+/** Follows the log into every read model; ready once caught up. */
+export function startFollowing(store: EventStore, readers: LogReader[], onError: (error: unknown) => void) {
+  let caughtUp = false;
+  const subscription: Subscription = followLog(store, readers, onError);
+  const whenCaughtUp = subscription.caughtUp.then(() => {
+    caughtUp = true;
+  });
+  return { subscription, whenCaughtUp, isCaughtUp: () => caughtUp };
+}

@@ -1,0 +1,45 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import type { TesseraConfig } from '@tessera/config';
+
+export interface TlsMaterial {
+  readonly cert: string;
+  readonly key: string;
+  /** True when we made it ourselves: fine for development, announced at start. */
+  readonly selfSigned: boolean;
+}
+
+/** HTTPS only (spec 5.9): the operator's certificate, or one made on first start and kept. */
+export async function loadTlsMaterial(config: TesseraConfig): Promise<TlsMaterial> {
+  if (config.TESSERA_TLS_CERT && config.TESSERA_TLS_KEY) {
+    return { cert: readFileSync(config.TESSERA_TLS_CERT, 'utf8'), key: readFileSync(config.TESSERA_TLS_KEY, 'utf8'), selfSigned: false };
+  }
+  const dir = join(config.TESSERA_DATA_DIR, 'tls');
+  const certFile = join(dir, 'self-signed.crt');
+  const keyFile = join(dir, 'self-signed.key');
+  if (!existsSync(certFile) || !existsSync(keyFile)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const notAfterDate = new Date();
+    notAfterDate.setFullYear(notAfterDate.getFullYear() + 1);
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      curve: 'P-256',
+      algorithm: 'sha256',
+      notAfterDate,
+      extensions: [
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'localhost' },
+            { type: 7, ip: '127.0.0.1' },
+            { type: 7, ip: '::1' },
+          ],
+        },
+      ],
+    });
+    writeFileSync(keyFile, pems.private, { mode: 0o600 });
+    writeFileSync(certFile, pems.cert, { mode: 0o644 });
+  }
+  return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), selfSigned: true };
+}

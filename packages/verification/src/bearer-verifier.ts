@@ -1,0 +1,71 @@
+import { audiences, type AccessTokenClaims, type TokenInterface } from '@tessera/contracts';
+import { verifyAccessToken, type PublicKeySet, type TokenRejection } from '@tessera/tokens';
+import type { RevocationProjection } from './revocation-projection.js';
+
+/**
+ * Decides whether a bearer token may do an operation, in the design's order: header →
+ * signature (allowed algorithm, known kid) → typ, iss, aud, exp → revocation projection →
+ * permission. Everything it needs is in memory, so a decision costs one signature check.
+ */
+export type AccessDecision =
+  | { readonly status: 200; readonly claims: AccessTokenClaims }
+  | { readonly status: 401; readonly code: TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED'; readonly detail: string }
+  | { readonly status: 403; readonly code: 'ERR_PERMISSION_DENIED'; readonly detail: string; readonly claims: AccessTokenClaims };
+
+export interface AccessRequirement {
+  readonly interface: TokenInterface;
+  /** A scope the token must carry; omit when any valid token will do. */
+  readonly permission?: string;
+}
+
+export interface BearerVerifierDeps {
+  readonly keys: PublicKeySet;
+  readonly projection: RevocationProjection;
+  readonly issuer: string;
+  /** Epoch seconds. */
+  readonly now: () => number;
+  readonly clockSkewSeconds?: number;
+}
+
+const bearer = /^bearer +([^\s]+) *$/i;
+
+const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED', string> = {
+  ERR_TOKEN_MISSING: 'an Authorization: Bearer token is required',
+  ERR_TOKEN_MALFORMED: 'the access token is malformed',
+  ERR_TOKEN_ALGORITHM: 'the access token is invalid',
+  ERR_TOKEN_UNKNOWN_KEY: 'the access token is invalid',
+  ERR_TOKEN_SIGNATURE: 'the access token is invalid',
+  ERR_TOKEN_TYPE: 'the access token is invalid',
+  ERR_TOKEN_ISSUER: 'the access token is invalid',
+  ERR_TOKEN_AUDIENCE: 'the access token is not valid for this interface',
+  ERR_TOKEN_EXPIRED: 'the access token has expired',
+  ERR_TOKEN_NOT_YET_VALID: 'the access token is not valid yet',
+  ERR_TOKEN_REVOKED: 'the access token was revoked or replaced by a refresh',
+};
+
+export function createBearerVerifier(deps: BearerVerifierDeps) {
+  return {
+    decide(authorization: string | undefined, requirement: AccessRequirement): AccessDecision {
+      const token = authorization === undefined ? undefined : bearer.exec(authorization)?.[1];
+      if (!token) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
+      const verified = verifyAccessToken(token, {
+        keys: deps.keys,
+        issuer: deps.issuer,
+        audience: audiences[requirement.interface],
+        nowSeconds: deps.now(),
+        clockSkewSeconds: deps.clockSkewSeconds,
+      });
+      if (!verified.ok) return { status: 401, code: verified.code, detail: details[verified.code] };
+      const { claims } = verified;
+      if (claims.fid !== undefined && deps.projection.isRejected(claims.fid, claims.gen ?? 0)) {
+        return { status: 401, code: 'ERR_TOKEN_REVOKED', detail: details.ERR_TOKEN_REVOKED };
+      }
+      if (requirement.permission !== undefined && !claims.scope.split(' ').includes(requirement.permission)) {
+        return { status: 403, code: 'ERR_PERMISSION_DENIED', detail: `the account is not permitted to ${requirement.permission}`, claims };
+      }
+      return { status: 200, claims };
+    },
+  };
+}
+
+export type BearerVerifier = ReturnType<typeof createBearerVerifier>;

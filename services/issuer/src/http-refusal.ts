@@ -1,0 +1,22 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { EventMetadata } from '@tessera/contracts';
+import { problemTypes, sendProblem, unauthorized } from '@tessera/http';
+import { IssuerRefusal } from './issuer-errors.js';
+
+/** Every issuer refusal is a 401 (spec section 7); the code stays in the log, not the body. */
+export function answerRefusal(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (!(error instanceof IssuerRefusal)) throw error;
+  request.log.info({ refusal: error.code }, 'token request refused');
+  const type = error.code === 'ERR_INVALID_CLIENT' ? problemTypes.invalidCredentials : problemTypes.invalidToken;
+  return sendProblem(reply, unauthorized(error.message, type));
+}
+
+export function requestMetadata(request: FastifyRequest): EventMetadata {
+  return { requestId: String(request.id), sourceAddress: request.ip };
+}
+
+export function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+export const isoTime = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();

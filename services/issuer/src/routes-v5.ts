@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { GetTokenRequest, Problem, RefreshTokenRequest, RevokeResponse, TokenResponse } from '@tessera/contracts';
+import type { IssuedPair, TokenService } from './token-service.js';
+import { answerRefusal, isoTime, noStore, requestMetadata } from './http-refusal.js';
+
+const errors = { 400: Problem, 401: Problem, 413: Problem, 415: Problem };
+
+const tokenResponse = (pair: IssuedPair): TokenResponse => ({
+  timestamp: isoTime(pair.issuedAt),
+  token: pair.accessToken,
+  refresh_token: pair.refreshToken,
+  expires: isoTime(pair.expiresAt),
+});
+
+/** Spec 4.1–4.3: the current interface's token operations, JSON only. */
+export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: TokenService }): Promise<void> {
+  const { tokens } = options;
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v5/Authorization/get-oauth-token',
+    {
+      schema: {
+        summary: 'Exchange an API Login ID and Transaction Key for an access token and a refresh token',
+        tags: ['v5'],
+        body: GetTokenRequest,
+        response: { 200: TokenResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const pair = await tokens.getToken(request.body.api_login_id, request.body.transaction_key, requestMetadata(request));
+        return noStore(reply).send(tokenResponse(pair));
+      } catch (error) {
+        return answerRefusal(error, request, reply);
+      }
+    },
+  );
+
+  routes.post(
+    '/v5/Authorization/refresh-oauth-token',
+    {
+      schema: {
+        summary: 'Exchange the current refresh token for a new access token and refresh token (single use)',
+        tags: ['v5'],
+        body: RefreshTokenRequest,
+        response: { 200: TokenResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const pair = await tokens.refreshToken(request.body.refresh_token, requestMetadata(request));
+        return noStore(reply).send(tokenResponse(pair));
+      } catch (error) {
+        return answerRefusal(error, request, reply);
+      }
+    },
+  );
+
+  routes.post(
+    '/v5/Authorization/revoke-oauth-token',
+    {
+      schema: {
+        summary: 'Revoke a refresh token and the access token issued with it',
+        tags: ['v5'],
+        body: RefreshTokenRequest,
+        response: { 200: RevokeResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const { revokedAt } = await tokens.revokeToken(request.body.refresh_token, requestMetadata(request));
+        return noStore(reply).send({ revoked: true as const, timestamp: isoTime(revokedAt) });
+      } catch (error) {
+        return answerRefusal(error, request, reply);
+      }
+    },
+  );
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ChargeAcknowledgement, Problem } from '@tessera/contracts';
+import type { CredentialDirectory } from '@tessera/domain';
+
+/**
+ * The protected operations the spec names as examples (4.4, 4.6). They move no money and
+ * store nothing: they exist so a client can prove its token works end to end.
+ */
+export async function exampleRoutes(
+  app: FastifyInstance,
+  options: { accounts: CredentialDirectory; v5: boolean; v1: boolean },
+): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  if (options.v5) routes.post(
+    '/v5/Transaction/charge',
+    {
+      config: { tessera: { interface: 'v5', permission: 'transaction:charge' } },
+      schema: {
+        summary: 'Example protected v5 operation (charges nothing); needs permission transaction:charge',
+        tags: ['examples'],
+        security: [{ bearer: [] }],
+        response: { 200: ChargeAcknowledgement, 401: Problem, 403: Problem },
+      },
+    },
+    async (request) => ({
+      accepted: true as const,
+      account_id: request.tesseraClaims!.sub,
+      note: 'example route: nothing was charged',
+    }),
+  );
+  if (options.v1) routes.get(
+    '/v1/account',
+    {
+      config: { tessera: { interface: 'v1' } },
+      schema: {
+        summary: 'Example protected v1 resource: the calling account',
+        tags: ['examples'],
+        security: [{ bearer: [] }],
+        response: { 200: z.object({ account_id: z.string(), name: z.string() }), 401: Problem },
+      },
+    },
+    async (request) => {
+      const accountId = request.tesseraClaims!.sub;
+      return { account_id: accountId, name: options.accounts.account(accountId)?.name ?? '' };
+    },
+  );
+}

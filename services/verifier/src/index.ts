@@ -1,0 +1,3 @@
+export * from './verifier-state.js';
+export { forwardAuthRoute } from './forward-auth-route.js';
+export { exampleRoutes } from './example-routes.js';

@@ -1,0 +1,35 @@
+import {
+  accountEventTypes,
+  signingKeyEventTypes,
+  type AccountEvent,
+  type FamilyEvent,
+  type SigningKeyEvent,
+} from '@tessera/contracts';
+import { CredentialDirectory } from '@tessera/domain';
+import type { LogReader } from '@tessera/event-store';
+import { PublicKeySet } from '@tessera/tokens';
+import { RevocationProjection } from '@tessera/verification';
+
+/**
+ * What a verifier knows, all in memory and all rebuilt from the log: the public keys, the
+ * revocation projection, and account profiles for the example routes.
+ */
+export function createVerifierState(options: { clockSkewSeconds: number }) {
+  const keys = new PublicKeySet();
+  const projection = new RevocationProjection({ clockSkewSeconds: options.clockSkewSeconds });
+  const accounts = new CredentialDirectory();
+  const readers: LogReader[] = [
+    { types: signingKeyEventTypes, apply: ({ event }) => keys.apply(event as SigningKeyEvent) },
+    {
+      types: ['TokenRotated', 'TokenRevoked'],
+      apply: ({ event }) => applyFamilyEvent(event as FamilyEvent),
+    },
+    { types: accountEventTypes, apply: ({ event }) => accounts.apply(event as AccountEvent) },
+  ];
+  function applyFamilyEvent(event: FamilyEvent): void {
+    if (event.type !== 'TokenIssued') projection.apply(event);
+  }
+  return { keys, projection, accounts, readers, applyFamilyEvent };
+}
+
+export type VerifierState = ReturnType<typeof createVerifierState>;
