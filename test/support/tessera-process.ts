@@ -1,0 +1,170 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * Runs Tessera the way a user does: `tessera start` as its own process, over HTTPS, with
+ * the CLI against the same data folder. Tests trust the server's self-signed certificate
+ * by its file, not by switching verification off.
+ */
+const repositoryRoot = resolve(import.meta.dirname, '..', '..');
+const cli = join(repositoryRoot, 'packages', 'cli', 'bin', 'tessera.js');
+const run = promisify(execFile);
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  // Bodies are whatever the server sent; each test narrows what it reads.
+  readonly json: () => Record<string, unknown>;
+}
+
+export interface RequestOptions {
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string | Buffer;
+  /** Which listener: the v5 one (default) or the separate v1 one. */
+  readonly legacy?: boolean;
+}
+
+export interface TesseraProcess {
+  readonly baseUrl: string;
+  readonly legacyBaseUrl: string;
+  readonly dataDir: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly logs: () => string;
+  request(path: string, options?: RequestOptions): Promise<HttpAnswer>;
+  postJson(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
+  tessera(args: string[]): Promise<{ stdout: string; stderr: string }>;
+  createAccount(options?: { permissions?: string[]; legacy?: boolean; name?: string }): Promise<Credentials>;
+  signal(signal: NodeJS.Signals): void;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export interface Credentials {
+  readonly account_id: string;
+  readonly api_login_id: string;
+  readonly transaction_key: string;
+  readonly apiid?: string;
+  readonly apikey?: string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function startTessera(env: Record<string, string> = {}, options: { dataDir?: string; keepData?: boolean } = {}): Promise<TesseraProcess> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
+  const port = await freePort();
+  const legacyPort = env.TESSERA_LEGACY_PORT ? Number(env.TESSERA_LEGACY_PORT) : port;
+  const processEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_PORT: String(port),
+    TESSERA_HOST: '127.0.0.1',
+    TESSERA_LOG_LEVEL: 'info',
+    ...env,
+  };
+  delete processEnv.NODE_OPTIONS;
+  const child: ChildProcess = spawn(process.execPath, [cli, 'start'], { env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+
+  const baseUrl = `https://localhost:${port}`;
+  const legacyBaseUrl = `https://localhost:${legacyPort}`;
+  let ca: Buffer | undefined;
+
+  async function send(path: string, options: RequestOptions = {}): Promise<HttpAnswer> {
+    ca ??= readFileSync(join(dataDir, 'tls', 'self-signed.crt'));
+    const url = new URL(path, options.legacy ? legacyBaseUrl : baseUrl);
+    return new Promise((resolveAnswer, reject) => {
+      const outgoing = request(url, { method: options.method ?? 'GET', headers: options.headers, ca, agent: false }, (incoming) => {
+        const chunks: Buffer[] = [];
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+        incoming.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolveAnswer({ status: incoming.statusCode ?? 0, headers: incoming.headers, text, json: () => JSON.parse(text) as Record<string, unknown> });
+        });
+        incoming.on('error', reject);
+      });
+      outgoing.on('error', reject);
+      if (options.body !== undefined) outgoing.write(options.body);
+      outgoing.end();
+    });
+  }
+
+  const tessera = (args: string[]) => run(process.execPath, [cli, ...args], { env: processEnv, cwd: repositoryRoot });
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`tessera exited during start:\n${output}`);
+    try {
+      const ready = await send('/readyz');
+      if (ready.status === 200) break;
+    } catch {
+      // Not listening yet, or no certificate yet.
+    }
+    if (Date.now() > deadline) throw new Error(`tessera did not become ready:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  return {
+    baseUrl,
+    legacyBaseUrl,
+    dataDir,
+    env: processEnv,
+    logs: () => output,
+    request: send,
+    postJson: (path, body, headers = {}) =>
+      send(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
+    tessera,
+    async createAccount({ permissions = ['transaction:charge'], legacy = false, name = 'e2e shop' } = {}) {
+      const args = ['accounts', 'create', '--name', name, '--json', ...permissions.flatMap((p) => ['--permission', p])];
+      if (legacy) args.push('--legacy');
+      const { stdout } = await tessera(args);
+      const credentials = JSON.parse(stdout) as Credentials;
+      // The CLI wrote to the log; the server follows it within a poll interval.
+      await waitUntilAccepted(credentials);
+      return credentials;
+    },
+    signal: (signal) => child.kill(signal),
+    exited,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+
+  /** The running server must accept CLI-made credentials within one second (issue 2, point 6). */
+  async function waitUntilAccepted(credentials: Credentials): Promise<void> {
+    const until = Date.now() + 1000;
+    for (;;) {
+      const answer = await send('/v5/Authorization/get-oauth-token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ api_login_id: credentials.api_login_id, transaction_key: credentials.transaction_key }),
+      });
+      if (answer.status === 200) return;
+      if (Date.now() > until) throw new Error(`the server did not accept new credentials within 1 second (last answer ${answer.status})`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
