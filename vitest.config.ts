@@ -6,6 +6,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    globalSetup: ['test/support/kafka-global-setup.ts'],
     projects: [
       {
         extends: true,

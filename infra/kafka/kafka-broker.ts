@@ -1,0 +1,404 @@
+/**
+ * A real single-node Kafka broker (KRaft, combined broker + controller) without Docker:
+ * the broker's jars come from Maven Central and run on the local JVM.
+ *
+ * As a library: `startKafkaBroker()` (tests, the vitest globalSetup).
+ * As a command:  npx tsx infra/kafka/kafka-broker.ts fetch | run | start | stop  (see usage()).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const kafkaVersion = '3.9.1';
+const here = dirname(fileURLToPath(import.meta.url));
+const host = '127.0.0.1';
+const readyLine = 'Kafka Server started';
+
+export interface KafkaBrokerOptions {
+  /** Where the broker's storage, config and log live. Default: a new temp folder, removed by destroy(). */
+  readonly workDir?: string;
+  /** Client port; default a free one. The controller takes a second free port. */
+  readonly port?: number;
+  readonly startTimeoutMs?: number;
+  readonly heapMb?: number;
+  /** Pid whose death kills the broker, so a crashed test run leaves no JVM behind. 0: none. */
+  readonly ownerPid?: number;
+}
+
+export interface KafkaBroker {
+  /** host:port, the value for TESSERA_KAFKA_BROKERS. */
+  readonly bootstrap: string;
+  readonly port: number;
+  readonly workDir: string;
+  readonly logFile: string;
+  readonly pid: () => number | undefined;
+  readonly running: () => boolean;
+  /** Starts the same broker again: same storage, same ports, same cluster. */
+  start(): Promise<void>;
+  /** SIGTERM is a clean shutdown; SIGKILL simulates a crash (the log is recovered on start). */
+  stop(options?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
+  /** Stops and removes the work folder if this module made it. */
+  destroy(): Promise<void>;
+}
+
+export function kafkaCacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'tessera', `kafka-${kafkaVersion}`);
+}
+
+function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** True when this machine can run the broker: a JVM, and the jars cached or Maven to fetch them. */
+export function canRunKafkaBroker(): boolean {
+  return onPath('java') && (existsSync(join(kafkaCacheDir(), 'jars', '.complete')) || onPath('mvn'));
+}
+
+/**
+ * Copies kafka_2.13 and its runtime dependencies into the cache once. Maven writes into a
+ * scratch folder that is renamed into place, so a fetch cut short never looks complete and
+ * two concurrent fetches cannot mix their files.
+ */
+export function ensureKafkaJars(): string {
+  const cache = kafkaCacheDir();
+  const jars = join(cache, 'jars');
+  if (existsSync(join(jars, '.complete'))) return jars;
+  mkdirSync(cache, { recursive: true });
+  const scratch = mkdtempSync(join(cache, 'fetch-'));
+  const result = spawnSync(
+    'mvn',
+    ['-B', '-q', '-f', join(here, 'pom.xml'), 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${join(scratch, 'jars')}`],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  if (result.status !== 0) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw new Error(`mvn could not fetch Kafka ${kafkaVersion}:\n${result.stdout}\n${result.stderr}`);
+  }
+  writeFileSync(join(scratch, 'jars', '.complete'), `${new Date().toISOString()}\n`);
+  try {
+    renameSync(join(scratch, 'jars'), jars);
+  } catch (error) {
+    if (!existsSync(join(jars, '.complete'))) throw error;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return jars;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolveAccepts) => {
+    const socket = createConnection({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolveAccepts(true);
+    });
+    socket.once('error', () => resolveAccepts(false));
+  });
+}
+
+/** Kafka cluster ids are 16 random bytes in base64url; Kafka itself never makes one starting with '-'. */
+function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+function serverProperties(dataDir: string, port: number, controllerPort: number): string {
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@${host}:${controllerPort}`,
+    `listeners=PLAINTEXT://${host}:${port},CONTROLLER://${host}:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://${host}:${port}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    `log.dirs=${dataDir}`,
+    // Topics are created on purpose, with their partitions and retention; a typo must not make one.
+    'auto.create.topics.enable=false',
+    'num.partitions=3',
+    // One node: every internal topic has one replica. Few offsets partitions make the first group join quick.
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=3',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'transaction.state.log.num.partitions=3',
+    'group.initial.rebalance.delay.ms=0',
+    // Two cores: fewer threads than the defaults leave room for the tests.
+    'num.network.threads=2',
+    'num.io.threads=2',
+    'background.threads=2',
+    'num.recovery.threads.per.data.dir=1',
+    '',
+  ].join('\n');
+}
+
+const log4jProperties = [
+  'log4j.rootLogger=INFO, stdout',
+  'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
+  'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
+  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
+  'log4j.logger.kafka.request.logger=WARN',
+  'log4j.logger.state.change.logger=WARN',
+  '',
+].join('\n');
+
+function jvmArgs(jars: string, workDir: string, heapMb: number): string[] {
+  return [
+    `-Xmx${heapMb}m`,
+    '-Xms64m',
+    // A test broker is short-lived: C1 only and the serial collector start faster and leave the second core to Node.
+    '-XX:+UseSerialGC',
+    '-XX:TieredStopAtLevel=1',
+    '-XX:+ExitOnOutOfMemoryError',
+    '-Djava.awt.headless=true',
+    `-Dlog4j.configuration=file:${join(workDir, 'log4j.properties')}`,
+    `-Dkafka.logs.dir=${workDir}`,
+    '-cp',
+    `${jars}/*`,
+  ];
+}
+
+function tail(file: string, bytes = 4000): string {
+  try {
+    const size = statSync(file).size;
+    const fd = openSync(file, 'r');
+    const buffer = Buffer.alloc(Math.min(bytes, size));
+    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+    closeSync(fd);
+    return buffer.toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+function logContainsSince(file: string, offset: number, needle: string): boolean {
+  try {
+    const size = statSync(file).size;
+    if (size <= offset) return false;
+    const fd = openSync(file, 'r');
+    const buffer = Buffer.alloc(size - offset);
+    readSync(fd, buffer, 0, buffer.length, offset);
+    closeSync(fd);
+    return buffer.includes(needle);
+  } catch {
+    return false;
+  }
+}
+
+/** Kills the broker if its owner dies without stopping it (a crashed or killed test run). */
+function watchOwner(ownerPid: number, brokerPid: number): void {
+  if (ownerPid <= 0) return;
+  const watchdog = spawn(
+    'sh',
+    ['-c', `while kill -0 ${ownerPid} 2>/dev/null && kill -0 ${brokerPid} 2>/dev/null; do sleep 1; done; kill -9 ${brokerPid} 2>/dev/null; exit 0`],
+    { detached: true, stdio: 'ignore' },
+  );
+  watchdog.unref();
+}
+
+export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
+  const jars = ensureKafkaJars();
+  const ownsWorkDir = options.workDir === undefined;
+  const workDir = resolve(options.workDir ?? mkdtempSync(join(tmpdir(), 'tessera-kafka-')));
+  mkdirSync(workDir, { recursive: true });
+  const dataDir = join(workDir, 'data');
+  const logFile = join(workDir, 'broker.log');
+  const configFile = join(workDir, 'server.properties');
+  const heapMb = options.heapMb ?? 512;
+  const startTimeoutMs = options.startTimeoutMs ?? 60_000;
+  const ownerPid = options.ownerPid ?? process.pid;
+
+  let port: number;
+  let controllerPort: number;
+  if (existsSync(configFile)) {
+    // Same storage, same ports: a restarted broker must look like the one clients knew.
+    const config = readFileSync(configFile, 'utf8');
+    port = Number(/PLAINTEXT:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
+    controllerPort = Number(/CONTROLLER:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
+  } else {
+    port = options.port ?? (await freePort());
+    controllerPort = await freePort();
+    while (controllerPort === port) controllerPort = await freePort();
+    writeFileSync(configFile, serverProperties(dataDir, port, controllerPort));
+    writeFileSync(join(workDir, 'log4j.properties'), log4jProperties);
+  }
+
+  if (!existsSync(join(dataDir, 'meta.properties'))) {
+    const formatted = spawnSync(
+      'java',
+      [...jvmArgs(jars, workDir, 256), 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId(), '-c', configFile],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    if (formatted.status !== 0) throw new Error(`kafka-storage format failed:\n${formatted.stdout}\n${formatted.stderr}`);
+  }
+
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const onProcessExit = () => child?.kill('SIGKILL');
+
+  const start = async (): Promise<void> => {
+    if (child) return;
+    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
+    const logFd = openSync(logFile, 'a');
+    const spawned = spawn('java', [...jvmArgs(jars, workDir, heapMb), 'kafka.Kafka', configFile], {
+      stdio: ['ignore', logFd, logFd],
+      // Without an owner the broker is a daemon: its own process group, so the shell's Ctrl-C does not reach it.
+      detached: ownerPid <= 0,
+    });
+    closeSync(logFd);
+    if (ownerPid <= 0) spawned.unref();
+    child = spawned;
+    let exitCode: number | null | undefined;
+    exited = new Promise<void>((resolveExit) => {
+      spawned.once('exit', (code, signal) => {
+        exitCode = code ?? (signal ? -1 : 0);
+        if (child === spawned) child = undefined;
+        resolveExit();
+      });
+    });
+    process.once('exit', onProcessExit);
+    if (spawned.pid !== undefined) watchOwner(ownerPid, spawned.pid);
+    const deadline = Date.now() + startTimeoutMs;
+    for (;;) {
+      if (exitCode !== undefined) throw new Error(`Kafka broker exited (${exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
+      if (logContainsSince(logFile, logOffset, readyLine) && (await accepts(port))) return;
+      if (Date.now() > deadline) {
+        spawned.kill('SIGKILL');
+        await exited;
+        throw new Error(`Kafka broker not ready within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  const stop = async ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => {
+    const running = child;
+    if (!running) return;
+    running.kill(signal);
+    const forced = setTimeout(() => running.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(forced);
+    process.removeListener('exit', onProcessExit);
+  };
+
+  await start();
+  return {
+    bootstrap: `${host}:${port}`,
+    port,
+    workDir,
+    logFile,
+    pid: () => child?.pid,
+    running: () => child !== undefined,
+    start,
+    stop,
+    destroy: async () => {
+      await stop();
+      if (ownsWorkDir) rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function usage(): never {
+  console.error(`usage: npx tsx infra/kafka/kafka-broker.ts <command> [--dir DIR] [--port PORT]
+  fetch            fetch the broker's jars into ${kafkaCacheDir()}
+  run              start a broker in the foreground; Ctrl-C stops it and removes its folder (unless --dir)
+  start --dir DIR  start a broker in the background, write DIR/bootstrap and DIR/broker.pid, print the bootstrap address
+  stop --dir DIR   stop the broker started with --dir DIR (add --clean to remove DIR)`);
+  process.exit(2);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const flag = (name: string) => {
+    const index = rest.indexOf(`--${name}`);
+    return index >= 0 ? rest[index + 1] : undefined;
+  };
+  const dir = flag('dir');
+  const port = flag('port') === undefined ? undefined : Number(flag('port'));
+  switch (command) {
+    case 'fetch':
+      console.log(ensureKafkaJars());
+      return;
+    case 'run': {
+      const broker = await startKafkaBroker({ workDir: dir, port });
+      console.log(broker.bootstrap);
+      console.error(`Kafka ${kafkaVersion} ready at ${broker.bootstrap}; log ${broker.logFile}`);
+      const shutdown = () => {
+        broker.destroy().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            console.error(error);
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGINT', shutdown);
+      process.once('SIGTERM', shutdown);
+      return;
+    }
+    case 'start': {
+      if (!dir) usage();
+      // The broker outlives this command: no owner, and the pid is left for `stop`.
+      const broker = await startKafkaBroker({ workDir: dir, port, ownerPid: 0 });
+      const pid = broker.pid();
+      writeFileSync(join(broker.workDir, 'broker.pid'), `${pid}\n`);
+      writeFileSync(join(broker.workDir, 'bootstrap'), `${broker.bootstrap}\n`);
+      console.log(broker.bootstrap);
+      // Detach from the JVM so this command can return while the broker runs on.
+      process.removeAllListeners('exit');
+      process.exit(0);
+      return;
+    }
+    case 'stop': {
+      if (!dir) usage();
+      const pidFile = join(dir, 'broker.pid');
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, 'utf8').trim());
+        const alive = () => {
+          try {
+            process.kill(pid, 0);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        if (alive()) process.kill(pid, 'SIGTERM');
+        const deadline = Date.now() + 20_000;
+        while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        if (alive()) process.kill(pid, 'SIGKILL');
+        rmSync(pidFile, { force: true });
+      }
+      if (rest.includes('--clean')) rmSync(dir, { recursive: true, force: true });
+      return;
+    }
+    default:
+      usage();
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,12 @@
+export * from './revocation-feed.js';
+export { decodeFeedMessage, encodeFeedMessage, FeedMessageValue, type EncodedFeedMessage } from './feed-message.js';
+export { InProcessRevocationFeed, createInProcessFeed } from './in-process-feed.js';
+export {
+  KafkaRevocationFeed,
+  createKafkaFeed,
+  defaultRevocationTopic,
+  privateGroupId,
+  translateKafkaError,
+  type EnsureTopicOptions,
+  type KafkaFeedOptions,
+} from './kafka-feed.js';

@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import type { RecordedEvent } from '@tessera/contracts';
+import kafkajs from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, LogEntry, Producer } from 'kafkajs';
+import { decodeFeedMessage, encodeFeedMessage } from './feed-message.js';
+import {
+  FeedClosed,
+  FeedHandlerFailed,
+  FeedMessageInvalid,
+  FeedPublishRejected,
+  FeedUnavailable,
+  consoleLogger,
+  type ConsumeOptions,
+  type FeedConsumer,
+  type FeedError,
+  type FeedLogger,
+  type RevocationFeed,
+} from './revocation-feed.js';
+
+// kafkajs is CommonJS whose named exports Node's ESM loader cannot detect: take them off the default export.
+const { Kafka, KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, Partitioners, logLevel } = kafkajs;
+type Kafka = InstanceType<typeof Kafka>;
+
+export const defaultRevocationTopic = 'tessera.revocations';
+
+export interface KafkaFeedOptions {
+  /** `host:port,…` as in TESSERA_KAFKA_BROKERS, or a list. */
+  readonly brokers: string | readonly string[];
+  readonly topic?: string;
+  readonly clientId?: string;
+  readonly logger?: FeedLogger;
+  /** How long one publish keeps retrying before it fails with FeedUnavailable. */
+  readonly publishRetry?: { readonly retries?: number; readonly maxRetryTimeMs?: number };
+}
+
+export interface EnsureTopicOptions {
+  readonly partitions?: number;
+  readonly replicationFactor?: number;
+  /**
+   * Must exceed the longest token lifetime plus clock skew, or a late verifier cannot rebuild
+   * the revocations that still matter. Default 7 days, as Kafka's own default.
+   */
+  readonly retentionMs?: number;
+}
+
+/** Errors a retry can fix: the broker is away, slow, or moving leadership. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof KafkaJSNumberOfRetriesExceeded) return true;
+  if (error instanceof KafkaJSNonRetriableError) return false;
+  if (error instanceof KafkaJSError) return error.retriable;
+  return false;
+}
+
+export function translateKafkaError(error: unknown, doing: string): FeedError {
+  if (error instanceof FeedClosed || error instanceof FeedUnavailable || error instanceof FeedPublishRejected) return error;
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (isTransient(error) || (error instanceof Error && /connect|ECONNREFUSED|ECONNRESET|timeout|broker/i.test(error.message))) {
+    return new FeedUnavailable(`Kafka unavailable while ${doing} (${detail})`, { cause: error });
+  }
+  return new FeedPublishRejected(`Kafka refused ${doing} (${detail})`, { cause: error });
+}
+
+function kafkaLogCreator(logger: FeedLogger) {
+  return () =>
+    ({ level, log }: LogEntry) => {
+      const { message, ...details } = log;
+      // The relay retries a failed publish itself, forever; bounded retries here only hand it control.
+      if (message.startsWith('Limiting retries for the idempotent producer')) return;
+      // kafkajs reports every reconnect attempt as an error; the feed's callers decide what is one.
+      if (level === logLevel.ERROR || level === logLevel.WARN) logger.warn({ kafka: details }, `kafkajs: ${message}`);
+    };
+}
+
+/**
+ * The production adapter on kafkajs. One idempotent producer with one request in flight, so
+ * a retried send can neither duplicate nor reorder within a partition; publish() awaits the
+ * broker's acknowledgement from all in-sync replicas before it resolves.
+ */
+export class KafkaRevocationFeed implements RevocationFeed {
+  readonly topic: string;
+  private readonly kafka: Kafka;
+  private readonly logger: FeedLogger;
+  private producer: Promise<Producer> | undefined;
+  private publishing: Promise<void> = Promise.resolve();
+  private readonly consumers = new Set<FeedConsumer>();
+  private closed = false;
+
+  constructor(private readonly options: KafkaFeedOptions) {
+    this.topic = options.topic ?? defaultRevocationTopic;
+    this.logger = options.logger ?? consoleLogger;
+    const brokers = typeof options.brokers === 'string' ? options.brokers.split(',').map((b) => b.trim()).filter(Boolean) : [...options.brokers];
+    if (brokers.length === 0) throw new TypeError('KafkaRevocationFeed needs at least one broker');
+    this.kafka = new Kafka({
+      clientId: options.clientId ?? 'tessera',
+      brokers,
+      connectionTimeout: 3_000,
+      requestTimeout: 10_000,
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogCreator(this.logger),
+    });
+  }
+
+  /** Creates the topic if it is missing. Production creates it on purpose; this serves tests and first runs. */
+  async ensureTopic(options: EnsureTopicOptions = {}): Promise<void> {
+    const admin = this.kafka.admin();
+    try {
+      await admin.connect();
+      const topics = await admin.listTopics();
+      if (topics.includes(this.topic)) return;
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [
+          {
+            topic: this.topic,
+            numPartitions: options.partitions ?? 3,
+            replicationFactor: options.replicationFactor ?? 1,
+            configEntries: [
+              { name: 'retention.ms', value: String(options.retentionMs ?? 7 * 24 * 3600 * 1000) },
+              // Seeking by time must mean "recorded in the log at", which the producer sets.
+              { name: 'message.timestamp.type', value: 'CreateTime' },
+            ],
+          },
+        ],
+      });
+    } catch (error) {
+      throw translateKafkaError(error, `creating topic ${this.topic}`);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  publish(events: readonly RecordedEvent[]): Promise<void> {
+    if (this.closed) return Promise.reject(new FeedClosed());
+    if (events.length === 0) return Promise.resolve();
+    const messages = events.map((recorded) => {
+      const encoded = encodeFeedMessage(recorded);
+      return { key: encoded.key, value: encoded.value, timestamp: String(encoded.timestamp), headers: { type: encoded.headers.type } };
+    });
+    // Chained so that a later call never overtakes an earlier one that is still retrying.
+    const sent = this.publishing.then(async () => {
+      const producer = await this.connectedProducer();
+      try {
+        await producer.send({ topic: this.topic, acks: -1, messages });
+      } catch (error) {
+        const translated = translateKafkaError(error, `publishing ${messages.length} events to ${this.topic}`);
+        // After a failed send the producer's sequence numbers may no longer match the broker's;
+        // a fresh producer id starts clean, and the caller's retry may at worst duplicate.
+        this.dropProducer();
+        throw translated;
+      }
+    });
+    this.publishing = sent.catch(() => undefined);
+    return sent;
+  }
+
+  private connectedProducer(): Promise<Producer> {
+    if (!this.producer) {
+      const retry = this.options.publishRetry;
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        // Java-compatible murmur2, so a consumer in another language maps keys to the same partitions.
+        createPartitioner: Partitioners.DefaultPartitioner,
+        retry: { retries: retry?.retries ?? 5, initialRetryTime: 100, maxRetryTime: retry?.maxRetryTimeMs ?? 2_000 },
+      });
+      const connecting = producer.connect().then(
+        () => producer,
+        (error: unknown) => {
+          if (this.producer === connecting) this.producer = undefined;
+          throw translateKafkaError(error, 'connecting the producer');
+        },
+      );
+      this.producer = connecting;
+    }
+    return this.producer;
+  }
+
+  private dropProducer(): void {
+    const dropped = this.producer;
+    this.producer = undefined;
+    dropped?.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  async consume(options: ConsumeOptions): Promise<FeedConsumer> {
+    if (this.closed) throw new FeedClosed();
+    const consumer = await createKafkaConsumer(this.kafka, this.topic, options, this.logger);
+    const tracked: FeedConsumer = {
+      ready: consumer.ready,
+      close: async () => {
+        this.consumers.delete(tracked);
+        await consumer.close();
+      },
+    };
+    this.consumers.add(tracked);
+    return tracked;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.publishing;
+    await Promise.all([...this.consumers].map((consumer) => consumer.close()));
+    const producer = this.producer;
+    this.producer = undefined;
+    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+  }
+}
+
+interface PartitionProgress {
+  /** Offset of the first message not yet handed to onEvent when the consumer started. */
+  readonly target: bigint;
+}
+
+async function createKafkaConsumer(kafka: Kafka, topic: string, options: ConsumeOptions, logger: FeedLogger): Promise<FeedConsumer> {
+  const { groupId, since, onEvent, onError } = options;
+  const admin: Admin = kafka.admin();
+  const pending = new Map<number, PartitionProgress>();
+  try {
+    await admin.connect();
+    const ends = await admin.fetchTopicOffsets(topic);
+    let starts: Map<number, bigint>;
+    if (since !== undefined) {
+      const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, since);
+      // The group starts exactly there: committed offsets set while no member runs, so no fetch can race a seek.
+      await admin.setOffsets({ groupId, topic, partitions: byTime.map(({ partition, offset }) => ({ partition, offset })) });
+      starts = new Map(byTime.map(({ partition, offset }) => [partition, BigInt(offset)]));
+    } else {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      starts = new Map(
+        ends.map(({ partition, low }) => {
+          const offset = committed?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
+          const start = BigInt(offset) < 0n ? BigInt(low) : BigInt(offset);
+          return [partition, start < BigInt(low) ? BigInt(low) : start];
+        }),
+      );
+    }
+    for (const { partition, high } of ends) {
+      const start = starts.get(partition) ?? BigInt(high);
+      if (start < BigInt(high)) pending.set(partition, { target: BigInt(high) });
+    }
+  } catch (error) {
+    throw translateKafkaError(error, `preparing consumer group ${groupId} on ${topic}`);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const checkReady = () => {
+    if (pending.size === 0) markReady();
+  };
+  checkReady();
+
+  const consumer: Consumer = kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1_000,
+    maxWaitTimeInMs: 100,
+    retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 },
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    logger.warn({ groupId, topic, restart: payload.restart }, 'feed consumer crashed');
+    onError?.(translateKafkaError(payload.error, `consuming ${topic}`));
+  });
+
+  const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale()) return;
+      try {
+        await onEvent(decodeFeedMessage(message.value), { partition: batch.partition, offset: message.offset });
+      } catch (error) {
+        onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
+      }
+      resolveOffset(message.offset);
+      await heartbeat();
+    }
+    const progress = pending.get(batch.partition);
+    if (progress && BigInt(batch.lastOffset()) + 1n >= progress.target) {
+      pending.delete(batch.partition);
+      checkReady();
+    }
+  };
+
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({ eachBatchAutoResolve: true, autoCommitInterval: 1_000, eachBatch });
+  } catch (error) {
+    await consumer.disconnect().catch(() => undefined);
+    throw translateKafkaError(error, `starting consumer group ${groupId} on ${topic}`);
+  }
+
+  return {
+    ready,
+    close: async () => {
+      await consumer.disconnect();
+    },
+  };
+}
+
+export function createKafkaFeed(options: KafkaFeedOptions): KafkaRevocationFeed {
+  return new KafkaRevocationFeed(options);
+}
+
+/** A group id of one's own, for a consumer that must see every event (a projection). */
+export function privateGroupId(prefix: string): string {
+  return `${prefix}-${randomUUID()}`;
+}

@@ -1,0 +1,3 @@
+export { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from './feed-events.js';
+export { kafkaTestEnvironment, type KafkaTestEnvironment } from './kafka-test-environment.js';
+export { warmUpKafka } from './warm-up.js';

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import type { TestProject } from 'vitest/node';
+import { warmUpKafka } from '../../packages/feed/src/testing/warm-up.js';
+import { canRunKafkaBroker, startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    tesseraKafkaBrokers: string;
+    tesseraKafkaControllable: boolean;
+  }
+}
+
+/** Test files that use a broker call this helper; the marker keeps broker start-up out of runs that need none. */
+const kafkaMarker = 'kafkaTestEnvironment(';
+
+function selectedFilesNeedKafka(project: TestProject): boolean {
+  // vitest.state lists the files of this run. Should that internal ever change, start the broker anyway.
+  const state = (project.vitest as { state?: { getPaths?: () => string[] } }).state;
+  const paths = state?.getPaths?.();
+  if (!paths) return true;
+  return paths.some((path) => {
+    if (!project.matchesTestGlob(path)) return false;
+    try {
+      return readFileSync(path, 'utf8').includes(kafkaMarker);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * One broker for the test run, for the projects whose selected files use Kafka:
+ * - TESSERA_KAFKA_BROKERS set: that broker is used, nothing is started.
+ * - else java and mvn present: a real KRaft broker from infra/kafka, stopped in teardown.
+ * - else none, and Kafka tests skip loudly; TESSERA_REQUIRE_KAFKA=1 turns that into a failure here.
+ */
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  // vitest runs a global setup for the root project too; the projects that run files are the ones that matter.
+  if (project.isRootProject() || !selectedFilesNeedKafka(project)) return undefined;
+  const controllable = canRunKafkaBroker();
+  project.provide('tesseraKafkaControllable', controllable);
+  let brokers = process.env.TESSERA_KAFKA_BROKERS || undefined;
+  let broker: KafkaBroker | undefined;
+  if (!brokers && controllable) {
+    const started = Date.now();
+    broker = await startKafkaBroker();
+    brokers = broker.bootstrap;
+    await warmUpKafka(brokers);
+    console.info(`[kafka] ${project.name}: broker ${brokers} ready in ${Date.now() - started} ms (log ${broker.logFile})`);
+  }
+  if (!brokers) {
+    const why = 'no Kafka broker: TESSERA_KAFKA_BROKERS is unset and java + mvn are not both on PATH';
+    if (process.env.TESSERA_REQUIRE_KAFKA === '1') throw new Error(`TESSERA_REQUIRE_KAFKA=1 but ${why}`);
+    console.warn(`\n!!! [kafka] ${why}: Kafka tests in project ${project.name} will SKIP !!!\n`);
+    return undefined;
+  }
+  process.env.TESSERA_KAFKA_BROKERS = brokers;
+  project.provide('tesseraKafkaBrokers', brokers);
+  return async () => {
+    await broker?.destroy();
+  };
+}
