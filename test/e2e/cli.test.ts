@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+
+/** The admin CLI against the data folder of a running server (issue 2, point 6; CONTRACT.md). */
+let tessera: TesseraProcess;
+beforeAll(async () => {
+  tessera = await startTessera();
+});
+afterAll(async () => {
+  await tessera?.stop();
+});
+
+const getToken = (api_login_id: string, transaction_key: string) =>
+  tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id, transaction_key });
+const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+describe('tessera accounts', () => {
+  it('create --json prints exactly account_id, api_login_id and transaction_key, accepted by the running server within 1 s', async () => {
+    const { stdout } = await tessera.tessera(['accounts', 'create', '--name', 'Acme', '--permission', 'transaction:charge', '--json']);
+    const created = JSON.parse(stdout) as Record<string, string>;
+    expect(Object.keys(created).sort()).toEqual(['account_id', 'api_login_id', 'transaction_key']);
+    const deadline = Date.now() + 1000;
+    let status = 0;
+    while (Date.now() < deadline && status !== 200) status = (await getToken(created.api_login_id!, created.transaction_key!)).status;
+    expect(status).toBe(200);
+  });
+
+  it('create without --json prints the secrets once, in human text', async () => {
+    const { stdout } = await tessera.tessera(['accounts', 'create', '--name', 'Human']);
+    expect(stdout).toMatch(/shown once/);
+    expect(stdout).toMatch(/api_login_id\s+tsl_/);
+    expect(stdout).toMatch(/transaction_key\s+tsk_/);
+  });
+
+  it('list shows accounts and never a secret', async () => {
+    const account = await tessera.createAccount({ name: 'Listed' });
+    const { stdout } = await tessera.tessera(['accounts', 'list', '--json']);
+    const rows = JSON.parse(stdout) as { account_id: string; name: string; api_login_ids: string[] }[];
+    expect(rows.find((r) => r.account_id === account.account_id)).toMatchObject({ name: 'Listed', api_login_ids: [account.api_login_id] });
+    expect(stdout).not.toContain(account.transaction_key);
+    const human = (await tessera.tessera(['accounts', 'list'])).stdout;
+    expect(human).toContain(account.account_id);
+    expect(human).not.toContain(account.transaction_key);
+  });
+
+  it('rotate-key prints a new key; the old one is refused from then on, and its refresh tokens too', async () => {
+    const account = await tessera.createAccount();
+    const before = (await getToken(account.api_login_id, account.transaction_key)).json() as { refresh_token: string };
+    const { stdout } = await tessera.tessera(['accounts', 'rotate-key', '--account', account.account_id, '--json']);
+    const rotated = JSON.parse(stdout) as { transaction_key: string; api_login_id: string };
+    expect(rotated.api_login_id).toBe(account.api_login_id);
+    expect(rotated.transaction_key).not.toBe(account.transaction_key);
+    await expect.poll(async () => (await getToken(account.api_login_id, rotated.transaction_key)).status, { timeout: 1000 }).toBe(200);
+    expect((await getToken(account.api_login_id, account.transaction_key)).status).toBe(401);
+    // A family made with a rotated-away key cannot be renewed: rotation is how a leaked key is contained.
+    expect((await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: before.refresh_token })).status).toBe(401);
+  });
+
+  it('set-permissions takes effect on the next token: 403 before, 200 after', async () => {
+    const account = await tessera.createAccount({ permissions: [] });
+    const first = (await getToken(account.api_login_id, account.transaction_key)).json() as { token: string; refresh_token: string };
+    expect((await charge(first.token)).status).toBe(403);
+    await tessera.tessera(['accounts', 'set-permissions', '--account', account.account_id, '--permission', 'transaction:charge']);
+    await expect
+      .poll(async () => {
+        const pair = (await getToken(account.api_login_id, account.transaction_key)).json() as { token: string };
+        return (await charge(pair.token)).status;
+      }, { timeout: 1000 })
+      .toBe(200);
+    const refreshed = (await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: first.refresh_token })).json() as {
+      token: string;
+    };
+    expect((await charge(refreshed.token)).status).toBe(200);
+  });
+
+  it('refuses bad input with a clear message and exit code 2', async () => {
+    const failure = await tessera.tessera(['accounts', 'create']).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toMatch(/--name is required/);
+    const badPermission = await tessera.tessera(['accounts', 'create', '--name', 'x', '--permission', 'has space']).catch((e: { code: number }) => e);
+    expect(badPermission).toMatchObject({ code: 2 });
+  });
+});
+
+describe('tessera keys rotate', () => {
+  it('publishes a new key; tokens signed by the old one stay valid and its public key stays in the JWKS', async () => {
+    const account = await tessera.createAccount();
+    const old = (await getToken(account.api_login_id, account.transaction_key)).json() as { token: string };
+    const oldKid = JSON.parse(Buffer.from(old.token.split('.')[0]!, 'base64url').toString()).kid as string;
+    const { stdout } = await tessera.tessera(['keys', 'rotate', '--json']);
+    const rotation = JSON.parse(stdout) as { kid: string; retired: string[] };
+    expect(rotation.retired).toContain(oldKid);
+    await expect
+      .poll(async () => {
+        const pair = (await getToken(account.api_login_id, account.transaction_key)).json() as { token: string };
+        return JSON.parse(Buffer.from(pair.token.split('.')[0]!, 'base64url').toString()).kid as string;
+      }, { timeout: 1000 })
+      .toBe(rotation.kid);
+    const jwks = (await tessera.request('/.well-known/jwks.json')).json() as { keys: { kid: string }[] };
+    expect(jwks.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([oldKid, rotation.kid]));
+    expect((await charge(old.token)).status).toBe(200);
+  });
+});

@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+
+/** Health, readiness, the start warning and SIGTERM draining (issue 2, point 5). */
+let tessera: TesseraProcess | undefined;
+afterEach(async () => {
+  await tessera?.stop();
+  tessera = undefined;
+});
+
+describe('the all-in-one process', () => {
+  it('serves /healthz and /readyz, and announces its development-only defaults in one warning line', async () => {
+    tessera = await startTessera();
+    expect((await tessera.request('/healthz')).status).toBe(200);
+    expect((await tessera.request('/readyz')).json()).toEqual({ status: 'ready' });
+    const warnings = tessera
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('"level":40'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/development-only/);
+  });
+
+  it('serves HTTPS only: plain HTTP on the port gets no answer', async () => {
+    tessera = await startTessera();
+    const plain = await fetch(tessera.baseUrl.replace('https:', 'http:') + '/healthz').then(
+      (r) => r.status,
+      () => 'refused',
+    );
+    expect(plain).not.toBe(200);
+  });
+
+  it('on SIGTERM finishes in-flight requests and exits 0; its data survives a restart', async () => {
+    tessera = await startTessera({}, { keepData: true });
+    const account = await tessera.createAccount();
+    const inFlight = Array.from({ length: 20 }, () =>
+      tessera!.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key }),
+    );
+    // Signal once the first answer is back, so the rest are in flight rather than not yet sent.
+    await Promise.race(inFlight);
+    tessera.signal('SIGTERM');
+    const answers = await Promise.allSettled(inFlight);
+    expect(await tessera.exited).toBe(0);
+    const pairs = answers.flatMap((a) => (a.status === 'fulfilled' && a.value.status === 200 ? [a.value.json() as { refresh_token: string }] : []));
+    expect(pairs.length).toBeGreaterThan(0);
+    // Whatever was answered 200 is durable: every such refresh token still works after a restart.
+    const dataDir = tessera.dataDir;
+    tessera = await startTessera({}, { dataDir });
+    for (const pair of pairs) {
+      expect((await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: pair.refresh_token })).status).toBe(200);
+    }
+  });
+
+  it('stops with a clear message naming the variable when the configuration is bad', async () => {
+    await expect(startTessera({ TESSERA_ACCESS_TOKEN_TTL: 'soon' })).rejects.toThrow(/TESSERA_ACCESS_TOKEN_TTL/);
+  });
+});
