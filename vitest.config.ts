@@ -10,7 +10,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'services/**/src/**/*.unit.test.ts'] },
+        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'services/**/src/**/*.unit.test.ts', 'test/compose/**/*.test.ts'] },
       },
       {
         extends: true,
