@@ -1,0 +1,74 @@
+import Fastify from 'fastify';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { installErrorHandlers } from '@tessera/http';
+import { PublicKeySet, generateSigningKey, signAccessToken, signingKeyFromJwk, type SigningKey } from '@tessera/tokens';
+import type { AccessTokenClaims } from '@tessera/contracts';
+import { createBearerVerifier } from './bearer-verifier.js';
+import { tesseraAuth } from './fastify-plugin.js';
+import { RevocationProjection } from './revocation-projection.js';
+
+/** A downstream fastify service protecting its own routes with the plugin. */
+const now = 1_800_000_000;
+const issuer = 'urn:tessera:issuer';
+let key: SigningKey;
+const keys = new PublicKeySet();
+const projection = new RevocationProjection();
+const verifier = createBearerVerifier({ keys, projection, issuer, now: () => now });
+const app = Fastify();
+
+const token = (overrides: Partial<AccessTokenClaims> = {}) =>
+  signAccessToken(
+    { iss: issuer, sub: 'acc', aud: 'tessera:v5', client_id: 'login', iat: now, exp: now + 3600, jti: 'j', scope: 'orders:write', fid: 'fam', gen: 0, ...overrides },
+    key,
+  );
+
+beforeAll(async () => {
+  const generated = await generateSigningKey();
+  key = signingKeyFromJwk(generated.kid, generated.privateJwk);
+  keys.apply({ type: 'SigningKeyPublished', v: 1, kid: key.kid, alg: 'ES256', publicJwk: key.publicJwk, at: now });
+  installErrorHandlers(app);
+  await app.register(tesseraAuth, { verifier });
+  app.post('/orders', { config: { tessera: { interface: 'v5', permission: 'orders:write' } } }, async (request) => ({ by: request.tesseraClaims?.sub }));
+  app.get('/legacy', { config: { tessera: { interface: 'v1' } } }, async () => ({ ok: true }));
+  app.get('/open', async () => ({ open: true }));
+});
+
+const call = (method: 'GET' | 'POST', url: string, bearer?: string) =>
+  app.inject({ method, url, headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
+
+describe('tesseraAuth fastify plugin', () => {
+  it('lets a valid token with the permission through and exposes its claims', async () => {
+    const answer = await call('POST', '/orders', token());
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toEqual({ by: 'acc' });
+  });
+
+  it('401 with WWW-Authenticate for a missing token', async () => {
+    const answer = await call('POST', '/orders');
+    expect(answer.statusCode).toBe(401);
+    expect(answer.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
+  it('403 for a valid token without the permission', async () => {
+    expect((await call('POST', '/orders', token({ scope: 'orders:read' }))).statusCode).toBe(403);
+  });
+
+  it('401 once the family is rotated past the token or revoked', async () => {
+    const base = { accountId: 'acc', accessExpiresAt: now + 3600 };
+    projection.apply({ type: 'TokenRotated', v: 1, familyId: 'rotated', credentialId: 'c', apiLoginId: 'l', generation: 1, refreshTokenHash: 'A'.repeat(43), jti: 'x', scope: [], issuedAt: now, refreshExpiresAt: now + 9, ...base });
+    expect((await call('POST', '/orders', token({ fid: 'rotated', gen: 0 }))).statusCode).toBe(401);
+    expect((await call('POST', '/orders', token({ fid: 'rotated', gen: 1 }))).statusCode).toBe(200);
+    projection.apply({ type: 'TokenRevoked', v: 1, familyId: 'rotated', generation: 1, revokedAt: now, ...base });
+    expect((await call('POST', '/orders', token({ fid: 'rotated', gen: 1 }))).statusCode).toBe(401);
+  });
+
+  it('keeps interfaces apart: a v5 token on a v1 route is 401', async () => {
+    expect((await call('GET', '/legacy', token())).statusCode).toBe(401);
+    expect((await call('GET', '/legacy', token({ aud: 'tessera:v1', fid: undefined, gen: undefined }))).statusCode).toBe(200);
+  });
+
+  it('leaves unmarked routes alone', async () => {
+    expect((await call('GET', '/open')).statusCode).toBe(200);
+  });
+});
