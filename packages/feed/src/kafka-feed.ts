@@ -61,13 +61,19 @@ export function translateKafkaError(error: unknown, doing: string): FeedError {
 }
 
 function kafkaLogCreator(logger: FeedLogger) {
+  // During an outage kafkajs reports every reconnect attempt; one line per message per 10 s says as much.
+  const lastLogged = new Map<string, number>();
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, ...details } = log;
       // The relay retries a failed publish itself, forever; bounded retries here only hand it control.
       if (message.startsWith('Limiting retries for the idempotent producer')) return;
-      // kafkajs reports every reconnect attempt as an error; the feed's callers decide what is one.
-      if (level === logLevel.ERROR || level === logLevel.WARN) logger.warn({ kafka: details }, `kafkajs: ${message}`);
+      if (level !== logLevel.ERROR && level !== logLevel.WARN) return;
+      const now = Date.now();
+      if (now - (lastLogged.get(message) ?? 0) < 10_000) return;
+      lastLogged.set(message, now);
+      if (lastLogged.size > 100) lastLogged.clear();
+      logger.warn({ kafka: details }, `kafkajs: ${message}`);
     };
 }
 
@@ -95,6 +101,9 @@ export class KafkaRevocationFeed implements RevocationFeed {
       brokers,
       connectionTimeout: 3_000,
       requestTimeout: 10_000,
+      // Connecting and metadata retry here, below the producer's own retries; kafkajs' default
+      // (up to 30 s between attempts) would hide an outage from the relay for half a minute.
+      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator(this.logger),
     });

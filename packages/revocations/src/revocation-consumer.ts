@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { AccountEvent, SigningKeyEvent } from '@tessera/contracts';
+import { consoleLogger, type Delivery, type FeedConsumer, type FeedEvent, type FeedLogger, type RevocationFeed } from '@tessera/feed';
+import { RevocationProjection } from '@tessera/verification';
+import { createPositionDeduper } from './position-deduper.js';
+
+export interface RevocationConsumerOptions {
+  readonly feed: RevocationFeed;
+  /** Default: a group of its own, since every instance needs every revocation. */
+  readonly groupId?: string;
+  /** The longest access-token lifetime: how far back a joining consumer rebuilds. Default 3600. */
+  readonly accessTokenTtlSeconds?: number;
+  readonly clockSkewSeconds?: number;
+  /** Verifiers elsewhere learn signing keys from the feed; called once per key event. */
+  readonly onSigningKeyEvent?: (event: SigningKeyEvent, feedEvent: FeedEvent) => void;
+  /** Credential revocations and permission changes, for verifiers that track them. */
+  readonly onAccountEvent?: (event: AccountEvent, feedEvent: FeedEvent) => void;
+  readonly logger?: FeedLogger;
+  /** Epoch milliseconds. */
+  readonly now?: () => number;
+  /** How often entries that can no longer reject anything are dropped. */
+  readonly forgetIntervalMs?: number;
+}
+
+export interface RevocationConsumerStats {
+  readonly applied: number;
+  readonly duplicatesIgnored: number;
+  readonly failed: number;
+  readonly entries: number;
+}
+
+export interface RevocationConsumer {
+  /** Resolves once the revocations of the last token lifetime are in the projection. */
+  readonly ready: Promise<void>;
+  isReady(): boolean;
+  /** True when a token of this family and generation has been rotated away or revoked. */
+  isRejected(familyId: string, generation: number): boolean;
+  stats(): RevocationConsumerStats;
+  close(): Promise<void>;
+}
+
+/**
+ * A downstream verifier's view of revocations, fed from the RevocationFeed. On start it rebuilds
+ * the last token lifetime (plus skew) by seeking the feed to that time, then follows it live.
+ */
+export async function startRevocationConsumer(options: RevocationConsumerOptions): Promise<RevocationConsumer> {
+  const clockSkewSeconds = options.clockSkewSeconds ?? 60;
+  const ttlSeconds = options.accessTokenTtlSeconds ?? 3600;
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? consoleLogger;
+  const projection = new RevocationProjection({ clockSkewSeconds });
+  const deduper = createPositionDeduper();
+  let applied = 0;
+  let duplicatesIgnored = 0;
+  let failed = 0;
+  let ready = false;
+
+  const onEvent = (feedEvent: FeedEvent, delivery: Delivery) => {
+    if (!deduper.firstDelivery(feedEvent, delivery)) {
+      duplicatesIgnored += 1;
+      return;
+    }
+    applied += 1;
+    const event = feedEvent.event;
+    switch (event.type) {
+      case 'TokenRotated':
+      case 'TokenRevoked':
+        projection.apply(event);
+        return;
+      case 'SigningKeyPublished':
+      case 'SigningKeyRetired':
+        options.onSigningKeyEvent?.(event, feedEvent);
+        return;
+      case 'AccountRegistered':
+      case 'ApiCredentialIssued':
+      case 'ApiCredentialRevoked':
+      case 'LegacyCredentialIssued':
+      case 'LegacyCredentialRevoked':
+      case 'PermissionsChanged':
+        options.onAccountEvent?.(event, feedEvent);
+        return;
+      case 'TokenIssued':
+      case 'LegacyTokenIssued':
+        // Nothing to reject: a family's first generation is valid until something supersedes it.
+        return;
+      default: {
+        const unknownEvent: never = event;
+        logger.warn({ type: (unknownEvent as { type: string }).type }, 'revocation consumer ignored an unknown event type');
+      }
+    }
+  };
+
+  const consumer: FeedConsumer = await options.feed.consume({
+    groupId: options.groupId ?? `tessera-revocations-${randomUUID()}`,
+    since: now() - (ttlSeconds + clockSkewSeconds) * 1000,
+    onEvent,
+    onError: (error) => {
+      failed += 1;
+      logger.warn({ err: error, code: error.code }, 'revocation consumer: feed error');
+    },
+  });
+
+  const forget = setInterval(() => projection.forgetExpired(Math.floor(now() / 1000)), options.forgetIntervalMs ?? 60_000);
+  forget.unref();
+
+  const readyPromise = consumer.ready.then(() => {
+    ready = true;
+  });
+
+  return {
+    ready: readyPromise,
+    isReady: () => ready,
+    isRejected: (familyId, generation) => projection.isRejected(familyId, generation),
+    stats: () => ({ applied, duplicatesIgnored, failed, entries: projection.size }),
+    close: async () => {
+      clearInterval(forget);
+      await consumer.close();
+    },
+  };
+}

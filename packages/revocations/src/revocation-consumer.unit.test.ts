@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import type { SigningKeyEvent } from '@tessera/contracts';
+import { createInProcessFeed } from '@tessera/feed';
+import { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from '@tessera/feed/testing';
+import { startRevocationConsumer } from './revocation-consumer.js';
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+describe('revocation consumer (in-process feed)', () => {
+  it('rejects revoked and rotated-away generations, and ignores redeliveries', async () => {
+    const feed = createInProcessFeed();
+    const record = createRecorder();
+    const now = Date.now();
+    const rotated = record(tokenRotated('fam-a', 2, seconds(now)));
+    const revoked = record(tokenRevoked('fam-b', 0, seconds(now)));
+    await feed.publish([rotated, revoked]);
+    // A relay that crashed before its checkpoint publishes the same events again.
+    await feed.publish([rotated, revoked]);
+    const consumer = await startRevocationConsumer({ feed });
+    await consumer.ready;
+    expect(consumer.isRejected('fam-a', 1)).toBe(true);
+    expect(consumer.isRejected('fam-a', 2)).toBe(false);
+    expect(consumer.isRejected('fam-b', 0)).toBe(true);
+    expect(consumer.isRejected('fam-c', 0)).toBe(false);
+    expect(consumer.stats()).toMatchObject({ applied: 2, duplicatesIgnored: 2, entries: 2 });
+    await consumer.close();
+    await feed.close();
+  });
+
+  it('rebuilds only the last token lifetime plus skew, and hands key events on', async () => {
+    const feed = createInProcessFeed();
+    const record = createRecorder();
+    const now = Date.now();
+    const longAgo = now - 2 * 3600_000;
+    await feed.publish([record(tokenRevoked('fam-old', 0, seconds(longAgo)), longAgo)]);
+    await feed.publish([record(signingKeyPublished('kid-1', seconds(now)), now), record(tokenRevoked('fam-new', 4, seconds(now)), now)]);
+    const keys: SigningKeyEvent[] = [];
+    const consumer = await startRevocationConsumer({ feed, now: () => now, onSigningKeyEvent: (event) => keys.push(event) });
+    await consumer.ready;
+    expect(consumer.isReady()).toBe(true);
+    expect(consumer.isRejected('fam-new', 4)).toBe(true);
+    expect(consumer.isRejected('fam-old', 0)).toBe(false);
+    expect(keys.map((k) => k.kid)).toEqual(['kid-1']);
+    await consumer.close();
+    await feed.close();
+  });
+});

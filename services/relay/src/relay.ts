@@ -1,0 +1,233 @@
+import type { RecordedEvent } from '@tessera/contracts';
+import type { EventStore, Subscription } from '@tessera/event-store';
+import { consoleLogger, feedEventTypes, type FeedLogger, type RevocationFeed } from '@tessera/feed';
+import type { RelayCheckpoint } from './relay-checkpoint.js';
+
+export interface RelayOptions {
+  readonly store: EventStore;
+  readonly feed: RevocationFeed;
+  readonly checkpoint: RelayCheckpoint;
+  readonly logger?: FeedLogger;
+  /** Most events in one publish; also how many the relay buffers before it stops reading the log. */
+  readonly batchSize?: number;
+  /** Backoff between publish attempts while the feed is down. */
+  readonly retryInitialMs?: number;
+  readonly retryMaxMs?: number;
+  /** On stop, how long to keep trying to publish what was read; the rest is republished on the next start. */
+  readonly stopFlushTimeoutMs?: number;
+  readonly now?: () => number;
+}
+
+export interface RelayLag {
+  /** Every event at or before it has been acknowledged by the feed. */
+  readonly checkpoint: bigint | undefined;
+  /** Newest position in the log. */
+  readonly head: bigint | undefined;
+  /**
+   * head − checkpoint when events are pending, else head − the last position read. Positions count
+   * events of every type, including those the relay skips, so this is an upper bound on what is
+   * left to publish; pendingEvents and oldestPendingMs are the exact figures.
+   */
+  readonly positionsBehind: bigint;
+  /** Read from the log, not yet acknowledged by the feed. */
+  readonly pendingEvents: number;
+  /** Age of the oldest pending event, from when the store recorded it: the figure to alert on. */
+  readonly oldestPendingMs: number;
+  /** Since when publishing has been failing, if it is. */
+  readonly failingSince: number | undefined;
+}
+
+export interface Relay {
+  /** Loads the checkpoint and begins following the log. Resolves once following, not once caught up. */
+  start(): Promise<void>;
+  /** Stops reading, publishes what it read if the feed lets it in time, and saves the checkpoint. */
+  stop(): Promise<void>;
+  lag(): Promise<RelayLag>;
+  /** Events acknowledged by the feed since start. */
+  readonly published: () => number;
+}
+
+/**
+ * The relay: log → feed, at least once. It reads the global log after its checkpoint, publishes
+ * in log order, and moves the checkpoint only after the feed acknowledged. A crash loses nothing
+ * (what was unacknowledged is read again); a feed outage only delays (the same batch is retried
+ * until it goes through). The price is duplicates, which consumers drop by position.
+ */
+export function createRelay(options: RelayOptions): Relay {
+  const { store, feed, checkpoint } = options;
+  const logger = options.logger ?? consoleLogger;
+  const batchSize = options.batchSize ?? 500;
+  const retryInitialMs = options.retryInitialMs ?? 100;
+  const retryMaxMs = options.retryMaxMs ?? 5_000;
+  const stopFlushTimeoutMs = options.stopFlushTimeoutMs ?? 5_000;
+  const now = options.now ?? Date.now;
+
+  let buffer: RecordedEvent[] = [];
+  let inFlight: readonly RecordedEvent[] = [];
+  let saved: bigint | undefined;
+  let readUpTo: bigint | undefined;
+  let publishedCount = 0;
+  let failingSince: number | undefined;
+  let running = false;
+  let stopping = false;
+  let subscription: Subscription | undefined;
+  let pump: Promise<void> | undefined;
+  let resubscribeTimer: NodeJS.Timeout | undefined;
+  /** Wakes the pump when events arrive; wakes the reader when the buffer has room. */
+  let wakePump: (() => void) | undefined;
+  let wakeReader: (() => void) | undefined;
+  let sleepCancel: (() => void) | undefined;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        sleepCancel = undefined;
+        resolve();
+      }
+      sleepCancel = done;
+    });
+
+  async function onEvent(recorded: RecordedEvent): Promise<void> {
+    if (stopping) return;
+    buffer.push(recorded);
+    readUpTo = recorded.position;
+    wakePump?.();
+    // Backpressure: the log is read no faster than the feed takes it.
+    while (buffer.length >= batchSize && !stopping) await new Promise<void>((resolve) => (wakeReader = resolve));
+  }
+
+  function subscribe(): void {
+    const after = readUpTo ?? saved;
+    subscription = store.subscribeToAll({
+      ...(after === undefined ? {} : { after }),
+      types: feedEventTypes,
+      onEvent,
+      onError: (error) => {
+        if (stopping) return;
+        logger.error({ err: error, after: String(readUpTo ?? saved) }, 'relay lost its log subscription; resubscribing');
+        subscription = undefined;
+        resubscribeTimer = setTimeout(() => {
+          resubscribeTimer = undefined;
+          if (!stopping) subscribe();
+        }, retryMaxMs);
+      },
+    });
+  }
+
+  /** Publishes one batch, retrying until the feed acknowledges it or the relay must give up. */
+  async function publishBatch(batch: readonly RecordedEvent[], giveUpAt: number | undefined): Promise<boolean> {
+    let delay = retryInitialMs;
+    let attempts = 0;
+    for (;;) {
+      try {
+        await feed.publish(batch);
+        if (failingSince !== undefined) {
+          logger.info({ outageMs: now() - failingSince, attempts }, 'relay publishing again');
+          failingSince = undefined;
+        }
+        return true;
+      } catch (error) {
+        attempts += 1;
+        if (failingSince === undefined) failingSince = now();
+        // Loud at first, then every tenth attempt: an outage must be seen without flooding the log.
+        if (attempts === 1 || attempts % 10 === 0) {
+          logger.warn({ err: error, attempts, pending: batch.length + buffer.length }, 'relay could not publish; retrying');
+        }
+        if (giveUpAt !== undefined && now() + delay > giveUpAt) return false;
+        if (stopping && giveUpAt === undefined) return false;
+        await sleep(delay);
+        delay = Math.min(delay * 2, retryMaxMs);
+      }
+    }
+  }
+
+  async function commit(batch: readonly RecordedEvent[]): Promise<void> {
+    const last = batch[batch.length - 1];
+    if (!last) return;
+    publishedCount += batch.length;
+    try {
+      await checkpoint.save(last.position);
+      saved = last.position;
+    } catch (error) {
+      // Not fatal: the next save covers this one; a crash before it only republishes.
+      logger.error({ err: error, position: String(last.position) }, 'relay could not save its checkpoint');
+    }
+  }
+
+  async function runPump(): Promise<void> {
+    while (!stopping) {
+      if (buffer.length === 0) {
+        await new Promise<void>((resolve) => (wakePump = resolve));
+        wakePump = undefined;
+        continue;
+      }
+      inFlight = buffer.splice(0, batchSize);
+      wakeReader?.();
+      const ok = await publishBatch(inFlight, undefined);
+      if (!ok) {
+        // Stopping during an outage: keep the batch so stop() can try once more within its deadline.
+        buffer = [...inFlight, ...buffer];
+        inFlight = [];
+        return;
+      }
+      await commit(inFlight);
+      inFlight = [];
+    }
+  }
+
+  return {
+    async start() {
+      if (running) return;
+      running = true;
+      stopping = false;
+      saved = await checkpoint.load();
+      readUpTo = undefined;
+      logger.info({ checkpoint: saved === undefined ? null : String(saved) }, 'relay starting');
+      pump = runPump();
+      subscribe();
+    },
+
+    async stop() {
+      if (!running) return;
+      stopping = true;
+      if (resubscribeTimer) clearTimeout(resubscribeTimer);
+      wakeReader?.();
+      await subscription?.close();
+      subscription = undefined;
+      sleepCancel?.();
+      wakePump?.();
+      await pump;
+      // What was read but not acknowledged: one bounded attempt, so a clean stop leaves little to redo.
+      const deadline = now() + stopFlushTimeoutMs;
+      while (buffer.length > 0 && now() < deadline) {
+        const batch = buffer.slice(0, batchSize);
+        if (!(await publishBatch(batch, deadline))) break;
+        buffer.splice(0, batch.length);
+        await commit(batch);
+      }
+      if (buffer.length > 0) logger.warn({ unpublished: buffer.length }, 'relay stopped with events unpublished; the next start publishes them');
+      buffer = [];
+      running = false;
+    },
+
+    async lag() {
+      const head = await store.headPosition();
+      const pending = [...inFlight, ...buffer];
+      const oldest = pending[0];
+      const reference = oldest ? saved : (readUpTo ?? saved);
+      const positionsBehind = head === undefined ? 0n : head - (reference ?? 0n);
+      return {
+        checkpoint: saved,
+        head,
+        positionsBehind: positionsBehind < 0n ? 0n : positionsBehind,
+        pendingEvents: pending.length,
+        oldestPendingMs: oldest ? Math.max(0, now() - oldest.recordedAt) : 0,
+        failingSince,
+      };
+    },
+
+    published: () => publishedCount,
+  };
+}
