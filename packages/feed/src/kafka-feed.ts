@@ -225,15 +225,21 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
   const { groupId, since, onEvent, onError } = options;
   const admin: Admin = kafka.admin();
   const pending = new Map<number, PartitionProgress>();
+  /**
+   * With `since`, offsets below the starting point are never handed on. kafkajs can only seek
+   * once the consumer runs, so a first fetch may start elsewhere; this makes that harmless.
+   * (admin.setOffsets would avoid it, but it joins the group with a consumer it never closes,
+   * and the real consumer then waits seconds for that member to leave.)
+   */
+  const floor = new Map<number, bigint>();
   try {
     await admin.connect();
     const ends = await admin.fetchTopicOffsets(topic);
     let starts: Map<number, bigint>;
     if (since !== undefined) {
       const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, since);
-      // The group starts exactly there: committed offsets set while no member runs, so no fetch can race a seek.
-      await admin.setOffsets({ groupId, topic, partitions: byTime.map(({ partition, offset }) => ({ partition, offset })) });
       starts = new Map(byTime.map(({ partition, offset }) => [partition, BigInt(offset)]));
+      for (const [partition, offset] of starts) floor.set(partition, offset);
     } else {
       const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
       starts = new Map(
@@ -264,7 +270,8 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
   const consumer: Consumer = kafka.consumer({
     groupId,
     allowAutoTopicCreation: false,
-    sessionTimeout: 10_000,
+    // The broker's minimum: after a broker restart the old membership expires sooner and the group rejoins.
+    sessionTimeout: 6_000,
     heartbeatInterval: 1_000,
     maxWaitTimeInMs: 100,
     retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 },
@@ -275,8 +282,13 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
   });
 
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
+    const lowest = floor.get(batch.partition);
     for (const message of batch.messages) {
       if (!isRunning() || isStale()) return;
+      if (lowest !== undefined && BigInt(message.offset) < lowest) {
+        resolveOffset(message.offset);
+        continue;
+      }
       try {
         await onEvent(decodeFeedMessage(message.value), { partition: batch.partition, offset: message.offset });
       } catch (error) {
@@ -296,6 +308,7 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({ eachBatchAutoResolve: true, autoCommitInterval: 1_000, eachBatch });
+    for (const [partition, offset] of floor) consumer.seek({ topic, partition, offset: offset.toString() });
   } catch (error) {
     await consumer.disconnect().catch(() => undefined);
     throw translateKafkaError(error, `starting consumer group ${groupId} on ${topic}`);
