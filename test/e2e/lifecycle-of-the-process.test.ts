@@ -55,3 +55,29 @@ describe('the all-in-one process', () => {
     await expect(startTessera({ TESSERA_ACCESS_TOKEN_TTL: 'soon' })).rejects.toThrow(/TESSERA_ACCESS_TOKEN_TTL/);
   });
 });
+
+describe('metrics', () => {
+  it('serves Prometheus metrics with token outcomes, verifications and append latency', async () => {
+    tessera = await startTessera();
+    const account = await tessera.createAccount();
+    await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: 'wrong' });
+    const pair = (
+      await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })
+    ).json() as { token: string };
+    await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${pair.token}` } });
+    await tessera.request('/v5/Transaction/charge', { method: 'POST' });
+    const answer = await tessera.request('/metrics');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toMatch(/^text\/plain/);
+    const line = (name: string) => Number(answer.text.match(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\d+(?:\\.\\d+)?)`, 'm'))?.[1] ?? NaN);
+    // createAccount's acceptance probe issues one pair too, so at least two issues succeeded.
+    expect(line('tessera_tokens_total{operation="issue",outcome="ok"}')).toBeGreaterThanOrEqual(2);
+    // The probe may also have been refused once before the server saw the new account.
+    expect(line('tessera_tokens_total{operation="issue",outcome="refused"}')).toBeGreaterThanOrEqual(1);
+    expect(line('tessera_verifications_total{outcome="allowed"}')).toBe(1);
+    expect(line('tessera_verifications_total{outcome="unauthorized"}')).toBe(1);
+    expect(line('tessera_event_store_append_seconds_count')).toBeGreaterThanOrEqual(3);
+    expect(line('tessera_ready')).toBe(1);
+    expect(line('tessera_revocation_projection_entries')).toBe(0);
+  });
+});

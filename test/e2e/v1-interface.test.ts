@@ -48,7 +48,8 @@ describe('POST /v1/authenticate', () => {
   });
 
   it('400 for a missing or empty field', async () => {
-    for (const fields of [{ apiid: account.apiid! }, { apikey: account.apikey! }, { apiid: '', apikey: account.apikey! }, { apiid: account.apiid!, apikey: '' }]) {
+    const bodies: Record<string, string>[] = [{ apiid: account.apiid! }, { apikey: account.apikey! }, { apiid: '', apikey: account.apikey! }, { apiid: account.apiid!, apikey: '' }];
+    for (const fields of bodies) {
       const answer = await authenticate(fields);
       expect(answer.status).toBe(400);
       expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);

@@ -7,6 +7,7 @@ import { v1AuthenticateRoutes, v5TokenRoutes, type TokenService } from '@tessera
 import { exampleRoutes, forwardAuthRoute, type VerifierState } from '@tessera/verifier';
 import { tesseraAuth, type BearerVerifier } from '@tessera/verification';
 import { loggerOptions } from './logger.js';
+import { countOutcomes, type Metrics } from './metrics.js';
 
 export interface AppParts {
   readonly tls?: { cert: string; key: string };
@@ -17,6 +18,7 @@ export interface AppParts {
   /** Serves the verifier's routes when present. */
   readonly verifier?: { state: VerifierState; bearer: BearerVerifier; v1: boolean; v5: boolean };
   readonly ready: () => boolean;
+  readonly metrics: Metrics;
 }
 
 export const bodyLimitBytes = 16 * 1024;
@@ -48,7 +50,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
 
-  const alwaysAnswered = new Set(['/healthz', '/readyz', '/openapi.json']);
+  countOutcomes(app, parts.metrics);
+  const alwaysAnswered = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
   app.addHook('onRequest', async (request, reply) => {
     if (parts.ready() || alwaysAnswered.has(request.routeOptions.url ?? '')) return;
     return reply.code(503).header('retry-after', '1').header('content-type', 'application/problem+json').send({

@@ -5,6 +5,7 @@ import type { EventStore } from '@tessera/event-store';
 import { buildApp } from './app.js';
 import { openEventStore } from './event-store-factory.js';
 import { loggerOptions } from './logger.js';
+import { createMetrics, instrumentEventStore, registerGauges } from './metrics.js';
 import { createIssuerParts, createVerifierParts, nowSeconds, startFollowing, type IssuerParts, type VerifierParts } from './runtime.js';
 import { loadTlsMaterial } from './tls.js';
 
@@ -28,7 +29,8 @@ export type Role = 'all-in-one' | 'issuer' | 'verifier';
  */
 export async function startServer(config: TesseraConfig, role: Role, options: StartOptions = {}): Promise<RunningServer> {
   const log = pino({ ...(loggerOptions(config.TESSERA_LOG_LEVEL) as object), name: `tessera-${role}` }, options.logStream ?? process.stdout);
-  const store = await openEventStore(config);
+  const metrics = createMetrics();
+  const store = instrumentEventStore(await openEventStore(config), metrics);
   const verifier: VerifierParts | undefined = role === 'issuer' ? undefined : createVerifierParts(config);
   const issuer: IssuerParts | undefined =
     role === 'verifier' ? undefined : createIssuerParts(config, store, { onFamilyEvent: verifier?.state.applyFamilyEvent });
@@ -52,6 +54,12 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
     }
   });
   const isReady = () => following.isCaughtUp() && keysReady;
+  registerGauges(metrics, {
+    tessera_ready: { help: '1 once every projection has caught up with the log', read: () => (isReady() ? 1 : 0) },
+    tessera_event_store_head_position: { help: 'Global position of the newest event in the log', read: async () => Number((await store.headPosition()) ?? 0n) },
+    tessera_projection_last_applied_position: { help: 'Global position of the last event of a followed type this process applied (events of other types are not counted, so compare with care)', read: () => Number(following.subscription.lastPosition() ?? 0n) },
+    ...(verifier ? { tessera_revocation_projection_entries: { help: 'Families the revocation projection currently holds', read: () => verifier.state.projection.size } } : {}),
+  });
 
   const tls = await loadTlsMaterial(config);
   if (tls.selfSigned || config.TESSERA_EVENT_STORE === undefined) {
@@ -67,6 +75,7 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
       logLevel: config.TESSERA_LOG_LEVEL,
       logStream: options.logStream,
       ready: isReady,
+      metrics,
       issuer: issuer && {
         tokens: issuer.tokens,
         jwks: () => issuer.keys.jwks(nowSeconds()),

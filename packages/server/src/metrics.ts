@@ -1,0 +1,94 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EventStore } from '@tessera/event-store';
+
+/**
+ * Prometheus metrics for operators, one registry per process. Names are stable: dashboards
+ * and alerts are written against them (docs/operations.md lists them).
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'tessera_' });
+  const tokens = new Counter({
+    name: 'tessera_tokens_total',
+    help: 'Token operations by operation (issue, refresh, revoke, legacy_issue) and outcome (ok, refused, invalid_request, error)',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [registry],
+  });
+  const verifications = new Counter({
+    name: 'tessera_verifications_total',
+    help: 'Bearer token decisions on protected routes and forward-auth by outcome (allowed, unauthorized, forbidden)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const appendSeconds = new Histogram({
+    name: 'tessera_event_store_append_seconds',
+    help: 'Time from append call to durable commit',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  return { registry, tokens, verifications, appendSeconds };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Wraps a store so every append is timed; everything else passes through. */
+export function instrumentEventStore(store: EventStore, metrics: Metrics): EventStore {
+  return {
+    append: async (stream, events, options) => {
+      const stop = metrics.appendSeconds.startTimer();
+      try {
+        return await store.append(stream, events, options);
+      } finally {
+        stop();
+      }
+    },
+    readStream: (stream, options) => store.readStream(stream, options),
+    readAll: (options) => store.readAll(options),
+    subscribeToAll: (options) => store.subscribeToAll(options),
+    headPosition: () => store.headPosition(),
+    close: () => store.close(),
+  };
+}
+
+/** Gauges read at scrape time from whatever the process holds. */
+export function registerGauges(metrics: Metrics, gauges: Record<string, { help: string; read: () => number | Promise<number> }>): void {
+  for (const [name, { help, read }] of Object.entries(gauges)) {
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
+  }
+}
+
+const tokenOperations: Record<string, string> = {
+  '/v5/Authorization/get-oauth-token': 'issue',
+  '/v5/Authorization/refresh-oauth-token': 'refresh',
+  '/v5/Authorization/revoke-oauth-token': 'revoke',
+  '/v1/authenticate': 'legacy_issue',
+};
+
+/** Counts outcomes from the answers, so no route has to remember to. */
+export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const url = request.routeOptions.url ?? '';
+    const status = reply.statusCode;
+    const operation = tokenOperations[url];
+    if (operation) {
+      const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status < 500 ? 'invalid_request' : 'error';
+      metrics.tokens.inc({ operation, outcome });
+      return;
+    }
+    if (request.routeOptions.config.tessera || url === '/forward-auth') {
+      const outcome = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 400 ? 'allowed' : 'error';
+      metrics.verifications.inc({ outcome });
+    }
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}
