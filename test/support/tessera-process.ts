@@ -66,7 +66,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startTessera(env: Record<string, string> = {}, options: { dataDir?: string; keepData?: boolean } = {}): Promise<TesseraProcess> {
+export async function startTessera(
+  env: Record<string, string> = {},
+  options: { dataDir?: string; keepData?: boolean; command?: 'start' | 'issuer' | 'verifier' | 'relay' } = {},
+): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
   const port = await freePort();
   const legacyPort = env.TESSERA_LEGACY_PORT ? Number(env.TESSERA_LEGACY_PORT) : port;
@@ -79,7 +82,7 @@ export async function startTessera(env: Record<string, string> = {}, options: { 
     ...env,
   };
   delete processEnv.NODE_OPTIONS;
-  const child: ChildProcess = spawn(process.execPath, [cli, 'start'], { env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [cli, options.command ?? 'start'], { env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

@@ -27,7 +27,14 @@ export const ConfigSchema = z
     TESSERA_ISSUER: z.string().min(1).default('urn:tessera:issuer'),
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
     TESSERA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Where a verifier's revocation projection comes from: the event log, or Kafka (a verifier in another region). */
+    TESSERA_VERIFIER_SOURCE: z.enum(['log', 'kafka']).default('log'),
+    /** The issuer's JWKS, for a Kafka-fed verifier that has no access to the log. */
     TESSERA_ISSUER_JWKS_URL: z.url().optional(),
+  })
+  .refine((c) => c.TESSERA_VERIFIER_SOURCE === 'log' || c.TESSERA_KAFKA_BROKERS !== undefined, {
+    message: 'TESSERA_VERIFIER_SOURCE=kafka needs TESSERA_KAFKA_BROKERS',
+    path: ['TESSERA_VERIFIER_SOURCE'],
   })
   .refine((c) => (c.TESSERA_TLS_CERT === undefined) === (c.TESSERA_TLS_KEY === undefined), {
     message: 'TESSERA_TLS_CERT and TESSERA_TLS_KEY go together: set both or neither',

@@ -4,7 +4,7 @@ import { CredentialDirectory } from '@tessera/domain';
 import { followLog, type EventStore, type LogReader, type Subscription } from '@tessera/event-store';
 import { SigningKeyring, createTokenService, type TokenService } from '@tessera/issuer';
 import { KeyFolder, PublicKeySet, createSecretHasher } from '@tessera/tokens';
-import { createBearerVerifier, type BearerVerifier } from '@tessera/verification';
+import { createBearerVerifier, type BearerVerifier, type RevocationCheck } from '@tessera/verification';
 import { createVerifierState, type VerifierState } from '@tessera/verifier';
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -56,13 +56,17 @@ export interface VerifierParts {
   readonly state: VerifierState;
   readonly bearer: BearerVerifier;
   readonly stopForgetting: () => void;
+  /** Switches revocation checks to another source (Kafka) instead of the log-fed projection. */
+  useRevocationSource(source: RevocationCheck & { stats(): { entries: number } }): void;
+  entries(): number;
 }
 
 export function createVerifierParts(config: TesseraConfig): VerifierParts {
   const state = createVerifierState({ clockSkewSeconds: config.TESSERA_CLOCK_SKEW });
+  let source: RevocationCheck & { stats?: () => { entries: number } } = state.projection;
   const bearer = createBearerVerifier({
     keys: state.keys,
-    projection: state.projection,
+    projection: { isRejected: (familyId, generation) => source.isRejected(familyId, generation) },
     issuer: config.TESSERA_ISSUER,
     now: nowSeconds,
     clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
@@ -70,7 +74,15 @@ export function createVerifierParts(config: TesseraConfig): VerifierParts {
   // Entries that can no longer reject an unexpired token are dropped every few seconds.
   const timer = setInterval(() => state.projection.forgetExpired(nowSeconds()), 5_000);
   timer.unref();
-  return { state, bearer, stopForgetting: () => clearInterval(timer) };
+  return {
+    state,
+    bearer,
+    stopForgetting: () => clearInterval(timer),
+    useRevocationSource: (next) => {
+      source = next;
+    },
+    entries: () => source.stats?.().entries ?? state.projection.size,
+  };
 }
 
 /** Follows the log into every read model; ready once caught up. */

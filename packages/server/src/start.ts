@@ -4,6 +4,7 @@ import type { TesseraConfig } from '@tessera/config';
 import type { EventStore } from '@tessera/event-store';
 import { buildApp } from './app.js';
 import { openEventStore } from './event-store-factory.js';
+import { startKafkaRevocations, startRelay } from './kafka-wiring.js';
 import { loggerOptions } from './logger.js';
 import { createMetrics, instrumentEventStore, registerGauges } from './metrics.js';
 import { createIssuerParts, createVerifierParts, nowSeconds, startFollowing, type IssuerParts, type VerifierParts } from './runtime.js';
@@ -21,54 +22,107 @@ export interface StartOptions {
   readonly logStream?: NodeJS.WritableStream;
 }
 
-export type Role = 'all-in-one' | 'issuer' | 'verifier';
+export type Role = 'all-in-one' | 'issuer' | 'verifier' | 'relay';
 
 /**
- * Starts one process: the all-in-one (issuer + verifier), or either alone. Every role
- * follows the event log into memory and reports ready once caught up.
+ * Starts one process: the all-in-one (issuer + verifier, plus the relay when Kafka is
+ * configured), or one service alone. Each follows its sources into memory and reports ready
+ * once caught up; until then only health, readiness and metrics answer.
  */
 export async function startServer(config: TesseraConfig, role: Role, options: StartOptions = {}): Promise<RunningServer> {
   const log = pino({ ...(loggerOptions(config.TESSERA_LOG_LEVEL) as object), name: `tessera-${role}` }, options.logStream ?? process.stdout);
   const metrics = createMetrics();
-  const store = instrumentEventStore(await openEventStore(config), metrics);
-  const verifier: VerifierParts | undefined = role === 'issuer' ? undefined : createVerifierParts(config);
-  const issuer: IssuerParts | undefined =
-    role === 'verifier' ? undefined : createIssuerParts(config, store, { onFamilyEvent: verifier?.state.applyFamilyEvent });
-  const readers = [...(issuer?.readers ?? []), ...(verifier?.state.readers ?? [])];
-  const following = startFollowing(store, readers, (error) => {
-    log.fatal({ err: error }, 'the event log subscription failed; exiting so a supervisor restarts this process');
-    process.exitCode = 1;
-    void closeAll();
-  });
+  const closers: (() => Promise<void>)[] = [];
+  const readiness: (() => boolean)[] = [];
+  const pending: Promise<unknown>[] = [];
 
-  let keysReady = issuer === undefined;
-  const whenReady = following.whenCaughtUp.then(async () => {
-    if (issuer) {
-      const published = await issuer.keyring.ensureKey(store, nowSeconds());
-      // This process's key sets learn a new key at once rather than on the next log poll.
-      if (published) {
-        issuer.keys.apply(published);
-        verifier?.state.keys.apply(published);
-      }
-      keysReady = true;
-    }
-  });
-  const isReady = () => following.isCaughtUp() && keysReady;
+  // A Kafka-fed verifier reads no log at all: that is what lets it run in another region.
+  const kafkaFedVerifier = role === 'verifier' && config.TESSERA_VERIFIER_SOURCE === 'kafka';
+  let store: EventStore | undefined;
+  if (!kafkaFedVerifier) {
+    store = instrumentEventStore(await openEventStore(config), metrics);
+    const opened = store;
+    registerGauges(metrics, {
+      tessera_event_store_head_position: { help: 'Global position of the newest event in the log', read: async () => Number((await opened.headPosition()) ?? 0n) },
+    });
+  }
+
+  const verifier: VerifierParts | undefined = role === 'all-in-one' || role === 'verifier' ? createVerifierParts(config) : undefined;
+  const issuer: IssuerParts | undefined =
+    (role === 'all-in-one' || role === 'issuer') && store ? createIssuerParts(config, store, { onFamilyEvent: verifier?.state.applyFamilyEvent }) : undefined;
+
+  if (store && (issuer || verifier)) {
+    const readers = [...(issuer?.readers ?? []), ...(verifier?.state.readers ?? [])];
+    const following = startFollowing(store, readers, (error) => {
+      log.fatal({ err: error }, 'the event log subscription failed; exiting so a supervisor restarts this process');
+      process.exitCode = 1;
+      void closeAll();
+    });
+    closers.push(() => following.subscription.close());
+    readiness.push(following.isCaughtUp);
+    pending.push(following.whenCaughtUp);
+    registerGauges(metrics, {
+      tessera_projection_last_applied_position: {
+        help: 'Global position of the last event of a followed type this process applied (events of other types are not counted, so compare with care)',
+        read: () => Number(following.subscription.lastPosition() ?? 0n),
+      },
+    });
+  }
+
+  if (kafkaFedVerifier && verifier) {
+    const kafka = await startKafkaRevocations(config, verifier.state.keys, log);
+    verifier.useRevocationSource(kafka.consumer);
+    closers.push(kafka.close);
+    readiness.push(kafka.consumer.isReady);
+    pending.push(kafka.consumer.ready);
+  }
+
+  if (issuer && store) {
+    let keysReady = false;
+    const opened = store;
+    readiness.push(() => keysReady);
+    pending.push(
+      Promise.all(pending).then(async () => {
+        const published = await issuer.keyring.ensureKey(opened, nowSeconds());
+        // This process's key sets learn a new key at once rather than on the next log poll.
+        if (published) {
+          issuer.keys.apply(published);
+          verifier?.state.keys.apply(published);
+        }
+        keysReady = true;
+      }),
+    );
+  }
+
+  if (store && config.TESSERA_KAFKA_BROKERS && (role === 'relay' || role === 'all-in-one')) {
+    const { relay, close } = await startRelay(config, store, log);
+    closers.unshift(close);
+    registerGauges(metrics, {
+      tessera_relay_pending_events: { help: 'Events read from the log and not yet acknowledged by Kafka', read: async () => (await relay.lag()).pendingEvents },
+      tessera_relay_oldest_pending_seconds: {
+        help: 'Age of the oldest event not yet acknowledged by Kafka: the figure to alert on',
+        read: async () => (await relay.lag()).oldestPendingMs / 1000,
+      },
+      tessera_relay_published_total: { help: 'Events acknowledged by Kafka since start', read: () => relay.published() },
+    });
+  } else if (role === 'relay') {
+    throw new Error('the relay needs TESSERA_KAFKA_BROKERS');
+  }
+
+  const isReady = () => readiness.every((ready) => ready());
   registerGauges(metrics, {
-    tessera_ready: { help: '1 once every projection has caught up with the log', read: () => (isReady() ? 1 : 0) },
-    tessera_event_store_head_position: { help: 'Global position of the newest event in the log', read: async () => Number((await store.headPosition()) ?? 0n) },
-    tessera_projection_last_applied_position: { help: 'Global position of the last event of a followed type this process applied (events of other types are not counted, so compare with care)', read: () => Number(following.subscription.lastPosition() ?? 0n) },
-    ...(verifier ? { tessera_revocation_projection_entries: { help: 'Families the revocation projection currently holds', read: () => verifier.state.projection.size } } : {}),
+    tessera_ready: { help: '1 once every projection has caught up with its source', read: () => (isReady() ? 1 : 0) },
+    ...(verifier ? { tessera_revocation_projection_entries: { help: 'Families the revocation projection currently holds', read: () => verifier.entries() } } : {}),
   });
 
   const tls = await loadTlsMaterial(config);
-  if (tls.selfSigned || config.TESSERA_EVENT_STORE === undefined) {
+  if (tls.selfSigned || (store && config.TESSERA_EVENT_STORE === undefined)) {
     log.warn(
       { dataDir: config.TESSERA_DATA_DIR },
       'development-only defaults in use: self-signed TLS certificate, signing keys and embedded SQLite event store in the data folder',
     );
   }
-  const legacyApart = config.TESSERA_LEGACY_PORT !== undefined;
+  const legacyApart = config.TESSERA_LEGACY_PORT !== undefined && role !== 'relay';
   const appFor = (v5: boolean, v1: boolean) =>
     buildApp({
       tls,
@@ -76,44 +130,46 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
       logStream: options.logStream,
       ready: isReady,
       metrics,
-      issuer: issuer && {
-        tokens: issuer.tokens,
-        jwks: () => issuer.keys.jwks(nowSeconds()),
-        v5,
-        v1,
-      },
+      issuer: issuer && { tokens: issuer.tokens, jwks: () => issuer.keys.jwks(nowSeconds()), v5, v1 },
       verifier: verifier && { state: verifier.state, bearer: verifier.bearer, v5, v1 },
     });
-  const apps: FastifyInstance[] = [];
-  apps.push(await appFor(true, !legacyApart));
+  const apps: FastifyInstance[] = [await appFor(true, !legacyApart)];
   if (legacyApart) apps.push(await appFor(false, true));
-  const urls: string[] = [];
   const ports = legacyApart ? [config.TESSERA_PORT, config.TESSERA_LEGACY_PORT!] : [config.TESSERA_PORT];
+  const urls: string[] = [];
   for (const [index, app] of apps.entries()) {
     const address = await app.listen({ host: config.TESSERA_HOST, port: ports[index]! });
     urls.push(address.replace('://127.0.0.1', '://localhost').replace('://[::1]', '://localhost'));
   }
   log.info({ urls, role }, 'tessera listening');
-  void whenReady.then(() => log.info({ role }, 'ready: projections caught up'));
+  const whenReady = Promise.all(pending).then(() => undefined);
+  whenReady.then(
+    () => log.info({ role }, 'ready: projections caught up'),
+    (error: unknown) => {
+      log.fatal({ err: error }, 'could not become ready');
+      process.exitCode = 1;
+      void closeAll();
+    },
+  );
 
   let closing: Promise<void> | undefined;
   async function closeAll(): Promise<void> {
     closing ??= (async () => {
-      // Stop accepting, let in-flight requests finish (their appends are awaited), then release the store.
+      // Stop accepting, let in-flight requests finish (their appends are awaited), then release the sources.
       await Promise.all(apps.map((app) => app.close()));
       verifier?.stopForgetting();
-      await following.subscription.close();
-      await closeStore(store);
+      for (const close of closers) await settle(close);
+      if (store) await settle(() => store.close());
     })();
     return closing;
   }
   return { urls, whenReady, close: closeAll };
 }
 
-async function closeStore(store: EventStore): Promise<void> {
+async function settle(step: () => Promise<void>): Promise<void> {
   try {
-    await store.close();
+    await step();
   } catch {
-    // Closing twice or after a failure is not worth failing a shutdown over.
+    // A source that fails to close must not stop the others from closing.
   }
 }

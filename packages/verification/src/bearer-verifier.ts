@@ -1,6 +1,5 @@
 import { audiences, type AccessTokenClaims, type TokenInterface } from '@tessera/contracts';
 import { verifyAccessToken, type PublicKeySet, type TokenRejection } from '@tessera/tokens';
-import type { RevocationProjection } from './revocation-projection.js';
 
 /**
  * Decides whether a bearer token may do an operation, in the design's order: header →
@@ -18,9 +17,14 @@ export interface AccessRequirement {
   readonly permission?: string;
 }
 
+/** The projection as the verifier sees it: fed from the log in-process, or from Kafka elsewhere. */
+export interface RevocationCheck {
+  isRejected(familyId: string, generation: number): boolean;
+}
+
 export interface BearerVerifierDeps {
   readonly keys: PublicKeySet;
-  readonly projection: RevocationProjection;
+  readonly projection: RevocationCheck;
   readonly issuer: string;
   /** Epoch seconds. */
   readonly now: () => number;

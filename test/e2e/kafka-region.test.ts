@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kafkaTestEnvironment } from '@tessera/feed/testing';
+import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+
+/**
+ * Issue 4 end to end on a real broker: the all-in-one runs the relay in-process, and a
+ * verifier in "another region" — its own process and data folder, no access to the event
+ * log — learns keys from the issuer's JWKS and revocations from Kafka alone.
+ */
+const { brokers } = kafkaTestEnvironment('Kafka-fed verifier e2e');
+const topic = `tessera.revocations.e2e.${process.pid}.${Date.now()}`;
+
+describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
+  let home: TesseraProcess;
+  let remote: TesseraProcess;
+  let account: Credentials;
+
+  beforeAll(async () => {
+    home = await startTessera({ TESSERA_KAFKA_BROKERS: brokers!, TESSERA_KAFKA_TOPIC: topic });
+    account = await home.createAccount();
+    remote = await startTessera(
+      {
+        TESSERA_KAFKA_BROKERS: brokers!,
+        TESSERA_KAFKA_TOPIC: topic,
+        TESSERA_VERIFIER_SOURCE: 'kafka',
+        TESSERA_ISSUER_JWKS_URL: `${home.baseUrl}/.well-known/jwks.json`,
+        // The home server's self-signed certificate, trusted by file like a private CA.
+        NODE_EXTRA_CA_CERTS: join(home.dataDir, 'tls', 'self-signed.crt'),
+        TESSERA_EVENT_STORE: 'sqlite:/nonexistent/must-not-be-opened.db',
+      },
+      { command: 'verifier' },
+    );
+  });
+  afterAll(async () => {
+    await remote?.stop();
+    await home?.stop();
+  });
+
+  const pair = async () =>
+    (
+      await home.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })
+    ).json() as { token: string; refresh_token: string };
+  const chargeAt = (server: TesseraProcess, token: string) =>
+    server.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+  it('accepts a token issued at home, and rejects it once it is revoked at home', async () => {
+    const { token, refresh_token } = await pair();
+    expect((await chargeAt(remote, token)).status).toBe(200);
+    expect((await home.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token })).status).toBe(200);
+    expect((await chargeAt(home, token)).status).toBe(401);
+    await expect.poll(async () => (await chargeAt(remote, token)).status, { timeout: 5_000, interval: 20 }).toBe(401);
+  });
+
+  it('rejects the old access token after a refresh at home, and accepts the new one', async () => {
+    const first = await pair();
+    const next = (await home.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: first.refresh_token })).json() as { token: string };
+    await expect.poll(async () => (await chargeAt(remote, first.token)).status, { timeout: 5_000, interval: 20 }).toBe(401);
+    expect((await chargeAt(remote, next.token)).status).toBe(200);
+  });
+
+  it('serves forward-auth from the Kafka-fed projection, and has no issuer routes', async () => {
+    const { token } = await pair();
+    const allowed = await remote.request('/forward-auth?permission=transaction:charge', { headers: { authorization: `Bearer ${token}` } });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers['x-tessera-subject']).toBe(account.account_id);
+    const issue = await remote.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
+    expect(issue.status).toBe(404);
+  });
+
+  it('the relay reports its lag on /metrics at home', async () => {
+    const metrics = await home.request('/metrics');
+    expect(metrics.text).toMatch(/^tessera_relay_published_total \d+/m);
+    expect(metrics.text).toMatch(/^tessera_relay_pending_events \d+/m);
+  });
+
+  it('npx tessera relay runs on its own, from its own checkpoint, and reports ready and lag', async () => {
+    const relay = await startTessera(
+      { TESSERA_KAFKA_BROKERS: brokers!, TESSERA_KAFKA_TOPIC: `${topic}.standalone`, TESSERA_EVENT_STORE: `sqlite:${join(home.dataDir, 'events.db')}` },
+      { command: 'relay' },
+    );
+    try {
+      expect((await relay.request('/readyz')).status).toBe(200);
+      await expect
+        .poll(async () => Number((await relay.request('/metrics')).text.match(/^tessera_relay_published_total (\d+)/m)?.[1] ?? 0), { timeout: 5_000 })
+        .toBeGreaterThan(0);
+      expect((await relay.request('/v5/Transaction/charge', { method: 'POST' })).status).toBe(404);
+    } finally {
+      await relay.stop();
+    }
+  });
+});
