@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import type autocannon from 'autocannon';
+import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { onCleanup } from './children.js';
+import type { LoadTarget } from './load.js';
+import { rmSync } from 'node:fs';
+
+/**
+ * The real all-in-one server (`tessera start`: issuer + verifier, durable SQLite with group
+ * commit, HTTPS) started by the e2e harness in a temp data folder, plus the bench's requests.
+ */
+export interface TesseraTarget {
+  readonly process: TesseraProcess;
+  /** https://127.0.0.1:port: the bench talks to the IPv4 loopback only. */
+  readonly origin: string;
+  readonly credentials: Credentials;
+  readonly tlsFiles: { readonly cert: string; readonly key: string };
+  readonly logLevel: string;
+  stop(): Promise<void>;
+}
+
+export async function startTesseraTarget(): Promise<TesseraTarget> {
+  // Per-request info logs would be piped into the harness, which keeps them in this process's
+  // heap next to autocannon: warn keeps the load generator honest. Override to measure logging.
+  const logLevel = process.env.BENCH_TESSERA_LOG_LEVEL ?? 'warn';
+  const tessera = await startTessera({ TESSERA_LOG_LEVEL: logLevel });
+  const forget = onCleanup(() => {
+    tessera.signal('SIGKILL');
+    rmSync(tessera.dataDir, { recursive: true, force: true });
+  });
+  const credentials = await tessera.createAccount({ permissions: ['transaction:charge'], name: 'bench shop' });
+  const port = new URL(tessera.baseUrl).port;
+  return {
+    process: tessera,
+    origin: `https://127.0.0.1:${port}`,
+    credentials,
+    tlsFiles: { cert: join(tessera.dataDir, 'tls', 'self-signed.crt'), key: join(tessera.dataDir, 'tls', 'self-signed.key') },
+    logLevel,
+    async stop() {
+      await tessera.stop();
+      forget();
+    },
+  };
+}
+
+const json = { 'content-type': 'application/json' };
+
+export function issueTarget(target: TesseraTarget, onResponse?: (status: number, body: string) => void): LoadTarget {
+  return {
+    url: `${target.origin}/v5/Authorization/get-oauth-token`,
+    headers: json,
+    body: JSON.stringify({ api_login_id: target.credentials.api_login_id, transaction_key: target.credentials.transaction_key }),
+    ...(onResponse ? { onResponse } : {}),
+  };
+}
+
+/**
+ * Single-use refresh tokens: each request pops a pre-issued one. Should the pool run dry, the
+ * refresh token a 200 just returned is used next (each still exactly once); `recycled` counts
+ * those so the report can say the pre-issued pool was or was not enough.
+ */
+export class RefreshPool {
+  private readonly fresh: string[];
+  private readonly returned: string[] = [];
+  recycled = 0;
+  exhausted = 0;
+
+  constructor(tokens: string[]) {
+    this.fresh = tokens;
+  }
+
+  get remaining(): number {
+    return this.fresh.length;
+  }
+
+  next(): string {
+    const token = this.fresh.pop();
+    if (token !== undefined) return token;
+    const again = this.returned.pop();
+    if (again !== undefined) {
+      this.recycled += 1;
+      return again;
+    }
+    // Nothing left: send a token that cannot exist, so the answer counts as a non-200.
+    this.exhausted += 1;
+    return 'tsr_exhausted';
+  }
+
+  keep(token: string): void {
+    this.returned.push(token);
+  }
+}
+
+export function refreshTarget(target: TesseraTarget, pool: RefreshPool): LoadTarget {
+  return {
+    url: `${target.origin}/v5/Authorization/refresh-oauth-token`,
+    headers: json,
+    setupRequest: (request: autocannon.Request) => ({ ...request, body: JSON.stringify({ refresh_token: pool.next() }) }),
+    onResponse: (status, body) => {
+      if (status === 200) pool.keep((JSON.parse(body) as { refresh_token: string }).refresh_token);
+    },
+  };
+}
+
+export function chargeTarget(target: TesseraTarget, accessToken: string): LoadTarget {
+  return {
+    url: `${target.origin}/v5/Transaction/charge`,
+    headers: { ...json, authorization: `Bearer ${accessToken}` },
+    body: '{}',
+  };
+}
