@@ -74,12 +74,12 @@ export function createTokenService(deps: TokenServiceDeps) {
     return { credential, account };
   }
 
-  async function loadFamily(refreshToken: string): Promise<{ state: FamilyState; revision: ExpectedRevision }> {
+  async function loadFamily(refreshToken: string): Promise<{ familyId: string; state: FamilyState; revision: ExpectedRevision }> {
     const familyId = familyOfRefreshToken(refreshToken);
     if (!familyId) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
     const [last] = await store.readStream(streams.family(familyId), { direction: 'backwards', maxCount: 1 });
     if (!last) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
-    return { state: evolveFamily(initialFamilyState(), last.event as FamilyEvent), revision: last.revision };
+    return { familyId, state: evolveFamily(initialFamilyState(), last.event as FamilyEvent), revision: last.revision };
   }
 
   function decide(command: FamilyCommand, state: FamilyState): FamilyEvent {
@@ -148,12 +148,12 @@ export function createTokenService(deps: TokenServiceDeps) {
 
     /** Spec 4.2: the expected revision makes two refreshes of one token race to exactly one winner. */
     async refreshToken(refreshToken: string, metadata: EventMetadata): Promise<IssuedPair> {
-      const { state, revision } = await loadFamily(refreshToken);
+      const { familyId, state, revision } = await loadFamily(refreshToken);
       if (state.status === 'active' && !directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) {
         throw new IssuerRefusal('ERR_CREDENTIAL_REVOKED', 'the Transaction Key this token was issued for has been rotated');
       }
       const scope = state.status === 'active' ? (directory.account(state.accountId)?.permissions ?? []) : [];
-      const nextRefreshToken = state.status === 'active' ? newRefreshToken(state.familyId) : '';
+      const nextRefreshToken = newRefreshToken(familyId);
       const event = decide(
         {
           type: 'RotateToken',
