@@ -14,6 +14,7 @@ import { readConfig, type OidcAlg } from './config.js';
 import { issueAmount, load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 import { startOidcProviderPeer } from './oidc-provider-peer.js';
 import { measureProjection, type ProjectionResult } from './projection-memory.js';
+import { measureRevocationPropagation, type PropagationResult } from './revocation-propagation.js';
 import { describeLoad, formatTable, writeJson, type Row } from './report.js';
 import { chargeTarget, issueTarget, refreshTarget, RefreshPool, startTesseraTarget } from './tessera-target.js';
 
@@ -38,6 +39,8 @@ interface Results {
   verification: LoadResult;
   bareFastify: LoadResult;
   projection: ProjectionResult;
+  /** Absent when no Kafka broker could be had (no java/maven and no TESSERA_KAFKA_BROKERS). */
+  propagation?: PropagationResult;
 }
 
 async function main(): Promise<void> {
@@ -95,7 +98,17 @@ async function main(): Promise<void> {
     await tessera.stop();
   }
 
-  // 4. Projection memory and rebuild, in a child with --expose-gc.
+  // 4. Revocation → rejected by a Kafka-fed verifier, over a real broker.
+  loadAverages.push({ phase: 'propagation', loadavg1m: loadavg()[0] ?? 0 });
+  progress('revocation propagation via Kafka: 1000 revocations');
+  try {
+    results.propagation = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000) });
+    progress(`propagation p50 ${results.propagation.p50Ms} ms, p99 ${results.propagation.p99Ms} ms`);
+  } catch (error) {
+    progress(`propagation NOT measured: ${(error as Error).message}`);
+  }
+
+  // 5. Projection memory and rebuild, in a child with --expose-gc.
   loadAverages.push({ phase: 'projection', loadavg1m: loadavg()[0] ?? 0 });
   progress(`projection: ${config.projectionEntries} entries in memory, then from a SQLite log`);
   results.projection = await measureProjection(config.projectionEntries);
@@ -153,6 +166,18 @@ function report(results: Results, started: Date): void {
       met: verifyRatio >= 0.7 && clean(results.verification) && clean(results.bareFastify),
     },
     { what: 'protected request p50 / p99 ms', tessera: `${results.verification.latencyP50Ms} / ${results.verification.latencyP99Ms}`, peer: `${results.bareFastify.latencyP50Ms} / ${results.bareFastify.latencyP99Ms}`, ratio: '', target: '', met: '—' },
+    ...(results.propagation
+      ? [
+          {
+            what: `revocation → rejected via Kafka, p50 / p99 ms (${results.propagation.samples})`,
+            tessera: `${results.propagation.p50Ms} / ${results.propagation.p99Ms}`,
+            peer: '—',
+            ratio: '—',
+            target: 'p99 ≤ 100',
+            met: results.propagation.p99Ms <= results.propagation.targetP99Ms,
+          },
+        ]
+      : []),
     { what: 'projection heap bytes / live entry', tessera: memory.bytesPerEntry, peer: '—', ratio: '—', target: '≤ 200', met: memory.bytesPerEntry <= 200 },
     { what: `projection: apply ${millions(memory.entries)} events, s`, tessera: memory.applySeconds, peer: '—', ratio: '—', target: '≤ 5', met: memory.applySeconds <= 5 },
     { what: `projection: rebuild ${millions(sqlite.entries)} from SQLite, s`, tessera: sqlite.rebuildSeconds, peer: '—', ratio: '—', target: '≤ 5', met: sqlite.rebuildSeconds <= 5 },
