@@ -51,9 +51,20 @@ export interface VerifyOptions {
 
 const maxTokenLength = 4096;
 const base64url = /^[A-Za-z0-9_-]+$/;
-const reject = (code: TokenRejection): TokenVerification => ({ ok: false, code });
+const reject = (code: TokenRejection) => ({ ok: false, code }) as const;
 
 export function verifyAccessToken(token: string, options: VerifyOptions): TokenVerification {
+  const signed = verifySignature(token, options.keys, options.nowSeconds);
+  return signed.ok ? checkClaims(signed.claims, options) : signed;
+}
+
+/** What the signature proves about a token; the same for every request that carries it. */
+export type SignatureVerification =
+  | { readonly ok: true; readonly kid: string; readonly claims: AccessTokenClaims }
+  | { readonly ok: false; readonly code: TokenRejection };
+
+/** Header, signature (ES256, known kid), typ and claim types: everything that does not depend on the request or the time. */
+export function verifySignature(token: string, keys: PublicKeySet, nowSeconds: number): SignatureVerification {
   if (token.length > maxTokenLength) return reject('ERR_TOKEN_MALFORMED');
   const parts = token.split('.');
   if (parts.length !== 3) return reject('ERR_TOKEN_MALFORMED');
@@ -69,17 +80,22 @@ export function verifyAccessToken(token: string, options: VerifyOptions): TokenV
   if (header.crit !== undefined || header.jwk !== undefined || header.jku !== undefined || header.x5u !== undefined) {
     return reject('ERR_TOKEN_MALFORMED');
   }
-  const key = options.keys.find(header.kid, options.nowSeconds);
+  const key = keys.find(header.kid, nowSeconds);
   if (!key) return reject('ERR_TOKEN_UNKNOWN_KEY');
   const signature = Buffer.from(encodedSignature, 'base64url');
   if (signature.length !== 64) return reject('ERR_TOKEN_SIGNATURE');
-  const signed = verify('sha256', Buffer.from(`${encodedHeaderPart}.${encodedPayload}`), { key: key.publicKey, dsaEncoding: 'ieee-p1363' }, signature);
-  if (!signed) return reject('ERR_TOKEN_SIGNATURE');
+  const valid = verify('sha256', Buffer.from(`${encodedHeaderPart}.${encodedPayload}`), { key: key.publicKey, dsaEncoding: 'ieee-p1363' }, signature);
+  if (!valid) return reject('ERR_TOKEN_SIGNATURE');
 
   const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : '';
   if (typ !== accessTokenType && typ !== `application/${accessTokenType}`) return reject('ERR_TOKEN_TYPE');
   const claims = parseJsonObject(encodedPayload);
   if (!claims || !hasClaimTypes(claims)) return reject('ERR_TOKEN_MALFORMED');
+  return { ok: true, kid: header.kid, claims };
+}
+
+/** The per-request checks: issuer, audience, expiry, not-yet-valid. */
+export function checkClaims(claims: AccessTokenClaims, options: Omit<VerifyOptions, 'keys'>): TokenVerification {
   if (claims.iss !== options.issuer) return reject('ERR_TOKEN_ISSUER');
   if (claims.aud !== options.audience) return reject('ERR_TOKEN_AUDIENCE');
   if (options.nowSeconds >= claims.exp) return reject('ERR_TOKEN_EXPIRED');

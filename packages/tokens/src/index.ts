@@ -5,3 +5,4 @@ export * from './signing-key.js';
 export * from './key-set.js';
 export * from './access-token.js';
 export * from './key-folder.js';
+export * from './verified-token-cache.js';

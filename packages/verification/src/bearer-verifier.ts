@@ -1,5 +1,5 @@
 import { audiences, type AccessTokenClaims, type TokenInterface } from '@tessera/contracts';
-import { verifyAccessToken, type PublicKeySet, type TokenRejection } from '@tessera/tokens';
+import { VerifiedTokenCache, checkClaims, type PublicKeySet, type TokenRejection } from '@tessera/tokens';
 
 /**
  * Decides whether a bearer token may do an operation, in the design's order: header →
@@ -48,19 +48,22 @@ const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED'
 };
 
 export function createBearerVerifier(deps: BearerVerifierDeps) {
+  const verified = new VerifiedTokenCache(deps.keys);
   return {
     decide(authorization: string | undefined, requirement: AccessRequirement): AccessDecision {
       const token = authorization === undefined ? undefined : bearer.exec(authorization)?.[1];
       if (!token) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
-      const verified = verifyAccessToken(token, {
-        keys: deps.keys,
+      const nowSeconds = deps.now();
+      const signed = verified.verify(token, nowSeconds);
+      if (!signed.ok) return { status: 401, code: signed.code, detail: details[signed.code] };
+      const checked = checkClaims(signed.claims, {
         issuer: deps.issuer,
         audience: audiences[requirement.interface],
-        nowSeconds: deps.now(),
+        nowSeconds,
         clockSkewSeconds: deps.clockSkewSeconds,
       });
-      if (!verified.ok) return { status: 401, code: verified.code, detail: details[verified.code] };
-      const { claims } = verified;
+      if (!checked.ok) return { status: 401, code: checked.code, detail: details[checked.code] };
+      const { claims } = checked;
       if (claims.fid !== undefined && deps.projection.isRejected(claims.fid, claims.gen ?? 0)) {
         return { status: 401, code: 'ERR_TOKEN_REVOKED', detail: details.ERR_TOKEN_REVOKED };
       }
