@@ -81,3 +81,29 @@ describe('metrics', () => {
     expect(line('tessera_revocation_projection_entries')).toBe(0);
   });
 });
+
+describe('restart', () => {
+  it('rebuilds the revocation projection from the log: revoked and rotated-away tokens stay refused', async () => {
+    tessera = await startTessera({}, { keepData: true });
+    const account = await tessera.createAccount();
+    const get = async () =>
+      (
+        await tessera!.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })
+      ).json() as { token: string; refresh_token: string };
+    const revoked = await get();
+    const rotated = await get();
+    const live = await get();
+    await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: revoked.refresh_token });
+    const successor = (await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: rotated.refresh_token })).json() as {
+      token: string;
+    };
+    const dataDir = tessera.dataDir;
+    await tessera.stop();
+    tessera = await startTessera({}, { dataDir });
+    const charge = (token: string) => tessera!.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect((await charge(revoked.token)).status).toBe(401);
+    expect((await charge(rotated.token)).status).toBe(401);
+    expect((await charge(successor.token)).status).toBe(200);
+    expect((await charge(live.token)).status).toBe(200);
+  });
+});

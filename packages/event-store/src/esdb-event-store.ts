@@ -132,6 +132,21 @@ export class EsdbEventStore implements EventStore {
     return head;
   }
 
+  /** Walks $all backwards to the first event of ours recorded before the time: linear in what came after it. */
+  async positionBefore(epochMs: number): Promise<bigint | undefined> {
+    this.assertOpen();
+    let before: bigint | undefined;
+    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });
+    await this.consume(read, 'read $all backwards', (resolved) => {
+      const event = resolved.event;
+      if (!event || isSystemEvent(event.type, event.streamId)) return true;
+      if (event.created.getTime() >= epochMs) return true;
+      before = event.position.commit;
+      return false;
+    });
+    return before;
+  }
+
   /** Iterates a read until `keepGoing` says stop, then cancels the gRPC call so it does not linger. */
   private async consume(
     read: StreamingRead<AllStreamResolvedEvent>,

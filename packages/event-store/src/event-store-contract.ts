@@ -199,6 +199,22 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       await subscription.close();
     });
 
+    it('finds the position before a time, so recent history can be read alone', async () => {
+      const a = newStream();
+      const earlier = await store.append(a.stream, [{ event: registered(a.accountId) }], { expectedRevision: 'no_stream' });
+      await new Promise((r) => setTimeout(r, 20));
+      const cut = Date.now();
+      await new Promise((r) => setTimeout(r, 20));
+      const later = await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['after']) }], { expectedRevision: 0n });
+      const before = await store.positionBefore(cut);
+      expect(before).toBeDefined();
+      expect(before!).toBeGreaterThanOrEqual(earlier.position);
+      expect(before!).toBeLessThan(later.position);
+      const recent = (await store.readAll({ after: before })).filter((e) => e.stream === a.stream);
+      expect(recent.map((e) => e.revision)).toEqual([1n]);
+      expect(await store.positionBefore(Date.now() + 60_000)).toBeGreaterThanOrEqual(later.position);
+    });
+
     it('refuses an invalid event payload and writes nothing', async () => {
       const { accountId, stream } = newStream();
       const bogus = { type: 'AccountRegistered', v: 1, accountId, name: '', permissions: [], at: -1 } as unknown as TesseraEvent;

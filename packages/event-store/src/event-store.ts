@@ -58,6 +58,12 @@ export interface EventStore {
   subscribeToAll(options: SubscribeOptions): Subscription;
   /** Position of the newest event in the log, or undefined when the log is empty. */
   headPosition(): Promise<bigint | undefined>;
+  /**
+   * The position to read `after` so as to get every event recorded at or after `epochMs`:
+   * that of the newest event recorded before it, or undefined when there is none. Lets a
+   * projection that only needs recent history (the revocation projection) skip the rest.
+   */
+  positionBefore(epochMs: number): Promise<bigint | undefined>;
   close(): Promise<void>;
 }
 

@@ -11,12 +11,18 @@ export interface LogReader {
  * One subscription per process feeding every read model, so they all advance together and
  * "caught up" means all of them are.
  */
-export function followLog(store: EventStore, readers: readonly LogReader[], onError: (error: unknown) => void): Subscription {
+export function followLog(
+  store: EventStore,
+  readers: readonly LogReader[],
+  onError: (error: unknown) => void,
+  options: { after?: bigint } = {},
+): Subscription {
   const routes = new Map<TesseraEventType, LogReader[]>();
   for (const reader of readers) {
     for (const type of reader.types) routes.set(type, [...(routes.get(type) ?? []), reader]);
   }
   return store.subscribeToAll({
+    ...(options.after === undefined ? {} : { after: options.after }),
     types: [...routes.keys()],
     onEvent: (recorded) => {
       for (const reader of routes.get(recorded.event.type) ?? []) reader.apply(recorded);

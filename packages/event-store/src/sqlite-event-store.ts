@@ -86,6 +86,7 @@ export class SqliteEventStore implements EventStore {
         'SELECT * FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?',
       ),
       head: this.db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
+      firstAt: this.db.prepare<[number], { position: number }>('SELECT position FROM events WHERE recorded_at >= ? ORDER BY recorded_at ASC, position ASC LIMIT 1'),
     };
   }
 
@@ -216,6 +217,12 @@ export class SqliteEventStore implements EventStore {
   async headPosition(): Promise<bigint | undefined> {
     const position = this.statements.head.get()?.position;
     return position === null || position === undefined ? undefined : BigInt(position);
+  }
+
+  async positionBefore(epochMs: number): Promise<bigint | undefined> {
+    const first = this.statements.firstAt.get(epochMs)?.position;
+    if (first === undefined) return this.headPosition();
+    return first > 1 ? BigInt(first - 1) : undefined;
   }
 
   async close(): Promise<void> {

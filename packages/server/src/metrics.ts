@@ -47,6 +47,7 @@ export function instrumentEventStore(store: EventStore, metrics: Metrics): Event
     readAll: (options) => store.readAll(options),
     subscribeToAll: (options) => store.subscribeToAll(options),
     headPosition: () => store.headPosition(),
+    positionBefore: (epochMs) => store.positionBefore(epochMs),
     close: () => store.close(),
   };
 }

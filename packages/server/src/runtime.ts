@@ -86,9 +86,9 @@ export function createVerifierParts(config: TesseraConfig): VerifierParts {
 }
 
 /** Follows the log into every read model; ready once caught up. */
-export function startFollowing(store: EventStore, readers: LogReader[], onError: (error: unknown) => void) {
+export function startFollowing(store: EventStore, readers: LogReader[], onError: (error: unknown) => void, after?: bigint) {
   let caughtUp = false;
-  const subscription: Subscription = followLog(store, readers, onError);
+  const subscription: Subscription = followLog(store, readers, onError, { after });
   const whenCaughtUp = subscription.caughtUp.then(() => {
     caughtUp = true;
   });

@@ -51,13 +51,14 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
   const issuer: IssuerParts | undefined =
     (role === 'all-in-one' || role === 'issuer') && store ? createIssuerParts(config, store, { onFamilyEvent: verifier?.state.applyFamilyEvent }) : undefined;
 
+  const onLogError = (error: unknown) => {
+    log.fatal({ err: error }, 'the event log subscription failed; exiting so a supervisor restarts this process');
+    process.exitCode = 1;
+    void closeAll();
+  };
   if (store && (issuer || verifier)) {
     const readers = [...(issuer?.readers ?? []), ...(verifier?.state.readers ?? [])];
-    const following = startFollowing(store, readers, (error) => {
-      log.fatal({ err: error }, 'the event log subscription failed; exiting so a supervisor restarts this process');
-      process.exitCode = 1;
-      void closeAll();
-    });
+    const following = startFollowing(store, readers, onLogError);
     closers.push(() => following.subscription.close());
     readiness.push(following.isCaughtUp);
     pending.push(following.whenCaughtUp);
@@ -67,6 +68,15 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
         read: () => Number(following.subscription.lastPosition() ?? 0n),
       },
     });
+  }
+  if (store && verifier && !kafkaFedVerifier) {
+    // Older rotations and revocations can no longer reject an unexpired token: skip them.
+    const lifetime = Math.max(config.TESSERA_ACCESS_TOKEN_TTL, config.TESSERA_LEGACY_TOKEN_TTL) + config.TESSERA_CLOCK_SKEW;
+    const after = await store.positionBefore(Date.now() - lifetime * 1000);
+    const revocations = startFollowing(store, [verifier.state.revocationReader], onLogError, after);
+    closers.push(() => revocations.subscription.close());
+    readiness.push(revocations.isCaughtUp);
+    pending.push(revocations.whenCaughtUp);
   }
 
   if (kafkaFedVerifier && verifier) {

@@ -18,18 +18,20 @@ export function createVerifierState(options: { clockSkewSeconds: number }) {
   const keys = new PublicKeySet();
   const projection = new RevocationProjection({ clockSkewSeconds: options.clockSkewSeconds });
   const accounts = new CredentialDirectory();
+  /** Keys and accounts need the whole history. */
   const readers: LogReader[] = [
     { types: signingKeyEventTypes, apply: ({ event }) => keys.apply(event as SigningKeyEvent) },
-    {
-      types: ['TokenRotated', 'TokenRevoked'],
-      apply: ({ event }) => applyFamilyEvent(event as FamilyEvent),
-    },
     { types: accountEventTypes, apply: ({ event }) => accounts.apply(event as AccountEvent) },
   ];
+  /** Rotations and revocations matter for one token lifetime only: followed from that far back (DESIGN §5). */
+  const revocationReader: LogReader = {
+    types: ['TokenRotated', 'TokenRevoked'],
+    apply: ({ event }) => applyFamilyEvent(event as FamilyEvent),
+  };
   function applyFamilyEvent(event: FamilyEvent): void {
     if (event.type !== 'TokenIssued') projection.apply(event);
   }
-  return { keys, projection, accounts, readers, applyFamilyEvent };
+  return { keys, projection, accounts, readers, revocationReader, applyFamilyEvent };
 }
 
 export type VerifierState = ReturnType<typeof createVerifierState>;
