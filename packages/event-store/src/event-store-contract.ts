@@ -199,6 +199,30 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       await subscription.close();
     });
 
+    it('pages a filter of several types in log order without losing or repeating an event', async () => {
+      const start = (await store.headPosition()) ?? 0n;
+      const a = newStream();
+      // Interleave three types; the filter takes two of them.
+      const events: TesseraEvent[] = [registered(a.accountId)];
+      for (let i = 0; i < 7; i += 1) events.push(permissionsChanged(a.accountId, [`p${i}`]));
+      await store.append(a.stream, events.map((event) => ({ event })), { expectedRevision: 'no_stream' });
+      for (let i = 0; i < 5; i += 1) {
+        const b = newStream();
+        await store.append(b.stream, [{ event: registered(b.accountId) }], { expectedRevision: 'no_stream' });
+        await store.append(a.stream, [{ event: permissionsChanged(a.accountId, [`q${i}`]) }], { expectedRevision: BigInt(7 + i) });
+      }
+      const expected = (await store.readAll({ after: start, maxCount: 1000 })).filter((e) => e.event.type !== 'ApiCredentialIssued');
+      const paged: RecordedEvent[] = [];
+      let after = start;
+      for (let pages = 0; pages < 100; pages += 1) {
+        const page = await store.readAll({ after, types: ['AccountRegistered', 'PermissionsChanged'], maxCount: 3 });
+        paged.push(...page);
+        if (page.length < 3) break;
+        after = page[page.length - 1]!.position;
+      }
+      expect(paged.map((e) => e.position)).toEqual(expected.map((e) => e.position));
+    });
+
     it('finds the position before a time, so recent history can be read alone', async () => {
       const a = newStream();
       const earlier = await store.append(a.stream, [{ event: registered(a.accountId) }], { expectedRevision: 'no_stream' });

@@ -34,17 +34,12 @@ interface PendingAppend {
   readonly reject: (error: unknown) => void;
 }
 
-interface EventRow {
-  position: number;
-  event_id: string;
-  stream: string;
-  revision: number;
-  payload: string;
-  metadata: string;
-  recorded_at: number;
-}
+/** Rows come back as arrays, in rowColumns order: on a rebuild that is ~40% cheaper than objects. */
+type EventRow = [position: number, eventId: string, stream: string, revision: number, payload: string, metadata: string, recordedAt: number];
 
-const pageSize = 1000;
+/** Rows per read: large enough that a rebuild of a million events is a few hundred queries. */
+const pageSize = 5000;
+const rowColumns = 'position, event_id, stream, revision, payload, metadata, recorded_at';
 
 /**
  * The embedded adapter. Durable on commit (WAL, synchronous=FULL). Appends that arrive in
@@ -60,7 +55,8 @@ export class SqliteEventStore implements EventStore {
   private closed = false;
   private readonly wakers = new Set<() => void>();
   private readonly subscriptions = new Set<Subscription>();
-  private readonly readAllStatements = new Map<string, Database.Statement>();
+  /** Several reads that must see one state of the log run in one read transaction. */
+  private readonly snapshot: <T>(read: () => T) => T;
   private readonly statements;
 
   constructor(options: SqliteEventStoreOptions) {
@@ -72,6 +68,7 @@ export class SqliteEventStore implements EventStore {
     this.db.exec(schema);
     this.now = options.now ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.snapshot = <T>(read: () => T): T => this.db.transaction(read)();
     this.statements = {
       currentRevision: this.db.prepare<[string], { revision: number }>(
         'SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1',
@@ -79,13 +76,13 @@ export class SqliteEventStore implements EventStore {
       insert: this.db.prepare(
         'INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      forwards: this.db.prepare<[string, number], EventRow>(
-        'SELECT * FROM events WHERE stream = ? ORDER BY revision ASC LIMIT ?',
-      ),
-      backwards: this.db.prepare<[string, number], EventRow>(
-        'SELECT * FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?',
-      ),
+      forwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision ASC LIMIT ?`).raw(true),
+      backwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?`).raw(true),
       head: this.db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
+      all: this.db.prepare<[number, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`).raw(true),
+      ofType: this.db
+        .prepare<[string, number, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE type = ? AND position > ? ORDER BY position ASC LIMIT ?`)
+        .raw(true),
       firstAt: this.db.prepare<[number], { position: number }>('SELECT position FROM events WHERE recorded_at >= ? ORDER BY recorded_at ASC, position ASC LIMIT 1'),
     };
   }
@@ -177,18 +174,29 @@ export class SqliteEventStore implements EventStore {
     return this.readAllNow(options);
   }
 
-  /** Synchronous read used by subscriptions, so a page is one consistent snapshot. */
+  /**
+   * Synchronous read used by subscriptions, so a page is one consistent snapshot. With a type
+   * filter each type is read along its (type, position) index — already in log order — and
+   * the lists are merged here: `type IN (…)` would make SQLite sort every page.
+   */
   readAllNow(options: ReadAllOptions): RecordedEvent[] {
+    const after = Number(options.after ?? 0n);
+    const limit = options.maxCount ?? pageSize;
     const types = options.types ?? [];
-    const key = types.join(',');
-    let statement = this.readAllStatements.get(key);
-    if (!statement) {
-      const filter = types.length > 0 ? ` AND type IN (${types.map(() => '?').join(',')})` : '';
-      statement = this.db.prepare(`SELECT * FROM events WHERE position > ?${filter} ORDER BY position ASC LIMIT ?`);
-      this.readAllStatements.set(key, statement);
-    }
-    const rows = statement.all(Number(options.after ?? 0n), ...types, options.maxCount ?? pageSize) as EventRow[];
-    return rows.map(toRecorded);
+    if (types.length === 0) return this.statements.all.all(after, limit).map(toRecorded);
+    const read = () => {
+      const lists = types.map((type) => this.statements.ofType.all(type, after, limit));
+      if (lists.length === 1) return lists[0]!;
+      // Only positions up to the lowest last position of any full list are known to be complete.
+      let complete = Infinity;
+      for (const list of lists) if (list.length === limit) complete = Math.min(complete, list[list.length - 1]![0]);
+      return lists
+        .flat()
+        .filter((row) => row[0] <= complete)
+        .sort((a, b) => a[0] - b[0])
+        .slice(0, limit);
+    };
+    return this.snapshot(read).map(toRecorded);
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
@@ -234,18 +242,40 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-function toRecorded(row: EventRow): RecordedEvent {
-  return {
-    eventId: row.event_id,
-    stream: row.stream,
-    revision: BigInt(row.revision),
-    position: BigInt(row.position),
+/**
+ * A row as the port's RecordedEvent. A class, so the lazy metadata getter lives on the
+ * prototype: an object literal with an accessor is several times slower to create, and a
+ * rebuild creates a million of these.
+ */
+class SqliteRecordedEvent implements RecordedEvent {
+  readonly eventId: string;
+  readonly stream: string;
+  readonly revision: bigint;
+  readonly position: bigint;
+  readonly event: TesseraEvent;
+  readonly recordedAt: number;
+  private readonly metadataJson: string;
+  private parsedMetadata: EventMetadata | undefined;
+
+  constructor([position, eventId, stream, revision, payload, metadataJson, recordedAt]: EventRow) {
+    this.eventId = eventId;
+    this.stream = stream;
+    this.revision = BigInt(revision);
+    this.position = BigInt(position);
     // The log is written only through append(), which validated each payload.
-    event: JSON.parse(row.payload) as TesseraEvent,
-    metadata: JSON.parse(row.metadata) as EventMetadata,
-    recordedAt: row.recorded_at,
-  };
+    this.event = JSON.parse(payload) as TesseraEvent;
+    this.recordedAt = recordedAt;
+    this.metadataJson = metadataJson;
+  }
+
+  /** Projections rarely read metadata: it is parsed when first asked for. */
+  get metadata(): EventMetadata {
+    this.parsedMetadata ??= JSON.parse(this.metadataJson) as EventMetadata;
+    return this.parsedMetadata;
+  }
 }
+
+const toRecorded = (row: EventRow): RecordedEvent => new SqliteRecordedEvent(row);
 
 function translateError(error: unknown, pending: PendingAppend): unknown {
   if (error instanceof ExpectedRevisionConflict) return error;

@@ -35,7 +35,9 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
       const page = readPage(after, options.types);
       for (const recorded of page) {
         if (closed) return;
-        await options.onEvent(recorded);
+        // Most readers are synchronous: awaiting only real promises saves a microtask per event on rebuilds.
+        const pending = options.onEvent(recorded);
+        if (pending) await pending;
         after = recorded.position;
       }
       if (page.length < pageSize) {
