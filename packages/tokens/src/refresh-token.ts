@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomToken } from './identifiers.js';
 
 /**
  * Opaque refresh token that names its family, so the issuer loads the family stream
@@ -9,7 +9,7 @@ const familyIdPattern = /^[A-Za-z0-9_-]{22}$/;
 const secretPattern = /^[A-Za-z0-9_-]{43}$/;
 
 export function newRefreshToken(familyId: string): string {
-  return `${prefix}${familyId}.${randomBytes(32).toString('base64url')}`;
+  return `${prefix}${familyId}.${randomToken(32)}`;
 }
 
 /** The family a refresh token names, or undefined when it is not one of ours. */

@@ -149,3 +149,13 @@ describe('refresh tokens and secrets', () => {
     expect(new KeyFolder(dir).loadPrivateKey(generated.kid)).toEqual(generated.privateJwk);
   });
 });
+
+describe('random tokens', () => {
+  it('never repeats, across many pool refills, and has the requested size', async () => {
+    const { randomToken } = await import('./identifiers.js');
+    const seen = new Set<string>();
+    for (let i = 0; i < 20_000; i += 1) seen.add(randomToken(16));
+    expect(seen.size).toBe(20_000);
+    expect(Buffer.from(randomToken(32), 'base64url')).toHaveLength(32);
+  });
+});
