@@ -107,3 +107,38 @@ describe('restart', () => {
     expect((await charge(live.token)).status).toBe(200);
   });
 });
+
+describe('kill -9 under load', () => {
+  it('every pair answered 200 before the kill is still refreshable after a restart', async () => {
+    tessera = await startTessera({}, { keepData: true });
+    const account = await tessera.createAccount();
+    const answered: { refresh_token: string }[] = [];
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        try {
+          const answer = await tessera!.postJson('/v5/Authorization/get-oauth-token', {
+            api_login_id: account.api_login_id,
+            transaction_key: account.transaction_key,
+          });
+          if (answer.status === 200) answered.push(answer.json() as { refresh_token: string });
+        } catch {
+          return; // the connection died with the process
+        }
+      }
+    };
+    const load = Array.from({ length: 16 }, worker);
+    await new Promise((r) => setTimeout(r, 1500));
+    tessera.signal('SIGKILL');
+    await tessera.exited;
+    stop = true;
+    await Promise.all(load);
+    expect(answered.length).toBeGreaterThan(50);
+    const dataDir = tessera.dataDir;
+    tessera = await startTessera({}, { dataDir });
+    const refreshed = await Promise.all(
+      answered.map((pair) => tessera!.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: pair.refresh_token })),
+    );
+    expect(refreshed.filter((a) => a.status !== 200).map((a) => a.status)).toEqual([]);
+  });
+});

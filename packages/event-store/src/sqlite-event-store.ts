@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { TesseraEvent, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
 import {
@@ -52,6 +53,12 @@ export class SqliteEventStore implements EventStore {
   private readonly pollIntervalMs: number;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
+  /** The batch the writer thread is committing; the next one gathers in `queue` meanwhile. */
+  private inFlight: { id: number; batch: PendingAppend[] } | undefined;
+  private nextBatchId = 0;
+  private readonly writer: Worker;
+  private writerFailure: Error | undefined;
+  private drained: (() => void) | undefined;
   private closed = false;
   private readonly wakers = new Set<() => void>();
   private readonly subscriptions = new Set<Subscription>();
@@ -69,13 +76,14 @@ export class SqliteEventStore implements EventStore {
     this.now = options.now ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.snapshot = <T>(read: () => T): T => this.db.transaction(read)();
+    // Commits (and their fsync) happen on a thread of their own: while one batch is being made
+    // durable, the event loop keeps taking requests and the next batch gathers.
+    this.writer = new Worker(new URL('./sqlite-writer-worker.js', import.meta.url), { workerData: { file: options.file } });
+    this.writer.unref();
+    this.writer.on('message', (reply: WriterReply) => this.settle(reply));
+    this.writer.on('error', (error) => this.failWriter(error));
+    this.writer.on('exit', (code) => this.failWriter(new Error(`the SQLite writer thread exited (${code})`)));
     this.statements = {
-      currentRevision: this.db.prepare<[string], { revision: number }>(
-        'SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1',
-      ),
-      insert: this.db.prepare(
-        'INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
       forwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision ASC LIMIT ?`).raw(true),
       backwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?`).raw(true),
       head: this.db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
@@ -89,6 +97,7 @@ export class SqliteEventStore implements EventStore {
 
   append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new EventStoreUnavailable('event store is closed'));
+    if (this.writerFailure) return Promise.reject(new EventStoreUnavailable('the SQLite writer has stopped', { cause: this.writerFailure }));
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
     for (const { event } of events) {
       const checked = TesseraEvent.safeParse(event);
@@ -105,64 +114,57 @@ export class SqliteEventStore implements EventStore {
 
   private flush(): void {
     this.flushScheduled = false;
+    if (this.inFlight || this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    if (batch.length === 0) return;
-    const settle: (() => void)[] = [];
-    try {
-      this.db.exec('BEGIN IMMEDIATE');
-    } catch (error) {
-      for (const pending of batch) pending.reject(new EventStoreUnavailable('could not begin a write', { cause: error }));
-      return;
-    }
-    for (const pending of batch) {
-      this.db.exec('SAVEPOINT append_one');
-      try {
-        const result = this.appendOne(pending);
-        this.db.exec('RELEASE append_one');
-        settle.push(() => pending.resolve(result));
-      } catch (error) {
-        this.db.exec('ROLLBACK TO append_one');
-        this.db.exec('RELEASE append_one');
-        settle.push(() => pending.reject(translateError(error, pending)));
-      }
-    }
-    try {
-      this.db.exec('COMMIT');
-    } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      for (const pending of batch) pending.reject(new EventStoreUnavailable('commit failed', { cause: error }));
-      return;
-    }
-    // Only now is every event in the batch durable: answer the callers, then wake local readers.
-    for (const resolveOrReject of settle) resolveOrReject();
-    for (const wake of this.wakers) wake();
+    const id = (this.nextBatchId += 1);
+    this.inFlight = { id, batch };
+    const recordedAt = this.now();
+    const appends = batch.map(({ stream, events, expectedRevision }) => ({
+      stream,
+      expected: typeof expectedRevision === 'bigint' ? expectedRevision.toString() : expectedRevision,
+      recordedAt,
+      rows: events.map(({ event, metadata, eventId }) => [eventId ?? randomUUID(), event.type, JSON.stringify(event), JSON.stringify(metadata ?? {})]),
+    }));
+    // Keep the process alive while a write is pending; idle, the thread must not hold it open.
+    this.writer.ref();
+    this.writer.postMessage({ id, appends });
   }
 
-  private appendOne({ stream, events, expectedRevision }: PendingAppend): AppendResult {
-    const current = this.statements.currentRevision.get(stream)?.revision;
-    const actual = current === undefined ? 'no_stream' : BigInt(current);
-    const matches =
-      expectedRevision === 'any' ||
-      (expectedRevision === 'no_stream' ? actual === 'no_stream' : actual === expectedRevision);
-    if (!matches) throw new ExpectedRevisionConflict(stream, expectedRevision, actual);
-    let revision = current ?? -1;
-    let position = 0n;
-    const recordedAt = this.now();
-    for (const { event, metadata, eventId } of events) {
-      revision += 1;
-      const info = this.statements.insert.run(
-        eventId ?? randomUUID(),
-        stream,
-        revision,
-        event.type,
-        JSON.stringify(event),
-        JSON.stringify(metadata ?? {}),
-        recordedAt,
-      );
-      position = BigInt(info.lastInsertRowid);
-    }
-    return { nextExpectedRevision: BigInt(revision), position };
+  private settle(reply: WriterReply): void {
+    const inFlight = this.inFlight;
+    if (!inFlight || inFlight.id !== reply.id) return;
+    this.inFlight = undefined;
+    this.writer.unref();
+    inFlight.batch.forEach((pending, index) => {
+      if ('unavailable' in reply) {
+        pending.reject(new EventStoreUnavailable(reply.unavailable));
+        return;
+      }
+      const result = reply.results[index]!;
+      if ('ok' in result) {
+        pending.resolve({ nextExpectedRevision: BigInt(result.ok.revision), position: BigInt(result.ok.position) });
+      } else if ('conflict' in result) {
+        const actual = result.conflict.actual === 'no_stream' ? 'no_stream' : BigInt(result.conflict.actual);
+        pending.reject(new ExpectedRevisionConflict(pending.stream, pending.expectedRevision, actual));
+      } else {
+        pending.reject(translateFailure(result.failed, pending));
+      }
+    });
+    // Only now is the batch durable and answered: wake local readers, then send what gathered meanwhile.
+    for (const wake of this.wakers) wake();
+    if (this.queue.length > 0) this.flush();
+    else this.drained?.();
+  }
+
+  private failWriter(error: Error): void {
+    if (this.writerFailure || this.closed) return;
+    this.writerFailure = error;
+    const pending = [...(this.inFlight?.batch ?? []), ...this.queue];
+    this.inFlight = undefined;
+    this.queue = [];
+    for (const append of pending) append.reject(new EventStoreUnavailable('the SQLite writer has stopped', { cause: error }));
+    this.drained?.();
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -237,7 +239,14 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
-    this.flush();
+    // Let what was accepted reach the disk before the writer goes.
+    if (this.inFlight || this.queue.length > 0) {
+      const drained = new Promise<void>((resolve) => (this.drained = resolve));
+      this.flush();
+      await drained;
+    }
+    this.writer.removeAllListeners('exit');
+    await this.writer.terminate();
     this.db.close();
   }
 }
@@ -277,11 +286,17 @@ class SqliteRecordedEvent implements RecordedEvent {
 
 const toRecorded = (row: EventRow): RecordedEvent => new SqliteRecordedEvent(row);
 
-function translateError(error: unknown, pending: PendingAppend): unknown {
-  if (error instanceof ExpectedRevisionConflict) return error;
-  const code = (error as { code?: unknown }).code;
-  if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+function translateFailure(failure: { code: string; message: string }, pending: PendingAppend): Error {
+  // The unique (stream, revision) index is the last line of defence against a concurrent writer.
+  if (failure.code === 'SQLITE_CONSTRAINT_UNIQUE' || failure.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
     return new ExpectedRevisionConflict(pending.stream, pending.expectedRevision, 'no_stream');
   }
-  return error;
+  return new EventStoreUnavailable(`append failed: ${failure.code}: ${failure.message}`);
 }
+
+type WriterResult =
+  | { ok: { revision: string; position: string } }
+  | { conflict: { actual: string } }
+  | { failed: { code: string; message: string } };
+
+type WriterReply = { id: number; results: WriterResult[] } | { id: number; unavailable: string };
