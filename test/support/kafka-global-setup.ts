@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { warmUpKafka } from '../../packages/feed/src/testing/warm-up.js';
 import { canRunKafkaBroker, startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
+import { dockerEngineLikely, kafkaImage, startKafkaContainer } from './kafka-container.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,6 +33,7 @@ function selectedFilesNeedKafka(project: TestProject): boolean {
  * One broker for the test run, for the projects whose selected files use Kafka:
  * - TESSERA_KAFKA_BROKERS set: that broker is used, nothing is started.
  * - else java and mvn present: a real KRaft broker from infra/kafka, stopped in teardown.
+ * - else a Docker engine: a broker container through testcontainers, stopped in teardown.
  * - else none, and Kafka tests skip loudly; TESSERA_REQUIRE_KAFKA=1 turns that into a failure here.
  */
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
@@ -48,8 +50,20 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     await warmUpKafka(brokers);
     console.info(`[kafka] ${project.name}: broker ${brokers} ready in ${Date.now() - started} ms (log ${broker.logFile})`);
   }
+  let container: Awaited<ReturnType<typeof startKafkaContainer>> | undefined;
+  if (!brokers && dockerEngineLikely()) {
+    const started = Date.now();
+    try {
+      container = await startKafkaContainer();
+      brokers = container.bootstrap;
+      await warmUpKafka(brokers);
+      console.info(`[kafka] ${project.name}: ${kafkaImage} container ${brokers} ready in ${Date.now() - started} ms`);
+    } catch (error) {
+      console.warn(`[kafka] a Docker engine seemed present but no Kafka container started: ${(error as Error).message}`);
+    }
+  }
   if (!brokers) {
-    const why = 'no Kafka broker: TESSERA_KAFKA_BROKERS is unset and java + mvn are not both on PATH';
+    const why = 'no Kafka broker: TESSERA_KAFKA_BROKERS is unset, java + mvn are not both on PATH, and no Docker engine answered';
     if (process.env.TESSERA_REQUIRE_KAFKA === '1') throw new Error(`TESSERA_REQUIRE_KAFKA=1 but ${why}`);
     console.warn(`\n!!! [kafka] ${why}: Kafka tests in project ${project.name} will SKIP !!!\n`);
     return undefined;
@@ -58,5 +72,6 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   project.provide('tesseraKafkaBrokers', brokers);
   return async () => {
     await broker?.destroy();
+    await container?.stop();
   };
 }
