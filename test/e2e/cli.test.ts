@@ -101,3 +101,24 @@ describe('tessera keys rotate', () => {
     expect((await charge(old.token)).status).toBe(200);
   });
 });
+
+describe('tessera audit', () => {
+  it('lists an account\'s events with request ids and source addresses, filters by family and type, and shows no hash or secret', async () => {
+    const account = await tessera.createAccount();
+    const pair = (await getToken(account.api_login_id, account.transaction_key)).json() as { refresh_token: string; token: string };
+    const fid = JSON.parse(Buffer.from(pair.token.split('.')[1]!, 'base64url').toString()).fid as string;
+    await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: pair.refresh_token });
+    const { stdout } = await tessera.tessera(['audit', '--account', account.account_id, '--json']);
+    const rows = JSON.parse(stdout) as { type: string; request_id?: string; source_address?: string; stream: string; account_id: string }[];
+    expect(rows.map((r) => r.type)).toEqual(expect.arrayContaining(['AccountRegistered', 'ApiCredentialIssued', 'TokenIssued', 'TokenRevoked']));
+    expect(rows.every((r) => r.account_id === account.account_id)).toBe(true);
+    const revoked = rows.find((r) => r.type === 'TokenRevoked')!;
+    expect(revoked.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(revoked.source_address).toBe('127.0.0.1');
+    for (const secret of [account.transaction_key, pair.refresh_token, pair.token]) expect(stdout).not.toContain(secret);
+    expect(stdout).not.toMatch(/Hash"/);
+    const family = JSON.parse((await tessera.tessera(['audit', '--family', fid, '--type', 'TokenRevoked', '--json'])).stdout) as { type: string }[];
+    expect(family.map((r) => r.type)).toEqual(['TokenRevoked']);
+    expect((await tessera.tessera(['audit', '--account', account.account_id])).stdout).toMatch(/TokenRevoked/);
+  });
+});

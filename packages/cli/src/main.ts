@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '@tessera/config';
 import { runAccounts } from './commands/accounts.js';
+import { runAudit } from './commands/audit.js';
 import { runKeys } from './commands/keys.js';
 import { runServe } from './commands/serve.js';
 import { CliError } from './cli-error.js';
@@ -15,6 +16,7 @@ const usage = `usage: tessera <command>
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--json]
   keys rotate [--json]
+  audit [--account ID] [--family ID] [--type T]... [--since ISO] [--until ISO] [--limit N] [--json]
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -38,6 +40,8 @@ async function main(argv: string[]): Promise<number> {
       return runAccounts(config, rest);
     case 'keys':
       return runKeys(config, rest);
+    case 'audit':
+      return runAudit(config, rest);
     default:
       throw new CliError(`unknown command "${command}"\n\n${usage}`);
   }
