@@ -18,13 +18,21 @@ export interface IssuerParts {
   readonly readers: LogReader[];
 }
 
-/** The issuer's in-memory state and operations over one store and key folder. */
-export function createIssuerParts(config: TesseraConfig, store: EventStore, hooks: { onFamilyEvent?: VerifierState['applyFamilyEvent'] } = {}): IssuerParts {
+/**
+ * The issuer's in-memory state and operations over one store and key folder. In the all-in-one
+ * the verifier already folds account and key events: `shared` hands its read models over, so
+ * one process does not keep the same derived state twice.
+ */
+export function createIssuerParts(
+  config: TesseraConfig,
+  store: EventStore,
+  hooks: { onFamilyEvent?: VerifierState['applyFamilyEvent']; shared?: { directory: CredentialDirectory; keys: PublicKeySet } } = {},
+): IssuerParts {
   const folder = new KeyFolder(config.TESSERA_DATA_DIR);
   const hasher = createSecretHasher(folder.hashingKey());
-  const directory = new CredentialDirectory();
+  const directory = hooks.shared?.directory ?? new CredentialDirectory();
   const keyring = new SigningKeyring(folder);
-  const keys = new PublicKeySet();
+  const keys = hooks.shared?.keys ?? new PublicKeySet();
   const tokens = createTokenService({
     store,
     directory,
@@ -39,16 +47,13 @@ export function createIssuerParts(config: TesseraConfig, store: EventStore, hook
     now: nowSeconds,
     onFamilyEvent: hooks.onFamilyEvent,
   });
-  const readers: LogReader[] = [
-    { types: accountEventTypes, apply: ({ event }) => directory.apply(event as AccountEvent) },
-    {
-      types: signingKeyEventTypes,
-      apply: ({ event }) => {
-        keyring.apply(event as SigningKeyEvent);
-        keys.apply(event as SigningKeyEvent);
-      },
-    },
-  ];
+  const readers: LogReader[] = [{ types: signingKeyEventTypes, apply: ({ event }) => keyring.apply(event as SigningKeyEvent) }];
+  if (!hooks.shared) {
+    readers.push(
+      { types: accountEventTypes, apply: ({ event }) => directory.apply(event as AccountEvent) },
+      { types: signingKeyEventTypes, apply: ({ event }) => keys.apply(event as SigningKeyEvent) },
+    );
+  }
   return { tokens, keyring, directory, keys, readers };
 }
 

@@ -49,7 +49,12 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
 
   const verifier: VerifierParts | undefined = role === 'all-in-one' || role === 'verifier' ? createVerifierParts(config) : undefined;
   const issuer: IssuerParts | undefined =
-    (role === 'all-in-one' || role === 'issuer') && store ? createIssuerParts(config, store, { onFamilyEvent: verifier?.state.applyFamilyEvent }) : undefined;
+    (role === 'all-in-one' || role === 'issuer') && store
+      ? createIssuerParts(config, store, {
+          onFamilyEvent: verifier?.state.applyFamilyEvent,
+          shared: verifier && { directory: verifier.state.accounts, keys: verifier.state.keys },
+        })
+      : undefined;
 
   const onLogError = (error: unknown) => {
     log.fatal({ err: error }, 'the event log subscription failed; exiting so a supervisor restarts this process');
@@ -95,10 +100,7 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
       Promise.all(pending).then(async () => {
         const published = await issuer.keyring.ensureKey(opened, nowSeconds());
         // This process's key sets learn a new key at once rather than on the next log poll.
-        if (published) {
-          issuer.keys.apply(published);
-          verifier?.state.keys.apply(published);
-        }
+        if (published) issuer.keys.apply(published);
         keysReady = true;
       }),
     );
