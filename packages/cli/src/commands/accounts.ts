@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { streams, type AccountEvent } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
 import { DomainError, decideAccount, initialAccountState, type AccountCommand } from '@tessera/domain';
@@ -12,6 +11,7 @@ import {
 } from '@tessera/tokens';
 import { allAccounts, loadAccount, withAdminContext, type AdminContext } from '../admin-store.js';
 import { CliError } from '../cli-error.js';
+import { parseCommandOptions } from '../command-options.js';
 import { print } from '../output.js';
 
 const options = {
@@ -29,7 +29,7 @@ const secretsNotice = 'The secrets below are shown once: store them now. Tessera
 
 export async function runAccounts(config: TesseraConfig, argv: string[]): Promise<number> {
   const [subcommand, ...rest] = argv;
-  const { values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false });
+  const { values } = parseCommandOptions(rest, options);
   const permissions = values.permission ?? [];
   for (const permission of permissions) {
     if (!permissionPattern.test(permission)) throw new CliError(`invalid permission "${permission}": letters, digits and : . _ * - only`);

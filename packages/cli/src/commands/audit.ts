@@ -1,8 +1,8 @@
-import { parseArgs } from 'node:util';
 import { TesseraEvent, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
 import { readWholeLog, withAdminContext } from '../admin-store.js';
 import { CliError } from '../cli-error.js';
+import { parseCommandOptions } from '../command-options.js';
 import { print } from '../output.js';
 
 const eventTypes = TesseraEvent.options.map((option) => option.shape.type.value) as TesseraEventType[];
@@ -12,10 +12,7 @@ const eventTypes = TesseraEvent.options.map((option) => option.shape.type.value)
  * output: they are not secrets, but nobody reading an audit trail needs them.
  */
 export async function runAudit(config: TesseraConfig, argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
+  const { values } = parseCommandOptions(argv, {
       account: { type: 'string' },
       family: { type: 'string' },
       type: { type: 'string', multiple: true },
@@ -23,7 +20,6 @@ export async function runAudit(config: TesseraConfig, argv: string[]): Promise<n
       until: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean' },
-    },
   });
   const types = values.type ?? [];
   for (const type of types) if (!eventTypes.includes(type as TesseraEventType)) throw new CliError(`unknown event type "${type}"; one of: ${eventTypes.join(', ')}`);

@@ -1,9 +1,9 @@
-import { parseArgs } from 'node:util';
 import { streams, type SigningKeyEvent } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
 import { createSigningKey } from '@tessera/issuer';
 import { withAdminContext } from '../admin-store.js';
 import { CliError } from '../cli-error.js';
+import { parseCommandOptions } from '../command-options.js';
 import { print } from '../output.js';
 
 /**
@@ -13,7 +13,7 @@ import { print } from '../output.js';
 export async function runKeys(config: TesseraConfig, argv: string[]): Promise<number> {
   const [subcommand, ...rest] = argv;
   if (subcommand !== 'rotate') throw new CliError('keys needs: rotate');
-  const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, strict: true });
+  const { values } = parseCommandOptions(rest, { json: { type: 'boolean' } });
   return withAdminContext(config, async ({ store, folder, now }) => {
     const history = await store.readStream(streams.signingKeys());
     const retired = new Set(history.flatMap(({ event }) => (event.type === 'SigningKeyRetired' ? [event.kid] : [])));

@@ -1,0 +1,35 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CliError } from './cli-error.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * parseArgs, with two fixes for an admin CLI:
+ *
+ * - Identifiers are base64url, so one in 32 starts with "-". Node 20's parseArgs then reads
+ *   `--family -1gm…` as a missing value. A string option always takes the next argument as its
+ *   value here, whatever it starts with, as `--family=-1gm…` would.
+ * - parseArgs throws TypeError for a mistyped flag; that is the caller's mistake, so it becomes
+ *   a CliError (one line, exit code 2), not an "unexpected error".
+ */
+export function parseCommandOptions<T extends Options>(args: string[], options: T) {
+  const joined: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const argument = args[index]!;
+    const name = argument.startsWith('--') && !argument.includes('=') ? argument.slice(2) : undefined;
+    const next = args[index + 1];
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined) {
+      joined.push(`${argument}=${next}`);
+      index += 1;
+    } else {
+      joined.push(argument);
+    }
+  }
+  try {
+    return parseArgs({ args: joined, options, strict: true, allowPositionals: false });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) throw new CliError((error as Error).message);
+    throw error;
+  }
+}
