@@ -51,6 +51,42 @@ describe('the all-in-one process', () => {
     }
   });
 
+  it('logs one line per request: token operations and refusals at info, allowed verifications only at debug', async () => {
+    /** "level method url status" of the requests the server started handling at or after `since`. */
+    const completedSince = (server: TesseraProcess, since: number) =>
+      server
+        .logs()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request completed"'))
+        .map((line) => JSON.parse(line) as { level: number; time: number; responseTime: number; req: { method: string; url: string }; res: { statusCode: number } })
+        .filter((entry) => entry.time - entry.responseTime >= since)
+        .map((entry) => `${entry.level} ${entry.req.method} ${entry.req.url} ${entry.res.statusCode}`);
+    const walk = async (server: TesseraProcess) => {
+      const account = await server.createAccount();
+      const since = Date.now();
+      const pair = (await server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).json() as {
+        token: string;
+      };
+      await server.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${pair.token}` } });
+      await server.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: 'Bearer not-a-token' } });
+      await server.request('/healthz');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return completedSince(server, since);
+    };
+
+    tessera = await startTessera();
+    expect(await walk(tessera)).toEqual(['30 POST /v5/Authorization/get-oauth-token 200', '30 POST /v5/Transaction/charge 401']);
+    await tessera.stop();
+
+    tessera = await startTessera({ TESSERA_LOG_LEVEL: 'debug' });
+    expect(await walk(tessera)).toEqual([
+      '30 POST /v5/Authorization/get-oauth-token 200',
+      '20 POST /v5/Transaction/charge 200',
+      '30 POST /v5/Transaction/charge 401',
+      '20 GET /healthz 200',
+    ]);
+  });
+
   it('stops with a clear message naming the variable when the configuration is bad', async () => {
     await expect(startTessera({ TESSERA_ACCESS_TOKEN_TTL: 'soon' })).rejects.toThrow(/TESSERA_ACCESS_TOKEN_TTL/);
   });

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { installErrorHandlers } from '@tessera/http';
 import { v1AuthenticateRoutes, v5TokenRoutes, type TokenService } from '@tessera/issuer';
 import { exampleRoutes, forwardAuthRoute, type VerifierState } from '@tessera/verifier';
 import { tesseraAuth, type BearerVerifier } from '@tessera/verification';
+import { logEachRequestOnce } from './access-log.js';
 import { loggerOptions } from './logger.js';
 import { countOutcomes, type Metrics } from './metrics.js';
 
@@ -30,6 +31,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     ...(parts.tls ? { https: { cert: parts.tls.cert, key: parts.tls.key } } : {}),
     logger: parts.logStream && logger && typeof logger === 'object' ? { ...logger, stream: parts.logStream } : logger,
     bodyLimit: bodyLimitBytes,
+    // access-log.ts writes one line per request instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
@@ -50,6 +53,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
 
+  logEachRequestOnce(app);
   countOutcomes(app, parts.metrics);
   const alwaysAnswered = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
   app.addHook('onRequest', async (request, reply) => {
