@@ -13,13 +13,13 @@ const eventTypes = TesseraEvent.options.map((option) => option.shape.type.value)
  */
 export async function runAudit(config: TesseraConfig, argv: string[]): Promise<number> {
   const { values } = parseCommandOptions(argv, {
-      account: { type: 'string' },
-      family: { type: 'string' },
-      type: { type: 'string', multiple: true },
-      since: { type: 'string' },
-      until: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean' },
+    account: { type: 'string' },
+    family: { type: 'string' },
+    type: { type: 'string', multiple: true },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
   });
   const types = values.type ?? [];
   for (const type of types) if (!eventTypes.includes(type as TesseraEventType)) throw new CliError(`unknown event type "${type}"; one of: ${eventTypes.join(', ')}`);
