@@ -58,9 +58,10 @@ describe('the all-in-one process', () => {
         .logs()
         .split('\n')
         .filter((line) => line.includes('"msg":"request completed"'))
-        .map((line) => JSON.parse(line) as { level: number; time: number; responseTime: number; req: { method: string; url: string }; res: { statusCode: number } })
+        .map((line) => JSON.parse(line) as { level: number; time: number; responseTime: number; reqId: string; req: { method: string; url: string }; res: { statusCode: number } })
         .filter((entry) => entry.time - entry.responseTime >= since)
-        .map((entry) => `${entry.level} ${entry.req.method} ${entry.req.url} ${entry.res.statusCode}`);
+        // Every line names its request, so the refusal line logged by the error handler can be matched to it.
+        .map((entry) => `${entry.level} ${entry.req.method} ${entry.req.url} ${entry.res.statusCode} ${/^[0-9a-f-]{36}$/.test(entry.reqId) ? 'with' : 'without'} reqId`);
     const walk = async (server: TesseraProcess) => {
       const account = await server.createAccount();
       const since = Date.now();
@@ -75,15 +76,15 @@ describe('the all-in-one process', () => {
     };
 
     tessera = await startTessera();
-    expect(await walk(tessera)).toEqual(['30 POST /v5/Authorization/get-oauth-token 200', '30 POST /v5/Transaction/charge 401']);
+    expect(await walk(tessera)).toEqual(['30 POST /v5/Authorization/get-oauth-token 200 with reqId', '30 POST /v5/Transaction/charge 401 with reqId']);
     await tessera.stop();
 
     tessera = await startTessera({ TESSERA_LOG_LEVEL: 'debug' });
     expect(await walk(tessera)).toEqual([
-      '30 POST /v5/Authorization/get-oauth-token 200',
-      '20 POST /v5/Transaction/charge 200',
-      '30 POST /v5/Transaction/charge 401',
-      '20 GET /healthz 200',
+      '30 POST /v5/Authorization/get-oauth-token 200 with reqId',
+      '20 POST /v5/Transaction/charge 200 with reqId',
+      '30 POST /v5/Transaction/charge 401 with reqId',
+      '20 GET /healthz 200 with reqId',
     ]);
   });
 

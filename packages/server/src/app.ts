@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { installErrorHandlers } from '@tessera/http';
 import { v1AuthenticateRoutes, v5TokenRoutes, type TokenService } from '@tessera/issuer';
 import { exampleRoutes, forwardAuthRoute, type VerifierState } from '@tessera/verifier';
 import { tesseraAuth, type BearerVerifier } from '@tessera/verification';
 import { logEachRequestOnce } from './access-log.js';
+import { LazyRequestLogger } from './lazy-request-logger.js';
 import { loggerOptions } from './logger.js';
 import { countOutcomes, type Metrics } from './metrics.js';
 
@@ -33,6 +35,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     bodyLimit: bodyLimitBytes,
     // access-log.ts writes one line per request instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // pino is fastify's logger: the parent here is a pino Logger.
+    childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger as Logger, bindings, options),
     requestIdHeader: false,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
