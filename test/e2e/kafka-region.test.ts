@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKafkaFeed } from '@tessera/feed';
 import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
@@ -87,6 +88,44 @@ describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
       expect((await relay.request('/v5/Transaction/charge', { method: 'POST' })).status).toBe(404);
     } finally {
       await relay.stop();
+    }
+  });
+  // Last: it rotates home's signing key.
+  it('a token signed by a key rotated in a moment ago is accepted: the verifier looks at the JWKS before refusing an unknown kid', async () => {
+    // This verifier's topic carries nothing, so the new key can reach it only through the JWKS.
+    const quietTopic = `${topic}.quiet`;
+    const feed = createKafkaFeed({ brokers: brokers!, topic: quietTopic });
+    await feed.ensureTopic();
+    await feed.close();
+    const isolated = await startTessera(
+      {
+        TESSERA_KAFKA_BROKERS: brokers!,
+        TESSERA_KAFKA_TOPIC: quietTopic,
+        TESSERA_VERIFIER_SOURCE: 'kafka',
+        TESSERA_ISSUER_JWKS_URL: `${home.baseUrl}/.well-known/jwks.json`,
+        NODE_EXTRA_CA_CERTS: join(home.dataDir, 'tls', 'self-signed.crt'),
+        TESSERA_EVENT_STORE: 'sqlite:/nonexistent/must-not-be-opened.db',
+      },
+      { command: 'verifier' },
+    );
+    try {
+      const rotated = JSON.parse((await home.tessera(['keys', 'rotate', '--json'])).stdout) as { kid: string };
+      const kidOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+      // Home's issuer learns the new key from its log within moments; wait for a token it signed.
+      let token = '';
+      await expect
+        .poll(async () => {
+          token = (await pair()).token;
+          return kidOf(token);
+        }, { timeout: 5_000, interval: 50 })
+        .toBe(rotated.kid);
+      expect((await chargeAt(isolated, token)).status).toBe(200);
+      // A kid nobody published stays refused.
+      const [, payload, signature] = token.split('.');
+      const forged = `${Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid: 'no-such-key' })).toString('base64url')}.${payload}.${signature}`;
+      expect((await chargeAt(isolated, forged)).status).toBe(401);
+    } finally {
+      await isolated.stop();
     }
   });
 });

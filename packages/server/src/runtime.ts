@@ -61,6 +61,8 @@ export interface VerifierParts {
   readonly state: VerifierState;
   readonly bearer: BearerVerifier;
   readonly stopForgetting: () => void;
+  /** Where to look for signing keys when a token names an unknown kid. */
+  useKeyRefresh(refresh: () => Promise<void>): void;
   /** Switches revocation checks to another source (Kafka) instead of the log-fed projection. */
   useRevocationSource(source: RevocationCheck & { stats(): { entries: number } }): void;
   entries(): number;
@@ -69,12 +71,14 @@ export interface VerifierParts {
 export function createVerifierParts(config: TesseraConfig): VerifierParts {
   const state = createVerifierState({ clockSkewSeconds: config.TESSERA_CLOCK_SKEW });
   let source: RevocationCheck & { stats?: () => { entries: number } } = state.projection;
+  let refreshKeys: (() => Promise<void>) | undefined;
   const bearer = createBearerVerifier({
     keys: state.keys,
     projection: { isRejected: (familyId, generation) => source.isRejected(familyId, generation) },
     issuer: config.TESSERA_ISSUER,
     now: nowSeconds,
     clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
+    refreshKeys: () => refreshKeys?.() ?? Promise.resolve(),
   });
   // Entries that can no longer reject an unexpired token are dropped every few seconds.
   const timer = setInterval(() => state.projection.forgetExpired(nowSeconds()), 5_000);
@@ -83,6 +87,9 @@ export function createVerifierParts(config: TesseraConfig): VerifierParts {
     state,
     bearer,
     stopForgetting: () => clearInterval(timer),
+    useKeyRefresh: (refresh) => {
+      refreshKeys = refresh;
+    },
     useRevocationSource: (next) => {
       source = next;
     },

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import type { TesseraConfig } from '@tessera/config';
+import { streams, type SigningKeyEvent } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
+import { createKeyRefresh } from '@tessera/verification';
 import { buildApp } from './app.js';
 import { openEventStore } from './event-store-factory.js';
-import { startKafkaRevocations, startRelay } from './kafka-wiring.js';
+import { loadJwks, startKafkaRevocations, startRelay } from './kafka-wiring.js';
 import { loggerOptions } from './logger.js';
 import { createMetrics, instrumentEventStore, registerGauges } from './metrics.js';
 import { createIssuerParts, createVerifierParts, nowSeconds, startFollowing, type IssuerParts, type VerifierParts } from './runtime.js';
@@ -79,6 +81,16 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
     const lifetime = Math.max(config.TESSERA_ACCESS_TOKEN_TTL, config.TESSERA_LEGACY_TOKEN_TTL) + config.TESSERA_CLOCK_SKEW;
     const after = await store.positionBefore(Date.now() - lifetime * 1000);
     const revocations = startFollowing(store, [verifier.state.revocationReader], onLogError, after);
+    // A key published a moment ago may not have reached the follower yet: read its stream.
+    const opened = store;
+    verifier.useKeyRefresh(
+      createKeyRefresh(
+        async () => {
+          for (const { event } of await opened.readStream(streams.signingKeys())) verifier.state.keys.apply(event as SigningKeyEvent);
+        },
+        { cooldownMs: 1_000 },
+      ),
+    );
     closers.push(() => revocations.subscription.close());
     readiness.push(revocations.isCaughtUp);
     pending.push(revocations.whenCaughtUp);
@@ -87,6 +99,9 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
   if (kafkaFedVerifier && verifier) {
     const kafka = await startKafkaRevocations(config, verifier.state.keys, log);
     verifier.useRevocationSource(kafka.consumer);
+    const jwksUrl = config.TESSERA_ISSUER_JWKS_URL;
+    // Key events travel on the topic too; the JWKS covers the moment before they arrive.
+    if (jwksUrl) verifier.useKeyRefresh(createKeyRefresh(() => loadJwks(jwksUrl, verifier.state.keys), { cooldownMs: 5_000 }));
     closers.push(kafka.close);
     readiness.push(kafka.consumer.isReady);
     pending.push(kafka.consumer.ready);

@@ -29,6 +29,8 @@ export interface BearerVerifierDeps {
   /** Epoch seconds. */
   readonly now: () => number;
   readonly clockSkewSeconds?: number;
+  /** Looks for new signing keys when a token names an unknown kid (see key-refresh.ts). */
+  readonly refreshKeys?: () => Promise<void>;
 }
 
 const bearer = /^bearer +([^\s]+) *$/i;
@@ -49,28 +51,37 @@ const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED'
 
 export function createBearerVerifier(deps: BearerVerifierDeps) {
   const verified = new VerifiedTokenCache(deps.keys);
+  function decide(authorization: string | undefined, requirement: AccessRequirement): AccessDecision {
+    const token = authorization === undefined ? undefined : bearer.exec(authorization)?.[1];
+    if (!token) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
+    const nowSeconds = deps.now();
+    const signed = verified.verify(token, nowSeconds);
+    if (!signed.ok) return { status: 401, code: signed.code, detail: details[signed.code] };
+    const checked = checkClaims(signed.claims, {
+      issuer: deps.issuer,
+      audience: audiences[requirement.interface],
+      nowSeconds,
+      clockSkewSeconds: deps.clockSkewSeconds,
+    });
+    if (!checked.ok) return { status: 401, code: checked.code, detail: details[checked.code] };
+    const { claims } = checked;
+    if (claims.fid !== undefined && deps.projection.isRejected(claims.fid, claims.gen ?? 0)) {
+      return { status: 401, code: 'ERR_TOKEN_REVOKED', detail: details.ERR_TOKEN_REVOKED };
+    }
+    if (requirement.permission !== undefined && !claims.scope.split(' ').includes(requirement.permission)) {
+      return { status: 403, code: 'ERR_PERMISSION_DENIED', detail: `the account is not permitted to ${requirement.permission}`, claims };
+    }
+    return { status: 200, claims };
+  }
   return {
-    decide(authorization: string | undefined, requirement: AccessRequirement): AccessDecision {
-      const token = authorization === undefined ? undefined : bearer.exec(authorization)?.[1];
-      if (!token) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
-      const nowSeconds = deps.now();
-      const signed = verified.verify(token, nowSeconds);
-      if (!signed.ok) return { status: 401, code: signed.code, detail: details[signed.code] };
-      const checked = checkClaims(signed.claims, {
-        issuer: deps.issuer,
-        audience: audiences[requirement.interface],
-        nowSeconds,
-        clockSkewSeconds: deps.clockSkewSeconds,
-      });
-      if (!checked.ok) return { status: 401, code: checked.code, detail: details[checked.code] };
-      const { claims } = checked;
-      if (claims.fid !== undefined && deps.projection.isRejected(claims.fid, claims.gen ?? 0)) {
-        return { status: 401, code: 'ERR_TOKEN_REVOKED', detail: details.ERR_TOKEN_REVOKED };
-      }
-      if (requirement.permission !== undefined && !claims.scope.split(' ').includes(requirement.permission)) {
-        return { status: 403, code: 'ERR_PERMISSION_DENIED', detail: `the account is not permitted to ${requirement.permission}`, claims };
-      }
-      return { status: 200, claims };
+    /** From what is in memory now. */
+    decide,
+    /** decide(), but a token signed by an unknown key gets one refresh of the keys first. */
+    async check(authorization: string | undefined, requirement: AccessRequirement): Promise<AccessDecision> {
+      const decision = decide(authorization, requirement);
+      if (decision.status !== 401 || decision.code !== 'ERR_TOKEN_UNKNOWN_KEY' || !deps.refreshKeys) return decision;
+      await deps.refreshKeys();
+      return decide(authorization, requirement);
     },
   };
 }

@@ -30,7 +30,7 @@ export const tesseraAuth = fp<TesseraAuthOptions>(
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const requirement = request.routeOptions.config.tessera;
       if (!requirement) return;
-      const decision = options.verifier.decide(request.headers.authorization, requirement);
+      const decision = await options.verifier.check(request.headers.authorization, requirement);
       if (decision.status === 401) return sendProblem(reply, unauthorized(decision.detail));
       if (decision.status === 403) return sendProblem(reply, forbidden(decision.detail));
       request.tesseraClaims = decision.claims;

@@ -22,7 +22,7 @@ export async function forwardAuthRoute(app: FastifyInstance, options: { verifier
       }),
     },
     handler: async (request, reply) => {
-      const decision = options.verifier.decide(request.headers.authorization, {
+      const decision = await options.verifier.check(request.headers.authorization, {
         interface: request.query.interface === 'v1' ? 'v1' : 'v5',
         permission: request.query.permission || undefined,
       });
