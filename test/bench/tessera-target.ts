@@ -3,7 +3,8 @@ import type autocannon from 'autocannon';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 import { onCleanup } from './children.js';
 import type { LoadTarget } from './load.js';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 /**
  * The real all-in-one server (`tessera start`: issuer + verifier, durable SQLite with group
@@ -20,10 +21,12 @@ export interface TesseraTarget {
 }
 
 export async function startTesseraTarget(): Promise<TesseraTarget> {
-  // Per-request info logs would be piped into the harness, which keeps them in this process's
-  // heap next to autocannon: warn keeps the load generator honest. Override to measure logging.
-  const logLevel = process.env.BENCH_TESSERA_LOG_LEVEL ?? 'warn';
-  const tessera = await startTessera({ TESSERA_LOG_LEVEL: logLevel });
+  // Tessera's default level: every token operation writes its access line, as in production.
+  // The lines go to a file in the data folder, not through a pipe into this process's heap,
+  // so logging costs the server and not the load generator.
+  const logLevel = process.env.BENCH_TESSERA_LOG_LEVEL ?? 'info';
+  const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
+  const tessera = await startTessera({ TESSERA_LOG_LEVEL: logLevel }, { dataDir, logFile: join(dataDir, 'tessera.log') });
   const forget = onCleanup(() => {
     tessera.signal('SIGKILL');
     rmSync(tessera.dataDir, { recursive: true, force: true });

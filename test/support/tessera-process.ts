@@ -1,5 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -68,7 +68,13 @@ export async function freePort(): Promise<number> {
 
 export async function startTessera(
   env: Record<string, string> = {},
-  options: { dataDir?: string; keepData?: boolean; command?: 'start' | 'issuer' | 'verifier' | 'relay' } = {},
+  options: {
+    dataDir?: string;
+    keepData?: boolean;
+    command?: 'start' | 'issuer' | 'verifier' | 'relay';
+    /** Write the server's output to this file instead of this process's heap (benchmarks). */
+    logFile?: string;
+  } = {},
 ): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
   const port = await freePort();
@@ -82,10 +88,16 @@ export async function startTessera(
     ...env,
   };
   delete processEnv.NODE_OPTIONS;
-  const child: ChildProcess = spawn(process.execPath, [cli, options.command ?? 'start'], { env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'a', 0o600);
+  const child: ChildProcess = spawn(process.execPath, [cli, options.command ?? 'start'], {
+    env: processEnv,
+    stdio: logFd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', logFd, logFd],
+  });
+  if (logFd !== undefined) closeSync(logFd);
+  let piped = '';
+  child.stdout?.on('data', (chunk: Buffer) => (piped += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (piped += chunk.toString('utf8')));
+  const logs = () => (options.logFile === undefined ? piped : readFileSync(options.logFile, 'utf8'));
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
 
   const baseUrl = `https://localhost:${port}`;
@@ -115,14 +127,14 @@ export async function startTessera(
 
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`tessera exited during start:\n${output}`);
+    if (child.exitCode !== null) throw new Error(`tessera exited during start:\n${logs()}`);
     try {
       const ready = await send('/readyz');
       if (ready.status === 200) break;
     } catch {
       // Not listening yet, or no certificate yet.
     }
-    if (Date.now() > deadline) throw new Error(`tessera did not become ready:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`tessera did not become ready:\n${logs()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 
@@ -131,7 +143,7 @@ export async function startTessera(
     legacyBaseUrl,
     dataDir,
     env: processEnv,
-    logs: () => output,
+    logs,
     request: send,
     postJson: (path, body, headers = {}) =>
       send(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
