@@ -97,6 +97,31 @@ describe('401 — invalid credentials or token', () => {
   });
 });
 
+describe('401 — forged access tokens on protected routes', () => {
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+  it('an unknown kid, alg none, HS256 and a tampered payload are each 401, and change nothing', async () => {
+    const pair = (await tessera.postJson(v5[0]!, { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).json() as { token: string };
+    const [header, payload, signature] = pair.token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+    const forged = {
+      // The verifier looks at the signing-key stream once before refusing a kid it does not know.
+      'unknown kid': `${b64({ alg: 'ES256', typ: 'at+jwt', kid: 'no-such-key' })}.${payload}.${signature}`,
+      'alg none': `${b64({ alg: 'none', typ: 'at+jwt' })}.${payload}.`,
+      HS256: `${b64({ alg: 'HS256', typ: 'at+jwt', kid: JSON.parse(Buffer.from(header, 'base64url').toString()).kid })}.${payload}.${signature}`,
+      'tampered payload': `${header}.${b64({ ...claims, scope: 'transaction:charge admin' })}.${signature}`,
+    };
+    const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect((await charge(pair.token)).status).toBe(200);
+    for (const [what, token] of Object.entries(forged)) {
+      const problem = await expectRefusedWithoutAppending(401, () => charge(token));
+      expect(problem.type, what).toBe('urn:tessera:problem:invalid-token');
+      const forwardAuth = await tessera.request('/forward-auth?permission=transaction:charge', { headers: { authorization: `Bearer ${token}` } });
+      expect(forwardAuth.status, what).toBe(401);
+    }
+  });
+});
+
 describe('never a 5xx', () => {
   it('answers odd methods, paths and headers with 4xx', async () => {
     const answers = await Promise.all([
