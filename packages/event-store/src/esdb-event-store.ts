@@ -147,6 +147,13 @@ export class EsdbEventStore implements EventStore {
     return before;
   }
 
+  /** A one-event read of $all: the server must answer, which is what every append needs too. */
+  async probe(): Promise<void> {
+    this.assertOpen();
+    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
+    await this.consume(read, 'probe', () => false);
+  }
+
   /** Iterates a read until `keepGoing` says stop, then cancels the gRPC call so it does not linger. */
   private async consume(
     read: StreamingRead<AllStreamResolvedEvent>,

@@ -64,6 +64,12 @@ export interface EventStore {
    * projection that only needs recent history (the revocation projection) skip the rest.
    */
   positionBefore(epochMs: number): Promise<bigint | undefined>;
+  /**
+   * One real round trip that needs what an append needs (SQLite: a durable write outside the
+   * log; EventStoreDB: a read from the server). Rejects with EventStoreUnavailable when the
+   * store cannot take an append now; `guardAvailability` calls it to learn of a recovery.
+   */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
-import type { EventStore, Subscription } from './event-store.js';
+import type { SubscribeOptions, Subscription } from './event-store.js';
 
 /** A read model fed from the global log: the event types it wants and how it folds one in. */
 export interface LogReader {
@@ -11,12 +11,12 @@ export interface LogReader {
  * One subscription per process feeding every read model, so they all advance together and
  * "caught up" means all of them are.
  */
-export function followLog(
-  store: EventStore,
+export function followLog<S extends Subscription>(
+  store: { subscribeToAll(options: SubscribeOptions): S },
   readers: readonly LogReader[],
   onError: (error: unknown) => void,
-  options: { after?: bigint } = {},
-): Subscription {
+  options: { after?: bigint | undefined } = {},
+): S {
   const routes = new Map<TesseraEventType, LogReader[]>();
   for (const reader of readers) {
     for (const type of reader.types) routes.set(type, [...(routes.get(type) ?? []), reader]);

@@ -56,8 +56,11 @@ export class SqliteEventStore implements EventStore {
   /** The batch the writer thread is committing; the next one gathers in `queue` meanwhile. */
   private inFlight: { id: number; batch: PendingAppend[] } | undefined;
   private nextBatchId = 0;
-  private readonly writer: Worker;
+  private readonly file: string;
+  private writer: Worker;
+  /** Set when the writer thread died; the next append or probe starts a new one. */
   private writerFailure: Error | undefined;
+  private readonly probes = new Map<number, { resolve: () => void; reject: (error: unknown) => void }>();
   private drained: (() => void) | undefined;
   private closed = false;
   private readonly wakers = new Set<() => void>();
@@ -76,13 +79,8 @@ export class SqliteEventStore implements EventStore {
     this.now = options.now ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.snapshot = <T>(read: () => T): T => this.db.transaction(read)();
-    // Commits (and their fsync) happen on a thread of their own: while one batch is being made
-    // durable, the event loop keeps taking requests and the next batch gathers.
-    this.writer = new Worker(new URL('./sqlite-writer-worker.js', import.meta.url), { workerData: { file: options.file } });
-    this.writer.unref();
-    this.writer.on('message', (reply: WriterReply) => this.settle(reply));
-    this.writer.on('error', (error) => this.failWriter(error));
-    this.writer.on('exit', (code) => this.failWriter(new Error(`the SQLite writer thread exited (${code})`)));
+    this.file = options.file;
+    this.writer = this.startWriter();
     this.statements = {
       forwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision ASC LIMIT ?`).raw(true),
       backwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?`).raw(true),
@@ -95,9 +93,30 @@ export class SqliteEventStore implements EventStore {
     };
   }
 
+  /**
+   * Commits (and their fsync) happen on a thread of their own: while one batch is being made
+   * durable, the event loop keeps taking requests and the next batch gathers.
+   */
+  private startWriter(): Worker {
+    const writer = new Worker(new URL('./sqlite-writer-worker.js', import.meta.url), { workerData: { file: this.file } });
+    writer.unref();
+    writer.on('message', (reply: WriterReply | ProbeReply) => ('probed' in reply || this.probes.has(reply.id) ? this.settleProbe(reply) : this.settle(reply)));
+    // Only the current thread's end matters: a replaced one may report its exit late.
+    writer.on('error', (error) => writer === this.writer && this.failWriter(error));
+    writer.on('exit', (code) => writer === this.writer && this.failWriter(new Error(`the SQLite writer thread exited (${code})`)));
+    return writer;
+  }
+
+  /** A writer thread that died is replaced on the next append or probe: the store heals without a restart. */
+  private ensureWriter(): void {
+    if (!this.writerFailure || this.closed) return;
+    this.writerFailure = undefined;
+    this.writer = this.startWriter();
+  }
+
   append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new EventStoreUnavailable('event store is closed'));
-    if (this.writerFailure) return Promise.reject(new EventStoreUnavailable('the SQLite writer has stopped', { cause: this.writerFailure }));
+    this.ensureWriter();
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
     for (const { event } of events) {
       const checked = TesseraEvent.safeParse(event);
@@ -135,7 +154,7 @@ export class SqliteEventStore implements EventStore {
     const inFlight = this.inFlight;
     if (!inFlight || inFlight.id !== reply.id) return;
     this.inFlight = undefined;
-    this.writer.unref();
+    if (this.probes.size === 0) this.writer.unref();
     inFlight.batch.forEach((pending, index) => {
       if ('unavailable' in reply) {
         pending.reject(new EventStoreUnavailable(reply.unavailable));
@@ -163,8 +182,31 @@ export class SqliteEventStore implements EventStore {
     const pending = [...(this.inFlight?.batch ?? []), ...this.queue];
     this.inFlight = undefined;
     this.queue = [];
-    for (const append of pending) append.reject(new EventStoreUnavailable('the SQLite writer has stopped', { cause: error }));
+    // Whether the batch in flight reached the disk is unknown: its callers get a 503, never a 200.
+    for (const append of pending) append.reject(new EventStoreUnavailable('the SQLite writer thread stopped', { cause: error }));
+    for (const probe of this.probes.values()) probe.reject(new EventStoreUnavailable('the SQLite writer thread stopped', { cause: error }));
+    this.probes.clear();
     this.drained?.();
+  }
+
+  probe(): Promise<void> {
+    if (this.closed) return Promise.reject(new EventStoreUnavailable('event store is closed'));
+    this.ensureWriter();
+    const id = (this.nextBatchId += 1);
+    return new Promise<void>((resolve, reject) => {
+      this.probes.set(id, { resolve, reject });
+      this.writer.ref();
+      this.writer.postMessage({ id, probe: true });
+    });
+  }
+
+  private settleProbe(reply: WriterReply | ProbeReply): void {
+    const probe = this.probes.get(reply.id);
+    if (!probe) return;
+    this.probes.delete(reply.id);
+    if (!this.inFlight && this.probes.size === 0) this.writer.unref();
+    if ('unavailable' in reply) probe.reject(new EventStoreUnavailable(reply.unavailable));
+    else probe.resolve();
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -245,6 +287,8 @@ export class SqliteEventStore implements EventStore {
       this.flush();
       await drained;
     }
+    for (const probe of this.probes.values()) probe.reject(new EventStoreUnavailable('event store is closed'));
+    this.probes.clear();
     this.writer.removeAllListeners('exit');
     await this.writer.terminate();
     this.db.close();
@@ -300,3 +344,4 @@ type WriterResult =
   | { failed: { code: string; message: string } };
 
 type WriterReply = { id: number; results: WriterResult[] } | { id: number; unavailable: string };
+type ProbeReply = { id: number; probed: true } | { id: number; unavailable: string };

@@ -14,4 +14,6 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_type_position ON events (type, position);
 CREATE INDEX IF NOT EXISTS events_recorded_at ON events (recorded_at);
+-- One row, rewritten by probe(): a durable write outside the log that tells whether the disk takes appends again.
+CREATE TABLE IF NOT EXISTS store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), probed_at INTEGER NOT NULL);
 `;

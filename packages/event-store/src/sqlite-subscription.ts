@@ -1,5 +1,5 @@
 import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
-import type { SubscribeOptions } from './event-store.js';
+import { EventStoreUnavailable, type SubscribeOptions } from './event-store.js';
 
 export interface SqliteSubscriptionDeps {
   readonly options: SubscribeOptions;
@@ -32,7 +32,13 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
 
   const loop = (async () => {
     while (!closed) {
-      const page = readPage(after, options.types);
+      let page: RecordedEvent[];
+      try {
+        page = readPage(after, options.types);
+      } catch (error) {
+        // A read the database refused (busy past its timeout, an I/O error) is the store's outage, not the reader's.
+        throw new EventStoreUnavailable(`reading the SQLite log failed: ${(error as Error).message}`, { cause: error });
+      }
       for (const recorded of page) {
         if (closed) return;
         // Most readers are synchronous: awaiting only real promises saves a microtask per event on rebuilds.

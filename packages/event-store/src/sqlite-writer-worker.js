@@ -5,6 +5,8 @@
 //                          rows: [[eventId, type, payloadJson, metadataJson], ...] }] }
 //   out: { id, results: [{ ok: { revision, position } } | { conflict: { actual } } | { failed: { code, message } }] }
 //      | { id, unavailable: message }  — nothing of the batch was written
+//   in:  { id, probe: true }  — one durable write outside the log (the store_probe row)
+//   out: { id, probed: true } | { id, unavailable: message }
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
@@ -30,7 +32,19 @@ function appendOne({ stream, expected, recordedAt, rows }) {
   return { ok: { revision: String(revision), position: String(position) } };
 }
 
-parentPort.on('message', ({ id, appends }) => {
+const probe = db.prepare('INSERT INTO store_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at');
+
+parentPort.on('message', ({ id, appends, probe: probing }) => {
+  if (probing) {
+    try {
+      db.transaction(() => probe.run(Date.now()))();
+      parentPort.postMessage({ id, probed: true });
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      parentPort.postMessage({ id, unavailable: `probe write failed: ${error.code ?? ''} ${error.message}`.trim() });
+    }
+    return;
+  }
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch (error) {
