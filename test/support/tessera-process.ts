@@ -74,6 +74,8 @@ export async function startTessera(
     command?: 'start' | 'issuer' | 'verifier' | 'relay';
     /** Write the server's output to this file instead of this process's heap (benchmarks). */
     logFile?: string;
+    /** Return once /readyz says ready (default), or once /healthz answers: a process that cannot be ready yet. */
+    until?: 'ready' | 'listening';
   } = {},
 ): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
@@ -129,7 +131,7 @@ export async function startTessera(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`tessera exited during start:\n${logs()}`);
     try {
-      const ready = await send('/readyz');
+      const ready = await send(options.until === 'listening' ? '/healthz' : '/readyz');
       if (ready.status === 200) break;
     } catch {
       // Not listening yet, or no certificate yet.

@@ -56,6 +56,7 @@ export const Problem = z.object({
     .array(z.object({ field: z.string(), message: z.string() }))
     .optional()
     .describe('For 400: each offending field'),
+  causes: z.array(z.string()).optional().describe('For 503 from /readyz: each reason the process is not ready'),
 });
 export type Problem = z.infer<typeof Problem>;
 

@@ -10,6 +10,16 @@ import { problemTypes, sendProblem } from './problem.js';
  */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (unavailableCodes.has(error.code)) {
+      // An outage, not a bug: the client may retry, and nothing was answered 200 without a durable append.
+      request.log.warn({ err: { type: error.name, code: error.code, message: error.message } }, 'request refused during an outage');
+      return sendProblem(reply.header('retry-after', String(retryAfterSeconds)), {
+        type: problemTypes.unavailable,
+        title: 'Service Unavailable',
+        status: 503,
+        detail: unavailableCodes.get(error.code),
+      });
+    }
     const problem = toProblem(error);
     if (problem.status >= 500) request.log.error({ err: { type: error.name, code: error.code, message: error.message } }, 'request failed');
     return sendProblem(reply, problem);
@@ -18,6 +28,17 @@ export function installErrorHandlers(app: FastifyInstance): void {
     sendProblem(reply, { type: problemTypes.notFound, title: 'Not Found', status: 404, detail: `no route ${request.method} ${request.url.split('?')[0]}` }),
   );
 }
+
+/**
+ * Error codes (the ports' typed errors, matched by code so no HTTP package imports an adapter)
+ * that mean "try again shortly", with the detail a client sees. The cause stays in the log.
+ */
+const unavailableCodes = new Map<string, string>([
+  ['ERR_EVENT_STORE_UNAVAILABLE', 'the event store cannot take the change now; try again shortly'],
+  ['ERR_SIGNING_KEY_UNAVAILABLE', 'the issuer has no usable signing key yet; try again shortly'],
+]);
+/** The store is probed with backoff capped at 5 s; a client that waits 2 s usually finds it back. */
+const retryAfterSeconds = 2;
 
 function toProblem(error: FastifyError): Problem {
   if (hasZodFastifySchemaValidationErrors(error)) {

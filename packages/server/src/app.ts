@@ -3,7 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { installErrorHandlers } from '@tessera/http';
+import { installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
 import { v1AuthenticateRoutes, v5TokenRoutes, type TokenService } from '@tessera/issuer';
 import { exampleRoutes, forwardAuthRoute, type VerifierState } from '@tessera/verifier';
 import { tesseraAuth, type BearerVerifier } from '@tessera/verification';
@@ -11,6 +11,7 @@ import { logEachRequestOnce } from './access-log.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { loggerOptions } from './logger.js';
 import { countOutcomes, type Metrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
 
 export interface AppParts {
   readonly tls?: { cert: string; key: string };
@@ -20,7 +21,7 @@ export interface AppParts {
   readonly issuer?: { tokens: TokenService; jwks: () => unknown; v1: boolean; v5: boolean };
   /** Serves the verifier's routes when present. */
   readonly verifier?: { state: VerifierState; bearer: BearerVerifier; v1: boolean; v5: boolean };
-  readonly ready: () => boolean;
+  readonly readiness: Readiness;
   readonly metrics: Metrics;
 }
 
@@ -60,24 +61,31 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   logEachRequestOnce(app);
   countOutcomes(app, parts.metrics);
   const alwaysAnswered = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
+  const { readiness } = parts;
+  // Until the first time it is ready the process answers nothing but health: its read models
+  // would answer from a partial log. After that an outage is answered where it bites (a token
+  // operation that cannot append gets its 503) while verification goes on from memory.
   app.addHook('onRequest', async (request, reply) => {
-    if (parts.ready() || alwaysAnswered.has(request.routeOptions.url ?? '')) return;
-    return reply.code(503).header('retry-after', '1').header('content-type', 'application/problem+json').send({
-      type: 'urn:tessera:problem:unavailable',
+    if (readiness.hasStarted() || readiness.isReady() || alwaysAnswered.has(request.routeOptions.url ?? '')) return;
+    return sendProblem(reply.header('retry-after', '1'), {
+      type: problemTypes.unavailable,
       title: 'Service Unavailable',
       status: 503,
-      detail: 'projections are still catching up',
+      detail: `not ready: ${readiness.causes().join('; ')}`,
     });
   });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) =>
-    parts.ready() ? { status: 'ready' } : reply.code(503).header('content-type', 'application/problem+json').send({
-      type: 'urn:tessera:problem:unavailable',
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const causes = readiness.causes();
+    if (causes.length === 0) return { status: 'ready' };
+    return sendProblem(reply.header('retry-after', '1'), {
+      type: problemTypes.unavailable,
       title: 'Service Unavailable',
       status: 503,
-      detail: 'projections are still catching up',
-    }),
-  );
+      detail: `not ready: ${causes.join('; ')}`,
+      causes,
+    });
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const { issuer, verifier } = parts;

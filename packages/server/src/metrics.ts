@@ -48,6 +48,7 @@ export function instrumentEventStore(store: EventStore, metrics: Metrics): Event
     subscribeToAll: (options) => store.subscribeToAll(options),
     headPosition: () => store.headPosition(),
     positionBefore: (epochMs) => store.positionBefore(epochMs),
+    probe: () => store.probe(),
     close: () => store.close(),
   };
 }
@@ -60,7 +61,13 @@ export function registerGauges(metrics: Metrics, gauges: Record<string, { help: 
       help,
       registers: [metrics.registry],
       async collect() {
-        this.set(await read());
+        // A source that cannot answer now (the store is down) leaves the gauge as it was: /metrics
+        // must keep answering during the very outage it is there to show.
+        try {
+          this.set(await read());
+        } catch {
+          return;
+        }
       },
     });
   }

@@ -1,7 +1,7 @@
 import { accountEventTypes, signingKeyEventTypes, type AccountEvent, type SigningKeyEvent } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
 import { CredentialDirectory } from '@tessera/domain';
-import { followLog, type EventStore, type LogReader, type Subscription } from '@tessera/event-store';
+import { followLog, type EventStore, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
 import { SigningKeyring, createTokenService, type TokenService } from '@tessera/issuer';
 import { KeyFolder, PublicKeySet, createSecretHasher } from '@tessera/tokens';
 import { createBearerVerifier, type BearerVerifier, type RevocationCheck } from '@tessera/verification';
@@ -97,12 +97,26 @@ export function createVerifierParts(config: TesseraConfig): VerifierParts {
   };
 }
 
-/** Follows the log into every read model; ready once caught up. */
-export function startFollowing(store: EventStore, readers: LogReader[], onError: (error: unknown) => void, after?: bigint) {
-  let caughtUp = false;
-  const subscription: Subscription = followLog(store, readers, onError, { after });
-  const whenCaughtUp = subscription.caughtUp.then(() => {
-    caughtUp = true;
+/**
+ * Follows the log into every read model; ready once caught up. Where to start may itself need
+ * the store (the revocation window), so it is asked for only when the follower starts.
+ */
+export function startFollowing(store: GuardedEventStore, readers: LogReader[], onError: (error: unknown) => void, startAfter?: () => Promise<bigint | undefined>) {
+  let subscription: ResilientSubscription | undefined;
+  let closed = false;
+  const whenCaughtUp = (startAfter ? startAfter() : Promise.resolve(undefined)).then(async (after) => {
+    if (closed) return;
+    subscription = followLog(store, readers, onError, { after });
+    await subscription.caughtUp;
   });
-  return { subscription, whenCaughtUp, isCaughtUp: () => caughtUp };
+  return {
+    whenCaughtUp,
+    /** Open and caught up since the last (re)connection. */
+    live: () => subscription?.live() ?? false,
+    lastPosition: () => subscription?.lastPosition(),
+    close: async () => {
+      closed = true;
+      await subscription?.close();
+    },
+  };
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import type { TesseraConfig } from '@tessera/config';
 import { streams, type SigningKeyEvent } from '@tessera/contracts';
-import type { EventStore } from '@tessera/event-store';
+import { EventStoreUnavailable, guardAvailability, type GuardedEventStore } from '@tessera/event-store';
 import { createKeyRefresh } from '@tessera/verification';
 import { buildApp } from './app.js';
 import { openEventStore } from './event-store-factory.js';
@@ -10,6 +10,8 @@ import { loadJwks, startKafkaRevocations, startRelay } from './kafka-wiring.js';
 import { loggerOptions } from './logger.js';
 import { createMetrics, instrumentEventStore, registerGauges } from './metrics.js';
 import { createIssuerParts, createVerifierParts, nowSeconds, startFollowing, type IssuerParts, type VerifierParts } from './runtime.js';
+import { listenOrExplain } from './listen.js';
+import { createReadiness } from './readiness.js';
 import { loadTlsMaterial } from './tls.js';
 
 export interface RunningServer {
@@ -35,17 +37,29 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
   const log = pino({ ...(loggerOptions(config.TESSERA_LOG_LEVEL) as object), name: `tessera-${role}` }, options.logStream ?? process.stdout);
   const metrics = createMetrics();
   const closers: (() => Promise<void>)[] = [];
-  const readiness: (() => boolean)[] = [];
+  const readiness = createReadiness();
   const pending: Promise<unknown>[] = [];
+  let closing: Promise<void> | undefined;
 
   // A Kafka-fed verifier reads no log at all: that is what lets it run in another region.
   const kafkaFedVerifier = role === 'verifier' && config.TESSERA_VERIFIER_SOURCE === 'kafka';
-  let store: EventStore | undefined;
+  let store: GuardedEventStore | undefined;
   if (!kafkaFedVerifier) {
-    store = instrumentEventStore(await openEventStore(config), metrics);
+    // A store that goes away is an outage (503, /readyz names it, reconnect with backoff), not a crash.
+    store = guardAvailability(instrumentEventStore(openEventStore(config), metrics), {
+      onChange: (availability) =>
+        availability.available
+          ? log.info('event store available again')
+          : log.error({ cause: availability.cause }, 'event store unavailable; token operations answer 503 until it is back'),
+    });
     const opened = store;
+    readiness.add('event store', () => {
+      const availability = opened.availability();
+      return availability.available ? undefined : `event store unavailable: ${availability.cause}`;
+    });
     registerGauges(metrics, {
       tessera_event_store_head_position: { help: 'Global position of the newest event in the log', read: async () => Number((await opened.headPosition()) ?? 0n) },
+      tessera_event_store_available: { help: '1 while the event store takes appends, 0 during an outage', read: () => (opened.availability().available ? 1 : 0) },
     });
   }
 
@@ -58,31 +72,33 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
         })
       : undefined;
 
+  // Only a read model that throws on an event gets here (dropped connections are retried by the
+  // guard): that is a bug no retry fixes, so the process stops for its supervisor to see.
   const onLogError = (error: unknown) => {
-    log.fatal({ err: error }, 'the event log subscription failed; exiting so a supervisor restarts this process');
-    process.exitCode = 1;
-    void closeAll();
+    log.fatal({ err: error }, 'a read model failed to apply an event; exiting so a supervisor restarts this process');
+    void closeAll().finally(() => process.exit(1));
   };
   if (store && (issuer || verifier)) {
     const readers = [...(issuer?.readers ?? []), ...(verifier?.state.readers ?? [])];
     const following = startFollowing(store, readers, onLogError);
-    closers.push(() => following.subscription.close());
-    readiness.push(following.isCaughtUp);
+    closers.push(() => following.close());
+    readiness.add('read models', () => (following.live() ? undefined : 'read models are catching up with the event log'));
     pending.push(following.whenCaughtUp);
     registerGauges(metrics, {
       tessera_projection_last_applied_position: {
         help: 'Global position of the last event of a followed type this process applied (events of other types are not counted, so compare with care)',
-        read: () => Number(following.subscription.lastPosition() ?? 0n),
+        read: () => Number(following.lastPosition() ?? 0n),
       },
     });
   }
   if (store && verifier && !kafkaFedVerifier) {
+    const opened = store;
     // Older rotations and revocations can no longer reject an unexpired token: skip them.
     const lifetime = Math.max(config.TESSERA_ACCESS_TOKEN_TTL, config.TESSERA_LEGACY_TOKEN_TTL) + config.TESSERA_CLOCK_SKEW;
-    const after = await store.positionBefore(Date.now() - lifetime * 1000);
-    const revocations = startFollowing(store, [verifier.state.revocationReader], onLogError, after);
+    const revocations = startFollowing(store, [verifier.state.revocationReader], onLogError, () =>
+      untilAvailable(opened, () => opened.positionBefore(Date.now() - lifetime * 1000)),
+    );
     // A key published a moment ago may not have reached the follower yet: read its stream.
-    const opened = store;
     verifier.useKeyRefresh(
       createKeyRefresh(
         async () => {
@@ -91,8 +107,8 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
         { cooldownMs: 1_000 },
       ),
     );
-    closers.push(() => revocations.subscription.close());
-    readiness.push(revocations.isCaughtUp);
+    closers.push(() => revocations.close());
+    readiness.add('revocations', () => (revocations.live() ? undefined : 'the revocation projection is catching up with the event log'));
     pending.push(revocations.whenCaughtUp);
   }
 
@@ -103,17 +119,17 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
     // Key events travel on the topic too; the JWKS covers the moment before they arrive.
     if (jwksUrl) verifier.useKeyRefresh(createKeyRefresh(() => loadJwks(jwksUrl, verifier.state.keys), { cooldownMs: 5_000 }));
     closers.push(kafka.close);
-    readiness.push(kafka.consumer.isReady);
+    readiness.add('kafka', () => (kafka.consumer.isReady() ? undefined : 'the revocation consumer is catching up with Kafka'));
     pending.push(kafka.consumer.ready);
   }
 
   if (issuer && store) {
     let keysReady = false;
     const opened = store;
-    readiness.push(() => keysReady);
+    readiness.add('signing key', () => (keysReady ? undefined : 'the issuer has no signing key yet'));
     pending.push(
       Promise.all(pending).then(async () => {
-        const published = await issuer.keyring.ensureKey(opened, nowSeconds());
+        const published = await untilAvailable(opened, () => issuer.keyring.ensureKey(opened, nowSeconds()));
         // This process's key sets learn a new key at once rather than on the next log poll.
         if (published) issuer.keys.apply(published);
         keysReady = true;
@@ -136,18 +152,19 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
     throw new Error('the relay needs TESSERA_KAFKA_BROKERS');
   }
 
-  const isReady = () => readiness.every((ready) => ready());
+  const isReady = readiness.isReady;
   registerGauges(metrics, {
-    tessera_ready: { help: '1 once every projection has caught up with its source', read: () => (isReady() ? 1 : 0) },
+    tessera_ready: { help: '1 while /readyz answers 200: store available, projections caught up, signing key and listeners in place', read: () => (isReady() ? 1 : 0) },
     ...(verifier ? { tessera_revocation_projection_entries: { help: 'Families the revocation projection currently holds', read: () => verifier.entries() } } : {}),
   });
 
   const tls = await loadTlsMaterial(config);
-  if (tls.selfSigned || (store && config.TESSERA_EVENT_STORE === undefined)) {
-    log.warn(
-      { dataDir: config.TESSERA_DATA_DIR },
-      'development-only defaults in use: self-signed TLS certificate, signing keys and embedded SQLite event store in the data folder',
-    );
+  const developmentDefaults = [
+    ...(tls.selfSigned ? ['a self-signed TLS certificate'] : []),
+    ...(store && config.TESSERA_EVENT_STORE === undefined ? ['signing keys and the embedded SQLite event store in the data folder'] : []),
+  ];
+  if (developmentDefaults.length > 0) {
+    log.warn({ dataDir: config.TESSERA_DATA_DIR }, `development-only defaults in use: ${developmentDefaults.join(', ')}`);
   }
   const legacyApart = config.TESSERA_LEGACY_PORT !== undefined && role !== 'relay';
   const appFor = (v5: boolean, v1: boolean) =>
@@ -155,31 +172,43 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
       tls,
       logLevel: config.TESSERA_LOG_LEVEL,
       logStream: options.logStream,
-      ready: isReady,
+      readiness,
       metrics,
       issuer: issuer && { tokens: issuer.tokens, jwks: () => issuer.keys.jwks(nowSeconds()), v5, v1 },
       verifier: verifier && { state: verifier.state, bearer: verifier.bearer, v5, v1 },
     });
   const apps: FastifyInstance[] = [await appFor(true, !legacyApart)];
   if (legacyApart) apps.push(await appFor(false, true));
-  const ports = legacyApart ? [config.TESSERA_PORT, config.TESSERA_LEGACY_PORT!] : [config.TESSERA_PORT];
+  const listeners = legacyApart
+    ? [
+        { variable: 'TESSERA_PORT', port: config.TESSERA_PORT },
+        { variable: 'TESSERA_LEGACY_PORT', port: config.TESSERA_LEGACY_PORT! },
+      ]
+    : [{ variable: 'TESSERA_PORT', port: config.TESSERA_PORT }];
+  // Not ready until every listener is up: a process that has half its ports must never look healthy.
+  let listening = false;
+  readiness.add('listeners', () => (listening ? undefined : 'not every listener is open yet'));
   const urls: string[] = [];
-  for (const [index, app] of apps.entries()) {
-    const address = await app.listen({ host: config.TESSERA_HOST, port: ports[index]! });
-    urls.push(address.replace('://127.0.0.1', '://localhost').replace('://[::1]', '://localhost'));
+  try {
+    for (const [index, app] of apps.entries()) {
+      const address = await listenOrExplain(app, { host: config.TESSERA_HOST, ...listeners[index]! });
+      urls.push(address.replace('://127.0.0.1', '://localhost').replace('://[::1]', '://localhost'));
+    }
+  } catch (error) {
+    await closeAll();
+    throw error;
   }
+  listening = true;
   log.info({ urls, role }, 'tessera listening');
   const whenReady = Promise.all(pending).then(() => undefined);
   whenReady.then(
     () => log.info({ role }, 'ready: projections caught up'),
     (error: unknown) => {
       log.fatal({ err: error }, 'could not become ready');
-      process.exitCode = 1;
-      void closeAll();
+      void closeAll().finally(() => process.exit(1));
     },
   );
 
-  let closing: Promise<void> | undefined;
   async function closeAll(): Promise<void> {
     closing ??= (async () => {
       // Stop accepting, let in-flight requests finish (their appends are awaited), then release the sources.
@@ -191,6 +220,21 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
     return closing;
   }
   return { urls, whenReady, close: closeAll };
+}
+
+/**
+ * Runs a start-up step that needs the store, waiting out an outage instead of failing the start:
+ * the process listens and says why it is not ready meanwhile. Other errors still fail the start.
+ */
+async function untilAvailable<T>(store: GuardedEventStore, step: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await step();
+    } catch (error) {
+      if (!(error instanceof EventStoreUnavailable)) throw error;
+      await store.whenAvailable();
+    }
+  }
 }
 
 async function settle(step: () => Promise<void>): Promise<void> {
