@@ -52,13 +52,18 @@ main(process.argv.slice(2)).then(
     if (code !== -1) process.exitCode = code;
   },
   (error: unknown) => {
+    // One line naming the cause, then exit at once: a process that failed to start must not linger
+    // with half its parts open (a supervisor would see it alive and serving nothing).
     if (error instanceof ConfigError || error instanceof CliError) {
       process.stderr.write(`tessera: ${error.message}\n`);
-      process.exitCode = 2;
-      return;
+      process.exit(2);
+    }
+    if (error instanceof Error && error.name === 'StartFailure') {
+      process.stderr.write(`tessera: cannot start: ${error.message}\n`);
+      process.exit(1);
     }
     // Unexpected: name it without dumping internals that could carry secrets.
     process.stderr.write(`tessera: ${(error as Error).name ?? 'Error'}: ${(error as Error).message ?? String(error)}\n`);
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

@@ -36,6 +36,10 @@ export const ConfigSchema = z
     message: 'TESSERA_VERIFIER_SOURCE=kafka needs TESSERA_KAFKA_BROKERS',
     path: ['TESSERA_VERIFIER_SOURCE'],
   })
+  .refine((c) => c.TESSERA_LEGACY_PORT === undefined || c.TESSERA_LEGACY_PORT === 0 || c.TESSERA_LEGACY_PORT !== c.TESSERA_PORT, {
+    message: 'must differ from TESSERA_PORT (leave it unset to serve v1 on the same listener)',
+    path: ['TESSERA_LEGACY_PORT'],
+  })
   .refine((c) => (c.TESSERA_TLS_CERT === undefined) === (c.TESSERA_TLS_KEY === undefined), {
     message: 'TESSERA_TLS_CERT and TESSERA_TLS_KEY go together: set both or neither',
     path: ['TESSERA_TLS_CERT'],
@@ -55,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TesseraConfig 
   const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key.startsWith('TESSERA_') && value !== ''));
   const parsed = ConfigSchema.safeParse(present);
   if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || 'config'}: ${issue.message}`);
-  throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  // One line, so a supervisor's log shows the whole cause in the line it keeps.
+  const causes = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration: ${causes.join('; ')}`);
 }

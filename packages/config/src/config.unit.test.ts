@@ -33,6 +33,11 @@ describe('config', () => {
     expect(loadConfig({ TESSERA_TLS_CERT: 'c', TESSERA_TLS_KEY: 'k' }).TESSERA_TLS_KEY).toBe('k');
   });
 
+  it('refuses TESSERA_LEGACY_PORT equal to TESSERA_PORT, in one line naming the variable', () => {
+    expect(() => loadConfig({ TESSERA_PORT: '9000', TESSERA_LEGACY_PORT: '9000' })).toThrow(/^invalid configuration: TESSERA_LEGACY_PORT: must differ from TESSERA_PORT[^\n]*$/);
+    expect(loadConfig({ TESSERA_PORT: '9000', TESSERA_LEGACY_PORT: '9001' }).TESSERA_LEGACY_PORT).toBe(9001);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ TESSERA_PORT: '' }).TESSERA_PORT).toBe(8443);
   });

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+
+/** A start that cannot happen: the message is the one line an operator reads. */
+export class StartFailure extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StartFailure';
+  }
+}
+
+const reasons: Record<string, string> = {
+  EADDRINUSE: 'the port is already in use',
+  EACCES: 'permission denied (a port below 1024 needs privileges)',
+  EADDRNOTAVAIL: 'the address is not on this host',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved now',
+  EAI_FAIL: 'the host name does not resolve',
+};
+
+/** Listens, or fails with a StartFailure naming the variable, the address and the reason. */
+export async function listenOrExplain(app: FastifyInstance, target: { host: string; port: number; variable: string }): Promise<string> {
+  try {
+    return await app.listen({ host: target.host, port: target.port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    const reason = reasons[code] ?? (error as Error).message;
+    throw new StartFailure(`cannot listen on ${target.host}:${target.port} (${target.variable}, TESSERA_HOST): ${reason}${code ? ` [${code}]` : ''}`, {
+      cause: error,
+    });
+  }
+}
