@@ -4,22 +4,23 @@ import type { TesseraConfig } from '@tessera/config';
 import { evolveAccount, initialAccountState, type AccountState } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
 import { openEventStore } from '@tessera/server';
-import { KeyFolder, createSecretHasher, type SecretHasher } from '@tessera/tokens';
+import { createSecretHasher, openKeyFolders, type KeyFolder, type SecretHasher } from '@tessera/tokens';
 import { CliError } from './cli-error.js';
 
 /** What an admin command works with: the same store and key folder the server uses. */
 export interface AdminContext {
   readonly store: EventStore;
   readonly hasher: SecretHasher;
+  /** Signing keys: TESSERA_KEYS_DIR, or `keys/` in the data folder. */
   readonly folder: KeyFolder;
   readonly now: number;
 }
 
 export async function withAdminContext<T>(config: TesseraConfig, run: (context: AdminContext) => Promise<T>): Promise<T> {
   const store = await openEventStore(config);
-  const folder = new KeyFolder(config.TESSERA_DATA_DIR);
   try {
-    return await run({ store, folder, hasher: createSecretHasher(folder.hashingKey()), now: Math.floor(Date.now() / 1000) });
+    const { signing, hashingKey } = openKeyFolders(config.TESSERA_DATA_DIR, config.TESSERA_KEYS_DIR);
+    return await run({ store, folder: signing, hasher: createSecretHasher(hashingKey), now: Math.floor(Date.now() / 1000) });
   } finally {
     await store.close();
   }

@@ -3,7 +3,7 @@ import type { TesseraConfig } from '@tessera/config';
 import { CredentialDirectory } from '@tessera/domain';
 import { followLog, type EventStore, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
 import { SigningKeyring, createTokenService, type TokenService } from '@tessera/issuer';
-import { KeyFolder, PublicKeySet, createSecretHasher } from '@tessera/tokens';
+import { PublicKeySet, createSecretHasher, openKeyFolders } from '@tessera/tokens';
 import { createBearerVerifier, type BearerVerifier, type RevocationCheck } from '@tessera/verification';
 import { createVerifierState, type VerifierState } from '@tessera/verifier';
 
@@ -28,10 +28,10 @@ export function createIssuerParts(
   store: EventStore,
   hooks: { onFamilyEvent?: VerifierState['applyFamilyEvent']; shared?: { directory: CredentialDirectory; keys: PublicKeySet } } = {},
 ): IssuerParts {
-  const folder = new KeyFolder(config.TESSERA_DATA_DIR);
-  const hasher = createSecretHasher(folder.hashingKey());
+  const { signing, hashingKey } = openKeyFolders(config.TESSERA_DATA_DIR, config.TESSERA_KEYS_DIR);
+  const hasher = createSecretHasher(hashingKey);
   const directory = hooks.shared?.directory ?? new CredentialDirectory();
-  const keyring = new SigningKeyring(folder);
+  const keyring = new SigningKeyring(signing);
   const keys = hooks.shared?.keys ?? new PublicKeySet();
   const tokens = createTokenService({
     store,

@@ -1,12 +1,8 @@
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
-import { mkdtempSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AccessTokenClaims } from '@tessera/contracts';
 import { signAccessToken, verifyAccessToken } from './access-token.js';
-import { KeyFolder } from './key-folder.js';
 import { PublicKeySet } from './key-set.js';
 import { familyOfRefreshToken, newRefreshToken } from './refresh-token.js';
 import { createSecretHasher } from './secret-hasher.js';
@@ -135,18 +131,6 @@ describe('refresh tokens and secrets', () => {
     expect(a.hash('secret')).toBe(a.hash('secret'));
     expect(a.hash('secret')).not.toBe(b.hash('secret'));
     expect(a.hash('secret')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-  });
-
-  it('keeps keys in 0600 files and the first writer wins', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tessera-keys-'));
-    const first = new KeyFolder(dir).hashingKey();
-    expect(new KeyFolder(dir).hashingKey().equals(first)).toBe(true);
-    expect(statSync(join(dir, 'keys', 'secret-hashing.key')).mode & 0o777).toBe(0o600);
-    expect(statSync(join(dir, 'keys')).mode & 0o777).toBe(0o700);
-    const generated = await generateSigningKey();
-    new KeyFolder(dir).savePrivateKey(generated.kid, generated.privateJwk);
-    expect(statSync(join(dir, 'keys', `${generated.kid}.jwk.json`)).mode & 0o777).toBe(0o600);
-    expect(new KeyFolder(dir).loadPrivateKey(generated.kid)).toEqual(generated.privateJwk);
   });
 });
 
