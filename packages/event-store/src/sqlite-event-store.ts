@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -70,9 +70,20 @@ export class SqliteEventStore implements EventStore {
   private readonly statements;
 
   constructor(options: SqliteEventStoreOptions) {
-    mkdirSync(dirname(options.file), { recursive: true });
+    // The log is every account's history: only the service's user may read it. The file is 0600
+    // before SQLite opens it, so the -wal and -shm SQLite makes take its mode; files an older
+    // release left with the umask's mode are tightened. A folder we make is 0700; one the
+    // operator named (sqlite:<file>) is theirs and left alone.
+    const ownerOnly = (path: string) => {
+      if (existsSync(path) && (statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600);
+    };
+    mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
+    closeSync(openSync(options.file, 'a', 0o600));
+    ownerOnly(options.file);
     this.db = new Database(options.file);
     this.db.pragma('journal_mode = WAL');
+    ownerOnly(`${options.file}-wal`);
+    ownerOnly(`${options.file}-shm`);
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(schema);

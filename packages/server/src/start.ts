@@ -5,6 +5,7 @@ import { streams, type SigningKeyEvent } from '@tessera/contracts';
 import { EventStoreUnavailable, guardAvailability, type GuardedEventStore } from '@tessera/event-store';
 import { createKeyRefresh } from '@tessera/verification';
 import { buildApp } from './app.js';
+import { ownerOnlyDataFolder } from './data-folder.js';
 import { openEventStore } from './event-store-factory.js';
 import { loadJwks, startKafkaRevocations, startRelay } from './kafka-wiring.js';
 import { loggerOptions } from './logger.js';
@@ -40,6 +41,7 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
   const readiness = createReadiness();
   const pending: Promise<unknown>[] = [];
   let closing: Promise<void> | undefined;
+  ownerOnlyDataFolder(config.TESSERA_DATA_DIR);
 
   // A Kafka-fed verifier reads no log at all: that is what lets it run in another region.
   const kafkaFedVerifier = role === 'verifier' && config.TESSERA_VERIFIER_SOURCE === 'kafka';
