@@ -126,15 +126,21 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
   }
 
   if (issuer && store) {
-    let keysReady = false;
     const opened = store;
-    readiness.add('signing key', () => (keysReady ? undefined : 'the issuer has no signing key yet'));
+    // Ready only while the keyring can sign: a key retired from another host makes the issuer
+    // unready until keepKey has published its replacement.
+    readiness.add('signing key', () => (issuer.keyring.ready ? undefined : 'the issuer has no usable signing key'));
     pending.push(
       Promise.all(pending).then(async () => {
         const published = await untilAvailable(opened, () => issuer.keyring.ensureKey(opened, nowSeconds()));
         // This process's key sets learn a new key at once rather than on the next log poll.
         if (published) issuer.keys.apply(published);
-        keysReady = true;
+        const stopKeeping = issuer.keyring.keepKey(opened, {
+          now: nowSeconds,
+          onPublished: (event) => issuer.keys.apply(event),
+          onError: (error) => log.error({ err: error }, 'could not publish a new signing key; retrying'),
+        });
+        closers.push(async () => stopKeeping());
       }),
     );
   }

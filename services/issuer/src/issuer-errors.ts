@@ -16,3 +16,16 @@ export class IssuerRefusal extends Error {
     this.name = 'IssuerRefusal';
   }
 }
+
+/**
+ * The issuer has no key it can sign with: its key was retired elsewhere and the replacement is
+ * not published yet, or the store would not take it. Not the client's fault and not a bug: the
+ * HTTP layer answers 503 with Retry-After.
+ */
+export class SigningKeyUnavailable extends Error {
+  readonly code = 'ERR_SIGNING_KEY_UNAVAILABLE';
+  constructor(message = 'no signing key: the issuer is not ready') {
+    super(message);
+    this.name = 'SigningKeyUnavailable';
+  }
+}

@@ -2,6 +2,21 @@ import type { SigningKeyEvent } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { streams } from '@tessera/contracts';
 import { generateSigningKey, signingKeyFromJwk, type KeyFolder, type SigningKey } from '@tessera/tokens';
+import { SigningKeyUnavailable } from './issuer-errors.js';
+
+/** All the keyring needs of a store: publishing a key is one append. */
+export type KeyPublisher = Pick<EventStore, 'append'>;
+
+export interface KeepKeyOptions {
+  /** Epoch seconds. */
+  readonly now: () => number;
+  /** A key this keyring published: the process's other key sets learn it at once, not on the next poll. */
+  readonly onPublished?: (event: SigningKeyEvent) => void;
+  /** A publication that failed; it is retried. */
+  readonly onError?: (error: unknown) => void;
+  /** Backoff between failed attempts: doubles from the first delay up to the cap. */
+  readonly retryMs?: { readonly first: number; readonly max: number };
+}
 
 /**
  * Which private key this issuer signs with: the newest published, unretired key whose
@@ -12,6 +27,8 @@ export class SigningKeyring {
   private readonly published: string[] = [];
   private readonly retired = new Set<string>();
   private signingKey: SigningKey | undefined;
+  /** Set while keepKey runs: called whenever the keyring is left with no key to sign with. */
+  private onKeyLost: (() => void) | undefined;
 
   constructor(private readonly folder: KeyFolder) {}
 
@@ -19,15 +36,16 @@ export class SigningKeyring {
     if (event.type === 'SigningKeyRetired') {
       this.retired.add(event.kid);
       if (this.signingKey?.kid === event.kid) this.signingKey = undefined;
-      this.pickNewest();
-      return;
+    } else if (!this.published.includes(event.kid)) {
+      // ensureKey applies its own event before the log delivers it again.
+      this.published.push(event.kid);
     }
-    this.published.push(event.kid);
     this.pickNewest();
+    if (!this.signingKey) this.onKeyLost?.();
   }
 
   current(): SigningKey {
-    if (!this.signingKey) throw new Error('no signing key: the issuer is not ready');
+    if (!this.signingKey) throw new SigningKeyUnavailable();
     return this.signingKey;
   }
 
@@ -36,12 +54,56 @@ export class SigningKeyring {
   }
 
   /** Publishes a key when this issuer has none it can sign with (first start, or a new host). */
-  async ensureKey(store: EventStore, nowSeconds: number): Promise<SigningKeyEvent | undefined> {
+  async ensureKey(store: KeyPublisher, nowSeconds: number): Promise<SigningKeyEvent | undefined> {
     if (this.signingKey) return undefined;
     const event = await createSigningKey(this.folder, nowSeconds);
     await store.append(streams.signingKeys(), [{ event, metadata: { actor: 'issuer' } }], { expectedRevision: 'any' });
     this.apply(event);
     return event;
+  }
+
+  /**
+   * From now on (call it once the log has been replayed), whenever this issuer is left without
+   * a key it can sign with — `keys rotate --kid` retired its key from another host — publish a
+   * new one, as at first start. A failed attempt is retried with capped backoff; meanwhile the
+   * issuer is not ready. Returns the function that stops it.
+   */
+  keepKey(store: KeyPublisher, options: KeepKeyOptions): () => void {
+    const { first, max } = options.retryMs ?? { first: 250, max: 10_000 };
+    let delay = first;
+    let stopped = false;
+    let attempting = false;
+    let retry: NodeJS.Timeout | undefined;
+    const attempt = () => {
+      if (stopped || attempting || retry || this.signingKey) return;
+      attempting = true;
+      this.ensureKey(store, options.now()).then(
+        (event) => {
+          attempting = false;
+          delay = first;
+          if (event) options.onPublished?.(event);
+          // Retired again while the append was in flight: go round once more.
+          attempt();
+        },
+        (error: unknown) => {
+          attempting = false;
+          options.onError?.(error);
+          retry = setTimeout(() => {
+            retry = undefined;
+            attempt();
+          }, delay);
+          retry.unref();
+          delay = Math.min(delay * 2, max);
+        },
+      );
+    };
+    this.onKeyLost = attempt;
+    attempt();
+    return () => {
+      stopped = true;
+      clearTimeout(retry);
+      this.onKeyLost = undefined;
+    };
   }
 
   private pickNewest(): void {

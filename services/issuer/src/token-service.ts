@@ -27,6 +27,7 @@ import {
   newRefreshToken,
   signAccessToken,
   type SecretHasher,
+  type SigningKey,
 } from '@tessera/tokens';
 import { IssuerRefusal } from './issuer-errors.js';
 import type { SigningKeyring } from './signing-keyring.js';
@@ -82,6 +83,15 @@ export function createTokenService(deps: TokenServiceDeps) {
     return { familyId, state: evolveFamily(initialFamilyState(), last.event as FamilyEvent), revision: last.revision };
   }
 
+  /**
+   * Taken before the append, not after: with no key the request fails (503) having changed
+   * nothing, rather than consuming a refresh token whose successor could not be signed. A key
+   * retired during the append still verifies: retired keys stay in the JWKS until their tokens expire.
+   */
+  function signingKeyBeforeAppend(): SigningKey {
+    return keyring.current();
+  }
+
   function decide(command: FamilyCommand, state: FamilyState): FamilyEvent {
     try {
       const [event] = decideFamily(command, state);
@@ -105,7 +115,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     deps.onFamilyEvent?.(event);
   }
 
-  function signFamilyToken(event: TokenIssued | TokenRotated): string {
+  function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey): string {
     const claims: AccessTokenClaims = {
       iss: deps.issuer,
       sub: event.accountId,
@@ -118,7 +128,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       fid: event.familyId,
       gen: event.generation,
     };
-    return signAccessToken(claims, keyring.current());
+    return signAccessToken(claims, key);
   }
 
   return {
@@ -142,8 +152,9 @@ export function createTokenService(deps: TokenServiceDeps) {
         },
         initialFamilyState(),
       ) as TokenIssued;
+      const key = signingKeyBeforeAppend();
       await appendFamilyEvent(event, 'no_stream', metadata);
-      return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event), refreshToken, expiresAt: event.accessExpiresAt };
+      return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key), refreshToken, expiresAt: event.accessExpiresAt };
     },
 
     /** Spec 4.2: the expected revision makes two refreshes of one token race to exactly one winner. */
@@ -166,8 +177,9 @@ export function createTokenService(deps: TokenServiceDeps) {
         },
         state,
       ) as TokenRotated;
+      const key = signingKeyBeforeAppend();
       await appendFamilyEvent(event, revision, metadata);
-      return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event), refreshToken: nextRefreshToken, expiresAt: event.accessExpiresAt };
+      return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key), refreshToken: nextRefreshToken, expiresAt: event.accessExpiresAt };
     },
 
     /** Spec 4.3. */
@@ -195,6 +207,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         issuedAt: now,
         expiresAt: now + deps.lifetimes.legacyTokenSeconds,
       };
+      const key = signingKeyBeforeAppend();
       await store.append(streams.legacyTokens(account.accountId), [{ event, metadata: { ...metadata, accountId: account.accountId } }], {
         expectedRevision: 'any',
       });
@@ -208,7 +221,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         jti: event.jti,
         scope: account.permissions.join(' '),
       };
-      return { authenticationToken: signAccessToken(claims, keyring.current()), expiresInSeconds: event.expiresAt - event.issuedAt };
+      return { authenticationToken: signAccessToken(claims, key), expiresInSeconds: event.expiresAt - event.issuedAt };
     },
   };
 }
