@@ -15,7 +15,7 @@ const usage = `usage: tessera <command>
   accounts set-permissions --account ID [--permission P]... [--json]
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--json]
-  keys rotate [--json]
+  keys rotate [--kid KID]... [--json]
   audit [--account ID] [--family ID] [--type T]... [--since ISO] [--until ISO] [--limit N] [--json]
 `;
 
