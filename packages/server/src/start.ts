@@ -137,7 +137,10 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
         if (published) issuer.keys.apply(published);
         const stopKeeping = issuer.keyring.keepKey(opened, {
           now: nowSeconds,
-          onPublished: (event) => issuer.keys.apply(event),
+          onPublished: (event) => {
+            issuer.keys.apply(event);
+            log.info({ kid: event.kid }, 'published a new signing key: the one this issuer signed with was retired');
+          },
           onError: (error) => log.error({ err: error }, 'could not publish a new signing key; retrying'),
         });
         closers.push(async () => stopKeeping());
