@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { PrivateJwk } from './signing-key.js';
 
@@ -67,7 +67,7 @@ export function openKeyFolders(dataDir: string, keysDir?: string): { signing: Ke
 
 function ownerOnlyFolder(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
+  if ((statSync(dir).mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
 }
 
 /**
