@@ -116,4 +116,12 @@ describe('per-issuer signing keys on one store', () => {
     // A retired key keeps verifying the tokens it signed until they expire.
     expect(await verifies(issuerB, oldToken)).toBe(true);
   });
+
+  it('keys rotate --kid with a key that is not active is a usage error (exit 2) and publishes nothing', async () => {
+    const jwksBefore = (await issuerA.request('/.well-known/jwks.json')).json();
+    const refused = await issuerA.tessera(['keys', 'rotate', '--kid', 'no-such-kid']).catch((error: { code: number; stderr: string }) => error);
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/no active signing key no-such-kid/) });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await issuerA.request('/.well-known/jwks.json')).json()).toEqual(jwksBefore);
+  });
 });
