@@ -22,7 +22,6 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     const problem = toProblem(error);
     if (problem.status >= 500) request.log.error({ err: { type: error.name, code: error.code, message: error.message } }, 'request failed');
-    if (problem.status === 503) reply.header('retry-after', '1');
     return sendProblem(reply, problem);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -52,9 +51,6 @@ function toProblem(error: FastifyError): Problem {
     };
   }
   switch (error.code) {
-    // The issuer has no signing key for a moment (its key was retired elsewhere): retry shortly.
-    case 'ERR_SIGNING_KEY_UNAVAILABLE':
-      return { type: problemTypes.unavailable, title: 'Service Unavailable', status: 503, detail: 'no signing key yet; retry shortly' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { type: problemTypes.unsupportedMediaType, title: 'Unsupported Media Type', status: 415, detail: 'unsupported content type for this route' };
