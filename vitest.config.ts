@@ -1,6 +1,13 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+// Tests import the workspace packages' TypeScript sources (the `tessera-source` export condition),
+// so a change is tested without a build; processes the tests spawn run the compiled dist/.
+const conditions = ['tessera-source', ...defaultServerConditions];
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     // Two cores: e2e suites start real servers, so files run with limited parallelism.
     maxWorkers: 2,

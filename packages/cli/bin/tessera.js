@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// Tessera ships TypeScript sources; tsx compiles them on load (docs/decisions/0001).
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/main.ts');
+// Compiled JavaScript, run by node itself: `npm ci` (the root `prepare`) or `npm run build` makes dist/.
+await import('../dist/main.js');

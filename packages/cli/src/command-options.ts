@@ -2,6 +2,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CliError } from './cli-error.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+/** Named, so the compiled declarations can say what a command gets back. */
+export type ParsedCommandOptions<T extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: T; strict: true; allowPositionals: false }>>;
 
 /**
  * parseArgs, with two fixes for an admin CLI:
@@ -12,7 +14,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
  * - parseArgs throws TypeError for a mistyped flag; that is the caller's mistake, so it becomes
  *   a CliError (one line, exit code 2), not an "unexpected error".
  */
-export function parseCommandOptions<T extends Options>(args: string[], options: T) {
+export function parseCommandOptions<T extends Options>(args: string[], options: T): ParsedCommandOptions<T> {
   const joined: string[] = [];
   for (let index = 0; index < args.length; index += 1) {
     const argument = args[index]!;
