@@ -91,10 +91,20 @@ export const TokenIssued = z.object({
   generation: z.literal(0),
 });
 
+/**
+ * Until when an event makes tokens invalid (docs/decisions/0006): the last `exp` among the
+ * access tokens it rejects, which a TTL lowered between generations or a lagging issuer clock
+ * can put after the newest token's. Optional and still `v: 1` so that readers older than the
+ * field accept the event (they ignore it); read it through `rejectsUntilOf`.
+ */
+const rejectsUntil = epochSeconds.optional();
+
 export const TokenRotated = z.object({
   type: z.literal('TokenRotated'),
   v: z.literal(1),
   ...familyGeneration,
+  /** The last expiry among generations 0 … generation − 1, which this rotation makes invalid. */
+  rejectsUntil,
 });
 
 export const TokenRevoked = z.object({
@@ -105,8 +115,10 @@ export const TokenRevoked = z.object({
   /** The generation that was current when revoked; every generation ≤ it is dead. */
   generation: z.number().int().nonnegative(),
   revokedAt: epochSeconds,
-  /** The latest access token of the family expires at this time; the revocation matters until then. */
+  /** The current generation's access token expires at this time. */
   accessExpiresAt: epochSeconds,
+  /** The last expiry among every generation of the family, all of which this revocation makes invalid. */
+  rejectsUntil,
 });
 
 export const LegacyTokenIssued = z.object({
@@ -191,6 +203,15 @@ export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] 
 export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired'] as const satisfies readonly SigningKeyEvent['type'][];
 /** What a verifier needs: rotations and revocations, plus keys. The relay publishes these. */
 export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...signingKeyEventTypes] as const;
+
+/**
+ * Until when a rotation or revocation can reject an unexpired access token. An event written
+ * before `rejectsUntil` existed implies what its writers assumed: no earlier generation
+ * outlives `accessExpiresAt` (true while the TTL never went down and issuer clocks agreed).
+ */
+export function rejectsUntilOf(event: TokenRotated | TokenRevoked): number {
+  return event.rejectsUntil ?? event.accessExpiresAt;
+}
 
 /** Metadata on every event, for the audit trail. */
 export const EventMetadata = z.object({

@@ -1,4 +1,4 @@
-import type { FamilyEvent, TokenIssued, TokenRevoked, TokenRotated } from '@tessera/contracts';
+import { rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
 import { sameKeyedHash } from './constant-time.js';
 import { DomainError, assertNever } from './errors.js';
 
@@ -17,6 +17,11 @@ export type FamilyState =
       readonly generation: number;
       readonly refreshTokenHash: string;
       readonly accessExpiresAt: number;
+      /**
+       * The last expiry among the access tokens of every generation so far. Not always the
+       * current one's: the TTL can go down between generations, and issuers' clocks differ.
+       */
+      readonly lastAccessExpiresAt: number;
       readonly refreshExpiresAt: number;
     }
   | {
@@ -25,6 +30,7 @@ export type FamilyState =
       readonly accountId: string;
       readonly generation: number;
       readonly accessExpiresAt: number;
+      readonly lastAccessExpiresAt: number;
     };
 
 export const initialFamilyState = (): FamilyState => ({ status: 'none' });
@@ -63,6 +69,10 @@ export type FamilyCommand =
       readonly now: number;
     };
 
+/**
+ * Family events are fat, so a state is built from the last event alone (`_state` unused): each
+ * event carries what the next decision needs, `rejectsUntil` included.
+ */
 export function evolveFamily(_state: FamilyState, event: FamilyEvent): FamilyState {
   switch (event.type) {
     case 'TokenIssued':
@@ -76,6 +86,7 @@ export function evolveFamily(_state: FamilyState, event: FamilyEvent): FamilySta
         generation: event.generation,
         refreshTokenHash: event.refreshTokenHash,
         accessExpiresAt: event.accessExpiresAt,
+        lastAccessExpiresAt: event.type === 'TokenIssued' ? event.accessExpiresAt : Math.max(event.accessExpiresAt, rejectsUntilOf(event)),
         refreshExpiresAt: event.refreshExpiresAt,
       };
     case 'TokenRevoked':
@@ -85,6 +96,7 @@ export function evolveFamily(_state: FamilyState, event: FamilyEvent): FamilySta
         accountId: event.accountId,
         generation: event.generation,
         accessExpiresAt: event.accessExpiresAt,
+        lastAccessExpiresAt: rejectsUntilOf(event),
       };
     default:
       return assertNever(event);
@@ -158,6 +170,8 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
     issuedAt: command.now,
     accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
     refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,
+    // Every earlier generation is now invalid; the last of their tokens expires at this time.
+    rejectsUntil: current.lastAccessExpiresAt,
   };
 }
 
@@ -171,5 +185,6 @@ function revoke(command: Extract<FamilyCommand, { type: 'RevokeToken' }>, state:
     generation: current.generation,
     revokedAt: command.now,
     accessExpiresAt: current.accessExpiresAt,
+    rejectsUntil: current.lastAccessExpiresAt,
   };
 }

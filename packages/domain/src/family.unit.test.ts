@@ -19,14 +19,14 @@ const issue: FamilyCommand = {
   now: t0,
   lifetimes,
 };
-const rotate = (presented: string, now: number, next = hash('b')): FamilyCommand => ({
+const rotate = (presented: string, now: number, next = hash('b'), accessTokenSeconds = lifetimes.accessTokenSeconds): FamilyCommand => ({
   type: 'RotateToken',
   presentedRefreshTokenHash: presented,
   newRefreshTokenHash: next,
   jti: `jti-${next[0]}`,
   scope: ['transaction:charge'],
   now,
-  lifetimes,
+  lifetimes: { ...lifetimes, accessTokenSeconds },
 });
 const revoke = (presented: string, now: number): FamilyCommand => ({ type: 'RevokeToken', presentedRefreshTokenHash: presented, now });
 
@@ -150,5 +150,59 @@ describe('family edge cases', () => {
 
   it('refuses to issue into an existing family', () => {
     given(issued).when(issue).thenThrows('ERR_FAMILY_EXISTS');
+  });
+});
+
+/** Issue 9, point 6: a rotated-away or revoked token must never become valid again. */
+describe('rejectsUntil: how long a rotation or revocation must be remembered', () => {
+  /** Runs the commands in order, each against the state the events so far give. */
+  function run(commands: FamilyCommand[]): FamilyEvent[] {
+    const history: FamilyEvent[] = [];
+    for (const command of commands) history.push(...decideFamily(command, history.reduce(evolveFamily, initialFamilyState())));
+    return history;
+  }
+
+  it('a rotation rejects the earlier generations until the last of their tokens expires, not until the new one does', () => {
+    const [, rotation] = run([issue, rotate(hash('a'), t0 + 10)]);
+    expect(rotation).toMatchObject({ type: 'TokenRotated', generation: 1, accessExpiresAt: t0 + 10 + 3600, rejectsUntil: t0 + 3600 });
+  });
+
+  it('with the TTL lowered between generations, every later rotation and the revocation still cover the first long-lived token', () => {
+    const events = run([issue, rotate(hash('a'), t0 + 10, hash('b'), 5), rotate(hash('b'), t0 + 12, hash('c'), 5), revoke(hash('c'), t0 + 14)]);
+    expect(events.slice(1).map((e) => e.type !== 'TokenIssued' && [e.accessExpiresAt, e.rejectsUntil])).toEqual([
+      [t0 + 15, t0 + 3600],
+      [t0 + 17, t0 + 3600],
+      [t0 + 17, t0 + 3600],
+    ]);
+  });
+
+  it('with an issuer whose clock lags, the rotation still covers the earlier token, which expires after the new one', () => {
+    const lagging = t0 - 100;
+    const events = run([issue, rotate(hash('a'), lagging), revoke(hash('b'), lagging + 1)]);
+    expect(events[1]).toMatchObject({ type: 'TokenRotated', accessExpiresAt: lagging + 3600, rejectsUntil: t0 + 3600 });
+    expect(events[2]).toMatchObject({ type: 'TokenRevoked', accessExpiresAt: lagging + 3600, rejectsUntil: t0 + 3600 });
+  });
+
+  it('a revocation right after issue rejects generation 0 until its own expiry', () => {
+    const [, revocation] = run([issue, revoke(hash('a'), t0 + 10)]);
+    expect(revocation).toMatchObject({ type: 'TokenRevoked', generation: 0, rejectsUntil: t0 + 3600 });
+  });
+
+  it('an event written before rejectsUntil existed implies it equals accessExpiresAt', () => {
+    const [, rotation] = run([issue, rotate(hash('a'), t0 + 10)]);
+    if (rotation?.type !== 'TokenRotated') throw new Error('expected a rotation');
+    const older = { ...rotation };
+    delete older.rejectsUntil;
+    const next = decideFamily(revoke(hash('b'), t0 + 20), evolveFamily(initialFamilyState(), older));
+    expect(next[0]).toMatchObject({ type: 'TokenRevoked', rejectsUntil: t0 + 10 + 3600 });
+  });
+
+  it('the state loaded from the last event alone, as the issuer loads it, remembers the first long-lived expiry', () => {
+    const events = run([issue, rotate(hash('a'), t0 + 10, hash('b'), 5), rotate(hash('b'), t0 + 12, hash('c'), 5)]);
+    expect(evolveFamily(initialFamilyState(), events[events.length - 1]!)).toMatchObject({
+      status: 'active',
+      accessExpiresAt: t0 + 17,
+      lastAccessExpiresAt: t0 + 3600,
+    });
   });
 });
