@@ -1,28 +1,38 @@
-import type { TokenRevoked, TokenRotated } from '@tessera/contracts';
+import { rejectsUntilOf, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
 
 /**
- * family id → lowest valid generation (or revoked). An access token lives at most its TTL,
- * so an entry is forgotten once every token it could reject has expired (plus clock skew):
- * memory follows the revocation rate, not history.
+ * family id → lowest valid generation (or revoked). An entry is forgotten once every token it
+ * rejects has expired: at the event's own `rejectsUntil` plus clock skew, whatever lifetime this
+ * process is configured with. Memory follows the revocation rate, not history.
  *
- * Each entry is one number: forgetAt (epoch seconds) × 2^22 + lowest valid generation,
- * with 2^22 − 1 meaning revoked. That stays exact below 2^53 and keeps an entry to a Map
- * slot, a short key string and a heap number. Applying is a max(): duplicates and
- * out-of-order delivery (Kafka partitions, replays) change nothing.
+ * An entry is a small object with two numbers and a flag, so no date (epoch seconds up to
+ * JavaScript's last date) and no generation (up to 2^53) can overflow into the other. It replaces
+ * a single packed number, forgetAt × 2^22 + generation, that lost generations once forgetAt
+ * passed 2^31 (January 2038). Applying is a max() of each part: duplicates and out-of-order
+ * delivery (Kafka partitions, replays) change nothing.
  */
-const generationSpan = 2 ** 22;
-const revokedMarker = generationSpan - 1;
+class Entry {
+  constructor(
+    /** Epoch seconds; once it has passed, the entry can reject no unexpired token. */
+    public forgetAt: number,
+    /** Generations below it are rejected. */
+    public lowestValid: number,
+    public revoked: boolean,
+  ) {}
+}
 
 export interface RevocationProjectionOptions {
-  /** Seconds an entry is kept past the expiry of the newest token it covers. */
+  /** Seconds an entry is kept past the last expiry of the tokens it rejects. */
   readonly clockSkewSeconds?: number;
 }
 
 export type RevocationEvent = TokenRotated | TokenRevoked;
 
 export class RevocationProjection {
-  private readonly entries = new Map<string, number>();
+  private readonly entries = new Map<string, Entry>();
   private readonly clockSkewSeconds: number;
+  /** The latest time given to forgetExpired(): time only moves on, so nothing that expires by then is worth storing. */
+  private forgottenUpTo = Number.NEGATIVE_INFINITY;
 
   constructor(options: RevocationProjectionOptions = {}) {
     this.clockSkewSeconds = options.clockSkewSeconds ?? 60;
@@ -33,31 +43,44 @@ export class RevocationProjection {
   }
 
   apply(event: RevocationEvent): void {
-    const previous = this.entries.get(event.familyId);
-    const previousForgetAt = previous === undefined ? 0 : Math.floor(previous / generationSpan);
-    const previousLow = previous === undefined ? 0 : previous % generationSpan;
-    const forgetAt = Math.max(previousForgetAt, event.accessExpiresAt + this.clockSkewSeconds);
-    let low: number;
-    if (event.type === 'TokenRevoked' || previousLow === revokedMarker) low = revokedMarker;
-    else low = Math.max(previousLow, Math.min(event.generation, revokedMarker - 1));
-    // Re-insert so Map order follows the latest change: forgetExpired() then scans from the front.
-    if (previous !== undefined) this.entries.delete(event.familyId);
-    this.entries.set(event.familyId, forgetAt * generationSpan + low);
+    const forgetAt = rejectsUntilOf(event) + this.clockSkewSeconds;
+    // Every token this event rejects has expired already: a rebuild over a long window stores only live entries.
+    if (forgetAt <= this.forgottenUpTo) return;
+    const revoked = event.type === 'TokenRevoked';
+    const lowestValid = revoked ? 0 : event.generation;
+    const entry = this.entries.get(event.familyId);
+    if (entry === undefined) {
+      this.entries.set(event.familyId, new Entry(forgetAt, lowestValid, revoked));
+      return;
+    }
+    entry.lowestValid = Math.max(entry.lowestValid, lowestValid);
+    entry.revoked ||= revoked;
+    if (forgetAt > entry.forgetAt) {
+      entry.forgetAt = forgetAt;
+      // Move it to the back: Map order follows when entries were last extended, which is what forgetExpired() scans.
+      this.entries.delete(event.familyId);
+      this.entries.set(event.familyId, entry);
+    }
   }
 
   /** True when a token of this family and generation has been rotated away or revoked. */
   isRejected(familyId: string, generation: number): boolean {
     const entry = this.entries.get(familyId);
     if (entry === undefined) return false;
-    const low = entry % generationSpan;
-    return low === revokedMarker || generation < low;
+    return entry.revoked || generation < entry.lowestValid;
   }
 
-  /** Drops entries that can no longer reject an unexpired token. Returns how many went. */
+  /**
+   * Drops entries that can no longer reject an unexpired token; returns how many went. It scans
+   * from the front and stops at the first entry still needed, so its cost follows what it drops.
+   * An entry extended after one that lives longer (a TTL lowered since) waits behind it: kept
+   * longer than needed, which rejects only tokens that have expired anyway.
+   */
   forgetExpired(nowSeconds: number): number {
+    this.forgottenUpTo = Math.max(this.forgottenUpTo, nowSeconds);
     let forgotten = 0;
     for (const [familyId, entry] of this.entries) {
-      if (Math.floor(entry / generationSpan) > nowSeconds) break;
+      if (entry.forgetAt > nowSeconds) break;
       this.entries.delete(familyId);
       forgotten += 1;
     }

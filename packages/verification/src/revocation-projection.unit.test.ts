@@ -3,6 +3,7 @@ import type { TokenRevoked, TokenRotated } from '@tessera/contracts';
 import { RevocationProjection } from './revocation-projection.js';
 
 const hash = 'A'.repeat(43);
+/** Without `rejectsUntil`, as events written before it existed: it reads as accessExpiresAt. */
 const rotated = (familyId: string, generation: number, issuedAt = 1_000): TokenRotated => ({
   type: 'TokenRotated',
   v: 1,
@@ -84,5 +85,82 @@ describe('RevocationProjection', () => {
     projection.forgetExpired(1_500 + 3600);
     expect(projection.isRejected('f', 1)).toBe(true);
     expect(projection.size).toBe(1);
+  });
+
+  it('keeps a rotation until the last expiry of the generations it rejects, even when the new one expires sooner', () => {
+    const projection = new RevocationProjection({ clockSkewSeconds: 60 });
+    // The TTL went from 3600 down to 5 s at the rotation: generation 0 outlives generation 1.
+    projection.apply({ ...rotated('f', 1, 1_000), accessExpiresAt: 1_005, rejectsUntil: 4_000 });
+    projection.forgetExpired(1_005 + 60);
+    expect(projection.isRejected('f', 0)).toBe(true);
+    projection.forgetExpired(4_000 + 59);
+    expect(projection.isRejected('f', 0)).toBe(true);
+    projection.forgetExpired(4_000 + 60);
+    expect(projection.isRejected('f', 0)).toBe(false);
+  });
+
+  it('keeps a revocation until its rejectsUntil, past the expiry of the current generation', () => {
+    const projection = new RevocationProjection({ clockSkewSeconds: 0 });
+    projection.apply({ ...revoked('f', 3, 1_000), accessExpiresAt: 1_005, rejectsUntil: 4_000 });
+    expect(projection.forgetExpired(3_999)).toBe(0);
+    expect(projection.isRejected('f', 0)).toBe(true);
+    expect(projection.forgetExpired(4_000)).toBe(1);
+  });
+
+  it('forgets a rotation once the generations it rejects have expired, even while the new one lives on', () => {
+    const projection = new RevocationProjection({ clockSkewSeconds: 0 });
+    projection.apply({ ...rotated('f', 1, 1_000), rejectsUntil: 1_500 });
+    expect(projection.forgetExpired(1_500)).toBe(1);
+  });
+
+  it('never forgets an entry early, whatever order entries with different lifetimes arrived in', () => {
+    const projection = new RevocationProjection({ clockSkewSeconds: 0 });
+    projection.apply({ ...rotated('long', 1), rejectsUntil: 5_000 });
+    projection.apply({ ...rotated('short', 1), rejectsUntil: 2_000 });
+    projection.apply({ ...rotated('long', 2), rejectsUntil: 4_000 });
+    projection.forgetExpired(1_999);
+    expect(projection.isRejected('short', 0)).toBe(true);
+    projection.forgetExpired(4_999);
+    expect(projection.isRejected('long', 1)).toBe(true);
+    expect(projection.forgetExpired(5_000)).toBeGreaterThan(0);
+    expect(projection.size).toBe(0);
+  });
+
+  it('does not store an event whose tokens have all expired by the last forgetExpired() time', () => {
+    const projection = new RevocationProjection({ clockSkewSeconds: 60 });
+    projection.forgetExpired(10_000);
+    projection.apply({ ...revoked('dead', 0), rejectsUntil: 10_000 - 60 });
+    projection.apply({ ...revoked('live', 0), rejectsUntil: 10_000 - 59 });
+    expect(projection.isRejected('dead', 0)).toBe(false);
+    expect(projection.isRejected('live', 0)).toBe(true);
+    expect(projection.size).toBe(1);
+  });
+
+  describe('dates past January 2038 and far in the future', () => {
+    const in2038 = 2 ** 31 + 1_000;
+    const lastDate = 8.64e12; // epoch seconds of JavaScript's last representable date (year 275760)
+    for (const [when, at] of [
+      ['after 2^31 (2038)', in2038],
+      ['after 2^32 (2106)', 2 ** 32 + 7],
+      ['at JavaScript\'s last date', lastDate - 3600 - 60],
+    ] as const) {
+      it(`keeps every generation exact ${when}`, () => {
+        const projection = new RevocationProjection({ clockSkewSeconds: 60 });
+        for (const [familyId, generation] of [
+          ['small', 5],
+          ['past-2^22', 2 ** 22 + 5],
+          ['past-2^31', 2 ** 31 + 5],
+          ['largest', Number.MAX_SAFE_INTEGER - 1],
+        ] as const) {
+          projection.apply({ ...rotated(familyId, generation, at), rejectsUntil: at + 3600 });
+          expect(projection.isRejected(familyId, generation - 1), `${familyId}: ${generation - 1}`).toBe(true);
+          expect(projection.isRejected(familyId, generation), `${familyId}: ${generation}`).toBe(false);
+        }
+        projection.apply({ ...revoked('gone', 2 ** 40, at), rejectsUntil: at + 3600 });
+        expect(projection.isRejected('gone', 2 ** 40 + 1)).toBe(true);
+        expect(projection.forgetExpired(at + 3600 + 59)).toBe(0);
+        expect(projection.forgetExpired(at + 3600 + 60)).toBe(5);
+      });
+    }
   });
 });
