@@ -8,7 +8,11 @@ export interface RevocationConsumerOptions {
   readonly feed: RevocationFeed;
   /** Default: a group of its own, since every instance needs every revocation. */
   readonly groupId?: string;
-  /** The longest access-token lifetime: how far back a joining consumer rebuilds. Default 3600. */
+  /**
+   * @deprecated Ignored. A consumer rebuilds from every event the topic retains and keeps those
+   * whose own `rejectsUntil` has not passed (docs/decisions/0006): a window taken from a
+   * configured lifetime missed revocations of tokens issued under a longer one.
+   */
   readonly accessTokenTtlSeconds?: number;
   readonly clockSkewSeconds?: number;
   /** Verifiers elsewhere learn signing keys from the feed; called once per key event. */
@@ -30,7 +34,7 @@ export interface RevocationConsumerStats {
 }
 
 export interface RevocationConsumer {
-  /** Resolves once the revocations of the last token lifetime are in the projection. */
+  /** Resolves once every retained revocation that can still reject a token is in the projection. */
   readonly ready: Promise<void>;
   isReady(): boolean;
   /** True when a token of this family and generation has been rotated away or revoked. */
@@ -40,15 +44,18 @@ export interface RevocationConsumer {
 }
 
 /**
- * A downstream verifier's view of revocations, fed from the RevocationFeed. On start it rebuilds
- * the last token lifetime (plus skew) by seeking the feed to that time, then follows it live.
+ * A downstream verifier's view of revocations, fed from the RevocationFeed. On start it reads
+ * the feed from the oldest retained event, then follows it live. How far back a revocation
+ * still matters is written on each event (`rejectsUntil`), not known in advance, so the
+ * topic's retention is the window; events that can no longer reject anything are not stored.
  */
 export async function startRevocationConsumer(options: RevocationConsumerOptions): Promise<RevocationConsumer> {
   const clockSkewSeconds = options.clockSkewSeconds ?? 60;
-  const ttlSeconds = options.accessTokenTtlSeconds ?? 3600;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? consoleLogger;
   const projection = new RevocationProjection({ clockSkewSeconds });
+  // Set the projection's clock before the rebuild, so it skips what has expired.
+  projection.forgetExpired(Math.floor(now() / 1000));
   const deduper = createPositionDeduper();
   let applied = 0;
   let duplicatesIgnored = 0;
@@ -92,7 +99,8 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
 
   const consumer: FeedConsumer = await options.feed.consume({
     groupId: options.groupId ?? `tessera-revocations-${randomUUID()}`,
-    since: now() - (ttlSeconds + clockSkewSeconds) * 1000,
+    // 0: every retained event, whatever a reused group consumed before (the projection lives in memory).
+    since: 0,
     onEvent,
     onError: (error) => {
       failed += 1;

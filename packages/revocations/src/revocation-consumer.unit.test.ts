@@ -27,7 +27,7 @@ describe('revocation consumer (in-process feed)', () => {
     await feed.close();
   });
 
-  it('rebuilds only the last token lifetime plus skew, and hands key events on', async () => {
+  it('leaves out revocations whose tokens have all expired, and hands key events on', async () => {
     const feed = createInProcessFeed();
     const record = createRecorder();
     const now = Date.now();
@@ -42,6 +42,42 @@ describe('revocation consumer (in-process feed)', () => {
     expect(consumer.isRejected('fam-old', 0)).toBe(false);
     expect(keys.map((k) => k.kid)).toEqual(['kid-1']);
     await consumer.close();
+    await feed.close();
+  });
+
+  it('rebuilds a revocation older than any configured lifetime while the tokens it rejects are unexpired', async () => {
+    const feed = createInProcessFeed();
+    const record = createRecorder();
+    const now = 1_900_000_000_000;
+    const threeHoursAgo = now - 3 * 3600_000;
+    // Issued under a 4-hour lifetime, revoked three hours ago: still rejecting for an hour.
+    const stillMatters = { ...tokenRevoked('fam-long-lived', 0, seconds(threeHoursAgo)), rejectsUntil: seconds(now) + 3600 };
+    // A TTL lowered to 5 s at the rotation: the rejected generation 0 outlives the new one.
+    const rotatedAway = { ...tokenRotated('fam-rotated', 1, seconds(threeHoursAgo)), accessExpiresAt: seconds(threeHoursAgo) + 5, rejectsUntil: seconds(now) + 60 };
+    const expired = { ...tokenRevoked('fam-expired', 0, seconds(threeHoursAgo)), rejectsUntil: seconds(now) - 61 };
+    await feed.publish([record(stillMatters, threeHoursAgo), record(rotatedAway, threeHoursAgo), record(expired, threeHoursAgo)]);
+    const consumer = await startRevocationConsumer({ feed, now: () => now, accessTokenTtlSeconds: 5, clockSkewSeconds: 60 });
+    await consumer.ready;
+    expect(consumer.isRejected('fam-long-lived', 0)).toBe(true);
+    expect(consumer.isRejected('fam-rotated', 0)).toBe(true);
+    expect(consumer.isRejected('fam-expired', 0)).toBe(false);
+    expect(consumer.stats()).toMatchObject({ applied: 3, entries: 2 });
+    await consumer.close();
+    await feed.close();
+  });
+
+  it('rebuilds from the start of the feed even for a group that consumed it before', async () => {
+    const feed = createInProcessFeed();
+    const record = createRecorder();
+    const now = Date.now();
+    await feed.publish([record(tokenRevoked('fam-seen', 0, seconds(now)), now)]);
+    const first = await startRevocationConsumer({ feed, groupId: 'verifier-1', now: () => now });
+    await first.ready;
+    await first.close();
+    const restarted = await startRevocationConsumer({ feed, groupId: 'verifier-1', now: () => now });
+    await restarted.ready;
+    expect(restarted.isRejected('fam-seen', 0)).toBe(true);
+    await restarted.close();
     await feed.close();
   });
 });

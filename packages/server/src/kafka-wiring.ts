@@ -36,7 +36,6 @@ export async function startKafkaRevocations(
   const consumer = await startRevocationConsumer({
     feed,
     logger: log,
-    accessTokenTtlSeconds: Math.max(config.TESSERA_ACCESS_TOKEN_TTL, config.TESSERA_LEGACY_TOKEN_TTL),
     clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
     onSigningKeyEvent: (event) => keys.apply(event),
   });
