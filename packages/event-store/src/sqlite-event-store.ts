@@ -100,7 +100,8 @@ export class SqliteEventStore implements EventStore {
       ofType: this.db
         .prepare<[string, number, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE type = ? AND position > ? ORDER BY position ASC LIMIT ?`)
         .raw(true),
-      firstAt: this.db.prepare<[number], { position: number }>('SELECT position FROM events WHERE recorded_at >= ? ORDER BY recorded_at ASC, position ASC LIMIT 1'),
+      // MIN(position), not the first row by recorded_at: the two orders differ when processes sharing the file record out of order.
+      firstAt: this.db.prepare<[number], { position: number | null }>('SELECT MIN(position) AS position FROM events WHERE recorded_at >= ?'),
     };
   }
 
@@ -282,9 +283,10 @@ export class SqliteEventStore implements EventStore {
     return position === null || position === undefined ? undefined : BigInt(position);
   }
 
+  /** One before the smallest position recorded at or after the time, so reading after it misses none of them. */
   async positionBefore(epochMs: number): Promise<bigint | undefined> {
     const first = this.statements.firstAt.get(epochMs)?.position;
-    if (first === undefined) return this.headPosition();
+    if (first === null || first === undefined) return this.headPosition();
     return first > 1 ? BigInt(first - 1) : undefined;
   }
 
