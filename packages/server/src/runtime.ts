@@ -70,6 +70,8 @@ export interface VerifierParts {
 
 export function createVerifierParts(config: TesseraConfig): VerifierParts {
   const state = createVerifierState({ clockSkewSeconds: config.TESSERA_CLOCK_SKEW });
+  // Before the rebuild: rotations and revocations whose tokens have all expired are then not stored.
+  state.projection.forgetExpired(nowSeconds());
   let source: RevocationCheck & { stats?: () => { entries: number } } = state.projection;
   let refreshKeys: (() => Promise<void>) | undefined;
   const bearer = createBearerVerifier({

@@ -10,6 +10,7 @@ import { openEventStore } from './event-store-factory.js';
 import { loadJwks, startKafkaRevocations, startRelay } from './kafka-wiring.js';
 import { loggerOptions } from './logger.js';
 import { createMetrics, instrumentEventStore, registerGauges } from './metrics.js';
+import { revocationRebuildAfter } from './revocation-window.js';
 import { createIssuerParts, createVerifierParts, nowSeconds, startFollowing, type IssuerParts, type VerifierParts } from './runtime.js';
 import { listenOrExplain } from './listen.js';
 import { createReadiness } from './readiness.js';
@@ -95,10 +96,9 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
   }
   if (store && verifier && !kafkaFedVerifier) {
     const opened = store;
-    // Older rotations and revocations can no longer reject an unexpired token: skip them.
-    const lifetime = Math.max(config.TESSERA_ACCESS_TOKEN_TTL, config.TESSERA_LEGACY_TOKEN_TTL) + config.TESSERA_CLOCK_SKEW;
+    // Rotations and revocations before the keys still usable cannot reject a token (decision 0007): skip them.
     const revocations = startFollowing(store, [verifier.state.revocationReader], onLogError, () =>
-      untilAvailable(opened, () => opened.positionBefore(Date.now() - lifetime * 1000)),
+      untilAvailable(opened, () => revocationRebuildAfter(opened, nowSeconds())),
     );
     // A key published a moment ago may not have reached the follower yet: read its stream.
     verifier.useKeyRefresh(
