@@ -6,7 +6,7 @@ import { startTessera, type Credentials, type TesseraProcess } from '../support/
  * Issue 9, point 6, as a user found it: revoke pair Q and refresh pair P, then restart the
  * all-in-one on the same data folder with a 5-second access-token lifetime. The old access
  * tokens still carry their own one-hour exp, so the restarted verifier must still reject them,
- * whatever its own configuration says (docs/decisions/0006-revocations-never-come-back.md).
+ * whatever its own configuration says (docs/decisions/0008-revocations-never-come-back.md).
  *
  * The restart also lowers the legacy lifetime and the skew and comes more than 5 s after the
  * revocation: the window used to be max(access TTL, legacy TTL) + skew back from now, and with

@@ -7,7 +7,7 @@ const port = z.coerce.number().int().min(0).max(65535);
 export const ConfigSchema = z
   .object({
     TESSERA_DATA_DIR: z.string().min(1).default('./data'),
-    /** Private signing keys (default `keys/` in the data folder). The secret-hashing key stays in the data folder (docs/decisions/0006). */
+    /** Private signing keys (default `keys/` in the data folder). The secret-hashing key stays in the data folder (docs/decisions/0008). */
     TESSERA_KEYS_DIR: z.string().min(1).optional(),
     TESSERA_HOST: z.string().min(1).default('127.0.0.1'),
     TESSERA_PORT: port.default(8443),

@@ -92,7 +92,7 @@ export const TokenIssued = z.object({
 });
 
 /**
- * Until when an event makes tokens invalid (docs/decisions/0006): the last `exp` among the
+ * Until when an event makes tokens invalid (docs/decisions/0008): the last `exp` among the
  * access tokens it rejects, which a TTL lowered between generations or a lagging issuer clock
  * can put after the newest token's. Optional and still `v: 1` so that readers older than the
  * field accept the event (they ignore it); read it through `rejectsUntilOf`.

@@ -10,7 +10,7 @@ export interface RevocationConsumerOptions {
   readonly groupId?: string;
   /**
    * @deprecated Ignored. A consumer rebuilds from every event the topic retains and keeps those
-   * whose own `rejectsUntil` has not passed (docs/decisions/0006): a window taken from a
+   * whose own `rejectsUntil` has not passed (docs/decisions/0008): a window taken from a
    * configured lifetime missed revocations of tokens issued under a longer one.
    */
   readonly accessTokenTtlSeconds?: number;

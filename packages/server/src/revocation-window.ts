@@ -2,7 +2,7 @@ import { streams, type RecordedEvent } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 
 /**
- * Where a log-fed verifier starts rebuilding its revocation projection (docs/decisions/0006).
+ * Where a log-fed verifier starts rebuilding its revocation projection (docs/decisions/0008).
  *
  * A token this verifier can still accept is signed by a key it can still use: published, and
  * not retired or retained until after now. An issuer signs only with a key whose publication it

@@ -96,7 +96,7 @@ export async function startServer(config: TesseraConfig, role: Role, options: St
   }
   if (store && verifier && !kafkaFedVerifier) {
     const opened = store;
-    // Rotations and revocations before the keys still usable cannot reject a token (decision 0007): skip them.
+    // Rotations and revocations before the keys still usable cannot reject a token (decision 0008): skip them.
     const revocations = startFollowing(store, [verifier.state.revocationReader], onLogError, () =>
       untilAvailable(opened, () => revocationRebuildAfter(opened, nowSeconds())),
     );

@@ -48,7 +48,7 @@ export class SecretHashingKeyMismatch extends Error {
 /**
  * The key folders of one process. The secret-hashing key is always `<data dir>/keys/secret-hashing.key`,
  * whatever TESSERA_KEYS_DIR says: every issuer of a deployment must hash with the same key, so it
- * must not become per-issuer when signing keys are (docs/decisions/0006). A different
+ * must not become per-issuer when signing keys are (docs/decisions/0008). A different
  * `secret-hashing.key` in TESSERA_KEYS_DIR would look like it is used and is not, so it stops the start.
  */
 export function openKeyFolders(dataDir: string, keysDir?: string): { signing: KeyFolder; hashingKey: Buffer } {
