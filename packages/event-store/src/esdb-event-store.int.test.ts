@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
-import { describe } from 'vitest';
+import { describe, it } from 'vitest';
 import { eventStoreContract } from './event-store-contract.js';
 import { EsdbEventStore } from './esdb-event-store.js';
 
@@ -50,13 +50,16 @@ async function findTarget(): Promise<Target> {
 }
 
 const target = await findTarget();
-if (target.kind === 'none') {
+/** On a machine that has a server, a missing one must fail the run rather than skip it (as TESSERA_REQUIRE_KAFKA does). */
+const required = process.env.TESSERA_REQUIRE_ESDB === '1';
+if (target.kind === 'none' && !required) {
   console.warn(
     [
       '',
       '!!! EventStoreDB contract suite SKIPPED — the ESDB adapter is NOT tested in this run.',
       `!!! Why: ${target.why}.`,
-      '!!! Run it with TESSERA_ESDB_URL=esdb://host:2113?tls=false, or on a machine with a Docker engine.',
+      '!!! Run it with TESSERA_ESDB_URL=esdb://host:2113?tls=false, or on a machine with a Docker engine;',
+      '!!! TESSERA_REQUIRE_ESDB=1 turns this skip into a failure.',
       '',
     ].join('\n'),
   );
@@ -105,6 +108,12 @@ async function waitUntilUsable(store: EsdbEventStore, deadlineMs: number): Promi
   }
   throw new Error('EventStoreDB did not become usable in time', { cause: lastError });
 }
+
+describe.runIf(target.kind === 'none' && required)('EventStoreDB adapter (TESSERA_REQUIRE_ESDB=1)', () => {
+  it('has a server to run the contract against', () => {
+    throw new Error(`TESSERA_REQUIRE_ESDB=1 but ${target.kind === 'none' ? target.why : 'no server'}`);
+  });
+});
 
 describe.skipIf(target.kind === 'none')('EventStoreDB adapter', () => {
   eventStoreContract('EventStoreDB', async () => {
