@@ -65,18 +65,25 @@ export class EsdbEventStore implements EventStore {
     const expectedRevision = toEsdbExpectedRevision(options.expectedRevision);
     try {
       const result = await this.client.appendToStream(stream, data, { expectedRevision });
-      const position = result.position?.commit ?? (await this.lastPositionOf(stream));
+      const position = result.position?.commit ?? (await this.positionOfRevision(stream, result.nextExpectedRevision));
       return { nextExpectedRevision: result.nextExpectedRevision, position };
     } catch (error) {
       throw translateEsdbError(error, { stream, expected: options.expectedRevision, operation: `append to ${stream}` });
     }
   }
 
-  /** Only for servers that answer an append without a position (seen on idempotent retries). */
-  private async lastPositionOf(stream: string): Promise<bigint> {
-    const [last] = await this.readStream(stream, { direction: 'backwards', maxCount: 1 });
-    if (!last) throw new Error(`append to ${stream} succeeded but the stream reads empty`);
-    return last.position;
+  /**
+   * Only for servers that answer an idempotent retry without a position (before 22.x). The
+   * retry's answer is the original append's, so the position is that of its last event — not
+   * of the stream's last, which may have moved on since (docs/decisions/0006).
+   */
+  private async positionOfRevision(stream: string, revision: bigint): Promise<bigint> {
+    const read = this.client.readStream(stream, { direction: FORWARDS, fromRevision: revision, maxCount: 1 });
+    for await (const resolved of read) {
+      const recorded = fromResolvedEvent(resolved);
+      if (recorded?.revision === revision) return recorded.position;
+    }
+    throw new Error(`append to ${stream} succeeded but revision ${revision} reads empty`);
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

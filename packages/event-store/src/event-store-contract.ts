@@ -239,6 +239,55 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       expect(await store.positionBefore(Date.now() + 60_000)).toBeGreaterThanOrEqual(later.position);
     });
 
+    // docs/decisions/0006: a retried append is recognised by its event ids, as EventStoreDB does.
+    describe('an append retried with the same event ids', () => {
+      const appendTwice = async () => {
+        const { accountId, stream } = newStream();
+        const ids = [randomUUID(), randomUUID(), randomUUID()];
+        const first = await store.append(stream, [{ event: registered(accountId), eventId: ids[0] }], { expectedRevision: 'no_stream' });
+        const pair = [
+          { event: permissionsChanged(accountId, ['1']), eventId: ids[1] },
+          { event: permissionsChanged(accountId, ['2']), eventId: ids[2] },
+        ];
+        const second = await store.append(stream, pair, { expectedRevision: 0n });
+        return { accountId, stream, ids, first, pair, second };
+      };
+
+      it('at the same expected revision succeeds with the original revision and position, writing nothing', async () => {
+        const { accountId, stream, ids, first, pair, second } = await appendTwice();
+        expect(await store.append(stream, pair, { expectedRevision: 0n })).toEqual(second);
+        // The stream has moved on since the first append: the answer is still that append's.
+        expect(await store.append(stream, [{ event: registered(accountId), eventId: ids[0] }], { expectedRevision: 'no_stream' })).toEqual(first);
+        const events = await store.readStream(stream);
+        expect(events.map((e) => e.eventId)).toEqual(ids);
+        expect(events[2]?.position).toBe(second.position);
+      });
+
+      it('with "any" succeeds with the original revision and position, writing nothing', async () => {
+        const { stream, ids, pair, second } = await appendTwice();
+        expect(await store.append(stream, pair, { expectedRevision: 'any' })).toEqual(second);
+        expect((await store.readStream(stream)).map((e) => e.eventId)).toEqual(ids);
+      });
+
+      it('is a conflict when only some of the ids are already there, and writes nothing', async () => {
+        const { accountId, stream, ids, pair } = await appendTwice();
+        const mixed = [pair[0]!, { event: permissionsChanged(accountId, ['new']), eventId: randomUUID() }];
+        const error = await store.append(stream, mixed, { expectedRevision: 0n }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+        expect((error as ExpectedRevisionConflict).actual).toBe(2n);
+        expect((await store.readStream(stream)).map((e) => e.eventId)).toEqual(ids);
+      });
+
+      it('is a conflict at an expected revision where other events stand, and writes nothing', async () => {
+        const { stream, ids, pair } = await appendTwice();
+        // The ids are in the stream, but at revisions 1 and 2, not after revision 1.
+        const error = await store.append(stream, pair, { expectedRevision: 1n }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+        expect((error as ExpectedRevisionConflict).actual).toBe(2n);
+        expect((await store.readStream(stream)).map((e) => e.eventId)).toEqual(ids);
+      });
+    });
+
     it('refuses an invalid event payload and writes nothing', async () => {
       const { accountId, stream } = newStream();
       const bogus = { type: 'AccountRegistered', v: 1, accountId, name: '', permissions: [], at: -1 } as unknown as TesseraEvent;

@@ -10,7 +10,11 @@ export type ExpectedRevision = 'no_stream' | 'any' | bigint;
 export interface NewEvent {
   readonly event: TesseraEvent;
   readonly metadata?: EventMetadata;
-  /** Caller-chosen id makes a retried append recognisable; generated when absent. */
+  /**
+   * Caller-chosen id makes a retried append recognisable; generated when absent. The same ids at
+   * the same expected revision succeed again with the original result and write nothing; reuse
+   * an id for nothing else (docs/decisions/0006).
+   */
   readonly eventId?: string;
 }
 

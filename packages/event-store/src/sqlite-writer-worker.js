@@ -18,17 +18,47 @@ const currentRevision = db.prepare('SELECT revision FROM events WHERE stream = ?
 const insert = db.prepare(
   'INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
 );
+const eventsFrom = db.prepare('SELECT event_id, revision, position FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?').raw(true);
+const revisionOfId = db.prepare('SELECT revision FROM events WHERE event_id = ? AND stream = ?').pluck();
 
+/**
+ * Idempotence as EventStoreDB has it (docs/decisions/0006): an append whose event ids are already
+ * in the stream right after the expected revision was made before — it succeeds again with the
+ * original revision and position and writes nothing. Ids that match in part, or other events at
+ * that place, are a conflict. `any` looks the first id up in the stream, where ESDB uses a cache.
+ */
 function appendOne({ stream, expected, recordedAt, rows }) {
   const current = currentRevision.get(stream);
-  const matches = expected === 'any' || (expected === 'no_stream' ? current === undefined : current !== undefined && String(current) === expected);
-  if (!matches) return { conflict: { actual: current === undefined ? 'no_stream' : String(current) } };
-  let revision = current ?? -1;
+  const conflict = { conflict: { actual: current === undefined ? 'no_stream' : String(current) } };
+  const currentNumber = current ?? -1;
+  if (expected === 'any') {
+    const first = revisionOfId.get(rows[0][0], stream);
+    if (first !== undefined) return alreadyAppended(stream, first - 1, rows) ?? conflict;
+  } else {
+    const expectedNumber = expected === 'no_stream' ? -1 : Number(expected);
+    if (expectedNumber > currentNumber) return conflict;
+    if (expectedNumber < currentNumber) return alreadyAppended(stream, expectedNumber, rows) ?? conflict;
+  }
+  let revision = currentNumber;
   let position = 0;
   for (const [eventId, type, payload, metadata] of rows) {
     revision += 1;
-    position = insert.run(eventId, stream, revision, type, payload, metadata, recordedAt).lastInsertRowid;
+    try {
+      position = insert.run(eventId, stream, revision, type, payload, metadata, recordedAt).lastInsertRowid;
+    } catch (error) {
+      // The id names another event already in the log: it cannot name this one too (the caller's savepoint undoes the rest).
+      if (error.code === 'SQLITE_CONSTRAINT_UNIQUE' && /event_id/.test(error.message)) return conflict;
+      throw error;
+    }
   }
+  return { ok: { revision: String(revision), position: String(position) } };
+}
+
+/** The original result when `rows` are exactly the events after `expectedNumber`, else undefined. */
+function alreadyAppended(stream, expectedNumber, rows) {
+  const existing = eventsFrom.all(stream, expectedNumber + 1, rows.length);
+  if (existing.length !== rows.length || existing.some(([eventId], index) => eventId !== rows[index][0])) return undefined;
+  const [, revision, position] = existing[existing.length - 1];
   return { ok: { revision: String(revision), position: String(position) } };
 }
 
