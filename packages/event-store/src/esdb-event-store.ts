@@ -1,17 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  BACKWARDS,
-  END,
-  EventStoreDBClient,
-  FORWARDS,
-  START,
-  eventTypeFilter,
-  excludeSystemEvents,
-  type AllStreamResolvedEvent,
-  type AllStreamSubscription,
-  type StreamingRead,
-} from '@eventstore/db-client';
-import type { RecordedEvent } from '@tessera/contracts';
+import { BACKWARDS, END, EventStoreDBClient, FORWARDS, START, type AllStreamResolvedEvent } from '@eventstore/db-client';
+import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
 import {
   EventStoreUnavailable,
   type AppendResult,
@@ -23,24 +12,36 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './event-store.js';
-import {
-  eventTypeRegex,
-  fromResolvedEvent,
-  isAfter,
-  isStreamNotFound,
-  isSystemEvent,
-  toEsdbExpectedRevision,
-  toEventData,
-  toReadPosition,
-  translateEsdbError,
-} from './esdb-mapping.js';
+import { fromResolvedEvent, isAfter, isStreamNotFound, toEsdbExpectedRevision, toEventData, toReadPosition, translateEsdbError } from './esdb-mapping.js';
+import { KnownHead, recordPosition, walkAll, type ReadAllPage, type WalkEnd, type WalkOptions } from './esdb-paging.js';
+import { createEsdbSubscription } from './esdb-subscription.js';
 
 export interface EsdbEventStoreOptions {
   /** `esdb://host:2113?tls=false` for a dev node, `esdb+discover://…` for a cluster. */
   readonly connectionString: string;
   /** readAll's page when the caller gives no maxCount; matches the SQLite adapter. */
   readonly defaultPageSize?: number;
+  /** Most records one read of $all asks the server for. */
+  readonly maxReadCount?: number;
+  /**
+   * Most records positionBefore (and a subscription's catch-up check on servers before 23.10)
+   * walks back through before answering "from the start", which is never wrong, only slower.
+   */
+  readonly scanLimit?: number;
+  /**
+   * How long a subscription waits for the server's CaughtUp message (EventStoreDB ≥ 23.10)
+   * before finding out for itself where the log ends, for older servers.
+   */
+  readonly caughtUpFallbackMs?: number;
 }
+
+/** The part of the client the adapter uses: tests hand it a double, without a server. */
+export type EsdbClient = Pick<EventStoreDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'dispose'>;
+
+/** Records beyond maxCount that an unfiltered readAll asks for: the one at `after` and a few system events. */
+const readSlack = 16;
+/** The first backwards read when looking for the newest event of ours: it is usually among the last few records. */
+const firstBackwardsRead = 16;
 
 /**
  * The production adapter: EventStoreDB over gRPC. Streams are named exactly as callers name
@@ -48,14 +49,23 @@ export interface EsdbEventStoreOptions {
  * projections. All translation rules live in esdb-mapping.ts.
  */
 export class EsdbEventStore implements EventStore {
-  private readonly client: EventStoreDBClient;
+  private readonly client: EsdbClient;
   private readonly defaultPageSize: number;
+  private readonly maxReadCount: number;
+  private readonly scanLimit: number;
+  private readonly caughtUpFallbackMs: number;
   private readonly subscriptions = new Set<Subscription>();
+  private readonly head = new KnownHead();
+  /** The head read in progress: concurrent callers (metric scrapes, the relay) share it. */
+  private headRead: Promise<bigint | undefined> | undefined;
   private closed = false;
 
-  constructor(options: EsdbEventStoreOptions) {
-    this.client = EventStoreDBClient.connectionString(options.connectionString);
+  constructor(options: EsdbEventStoreOptions, client?: EsdbClient) {
+    this.client = client ?? EventStoreDBClient.connectionString(options.connectionString);
     this.defaultPageSize = options.defaultPageSize ?? 1000;
+    this.maxReadCount = options.maxReadCount ?? 1000;
+    this.scanLimit = options.scanLimit ?? 100_000;
+    this.caughtUpFallbackMs = options.caughtUpFallbackMs ?? 3_000;
   }
 
   async append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
@@ -66,6 +76,7 @@ export class EsdbEventStore implements EventStore {
     try {
       const result = await this.client.appendToStream(stream, data, { expectedRevision });
       const position = result.position?.commit ?? (await this.positionOfRevision(stream, result.nextExpectedRevision));
+      this.head.learn(position);
       return { nextExpectedRevision: result.nextExpectedRevision, position };
     } catch (error) {
       throw translateEsdbError(error, { stream, expected: options.expectedRevision, operation: `append to ${stream}` });
@@ -114,77 +125,115 @@ export class EsdbEventStore implements EventStore {
     const limit = options.maxCount ?? this.defaultPageSize;
     const out: RecordedEvent[] = [];
     if (limit <= 0) return out;
-    // The client's readAll has no server-side filter, so system events and other types are
-    // dropped here; reading stops as soon as `limit` events are in hand.
-    const read = this.client.readAll({ direction: FORWARDS, fromPosition: toReadPosition(options.after) });
-    await this.consume(read, 'read $all', (resolved) => {
+    // The client's readAll has no server-side filter: system events and other types are dropped
+    // here. A type filter may skip many records per match, so it reads in the largest pages.
+    const filtered = options.types !== undefined && options.types.length > 0;
+    const firstPage = filtered ? this.maxReadCount : Math.min(limit + readSlack, this.maxReadCount);
+    await walkAll(this.readPage, { direction: FORWARDS, from: toReadPosition(options.after), firstPage, maxPage: this.maxReadCount }, (resolved) => {
       const recorded = fromResolvedEvent(resolved, options.types);
       if (recorded && isAfter(recorded.position, options.after)) out.push(recorded);
       return out.length < limit;
     });
+    this.head.learn(out[out.length - 1]?.position);
     return out;
   }
 
+  /**
+   * The newest event of ours: read backwards from the end, but only down to the newest position
+   * this process already knows (from its appends, subscriptions and reads), so a metrics scrape
+   * reads what was written since the last one — usually one small read — not the whole log.
+   */
   async headPosition(): Promise<bigint | undefined> {
     this.assertOpen();
-    let head: bigint | undefined;
-    // ESDB writes its own $stats events every few seconds, so the newest record is often not ours.
-    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });
-    await this.consume(read, 'read $all backwards', (resolved) => {
-      const event = resolved.event;
-      if (!event || isSystemEvent(event.type, event.streamId)) return true;
-      head = event.position.commit;
-      return false;
-    });
-    return head;
+    this.headRead ??= this.newestOurs({ floor: this.head.floor() })
+      .then(({ position, top }) => {
+        // Only now is everything from `top` down to the answer known to hold nothing newer of ours.
+        this.head.learn(position);
+        this.head.checked(top);
+        return this.head.get();
+      })
+      .finally(() => {
+        this.headRead = undefined;
+      });
+    return this.headRead;
   }
 
-  /** Walks $all backwards to the first event of ours recorded before the time: linear in what came after it. */
+  /**
+   * The newest event of ours recorded before the time. Walks back at most `scanLimit` records;
+   * past that it answers undefined (read from the start): an earlier answer than the true one
+   * only costs reading more, a later one would skip events, so it is never given.
+   */
   async positionBefore(epochMs: number): Promise<bigint | undefined> {
     this.assertOpen();
-    let before: bigint | undefined;
-    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });
-    await this.consume(read, 'read $all backwards', (resolved) => {
-      const event = resolved.event;
-      if (!event || isSystemEvent(event.type, event.streamId)) return true;
-      if (event.created.getTime() >= epochMs) return true;
-      before = event.position.commit;
-      return false;
-    });
-    return before;
+    const { position } = await this.newestOurs({ accept: (recorded) => recorded.recordedAt < epochMs, scanLimit: this.scanLimit });
+    return position;
   }
 
   /** A one-event read of $all: the server must answer, which is what every append needs too. */
   async probe(): Promise<void> {
     this.assertOpen();
-    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
-    await this.consume(read, 'probe', () => false);
+    await this.readPage({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
   }
 
-  /** Iterates a read until `keepGoing` says stop, then cancels the gRPC call so it does not linger. */
-  private async consume(
-    read: StreamingRead<AllStreamResolvedEvent>,
-    operation: string,
-    keepGoing: (resolved: AllStreamResolvedEvent) => boolean,
-  ): Promise<void> {
-    let stoppedEarly = false;
-    try {
-      for await (const resolved of read) {
-        if (!keepGoing(resolved)) {
-          stoppedEarly = true;
-          break;
-        }
-      }
-    } catch (error) {
-      throw translateEsdbError(error, { operation });
-    } finally {
-      if (stoppedEarly) await read.cancel().catch(() => undefined);
-    }
+  /**
+   * The one backwards walk past ESDB's own records (its $stats events every few seconds,
+   * projections' links) behind headPosition, positionBefore and the subscription's catch-up
+   * check: the position of the newest event readAll would show, of `types`, that `accept`s.
+   * It stops early at `floor` (nothing at or below it is newer than what is known: the answer
+   * is then undefined, for the caller to keep what it knows) and after `scanLimit` records (the
+   * answer is undefined too, and `end` says 'limit': not "there is none" but "none found so
+   * far"). `top` is the newest record it looked at.
+   */
+  private async newestOurs(search: {
+    floor?: bigint | undefined;
+    accept?: (recorded: RecordedEvent) => boolean;
+    types?: readonly TesseraEventType[] | undefined;
+    scanLimit?: number;
+  }): Promise<{ position: bigint | undefined; end: WalkEnd; top: bigint | undefined }> {
+    const { floor, accept, types, scanLimit } = search;
+    let position: bigint | undefined;
+    let top: bigint | undefined;
+    const walk: WalkOptions = { direction: BACKWARDS, from: END, firstPage: firstBackwardsRead, maxPage: this.maxReadCount, ...(scanLimit === undefined ? {} : { scanLimit }) };
+    const end = await walkAll(this.readPage, walk, (resolved) => {
+      const at = recordPosition(resolved).commit;
+      top ??= at;
+      if (floor !== undefined && at <= floor) return false;
+      const recorded = fromResolvedEvent(resolved, types);
+      if (!recorded || (accept && !accept(recorded))) return true;
+      position = at;
+      return false;
+    });
+    return { position, end, top };
   }
+
+  /** One bounded read of $all: the server ends the call after maxCount records, so nothing is left to cancel. */
+  private readonly readPage: ReadAllPage = async ({ direction, fromPosition, maxCount }) => {
+    const read = this.client.readAll({ direction, fromPosition, maxCount });
+    // A late gRPC error on a read already finished must not surface as an uncaught 'error' event.
+    read.on('error', () => undefined);
+    const records: AllStreamResolvedEvent[] = [];
+    try {
+      for await (const resolved of read) records.push(resolved);
+    } catch (error) {
+      throw translateEsdbError(error, { operation: `read $all ${direction}` });
+    }
+    return records;
+  };
 
   subscribeToAll(options: SubscribeOptions): Subscription {
     this.assertOpen();
-    const subscription = createEsdbSubscription(this.client, options, () => this.headPosition());
+    const subscription = createEsdbSubscription({
+      options,
+      open: ({ fromPosition, filter }) => this.client.subscribeToAll({ fromPosition, filter }),
+      newestMatch: async (types) => {
+        const { position, end } = await this.newestOurs({ types, scanLimit: this.scanLimit });
+        // No match among the last scanLimit records: the newest event of ours is then one this
+        // subscription does not see, so caughtUp waits for the next match (servers before 23.10 only).
+        return end === 'limit' ? this.headPosition() : position;
+      },
+      fallbackAfterMs: this.caughtUpFallbackMs,
+      learn: (position) => this.head.learn(position),
+    });
     this.subscriptions.add(subscription);
     return {
       caughtUp: subscription.caughtUp,
@@ -207,81 +256,4 @@ export class EsdbEventStore implements EventStore {
   private assertOpen(): void {
     if (this.closed) throw new EventStoreUnavailable('event store is closed');
   }
-}
-
-/** Pushed into the client's stream when the server says "caught up", so it sorts after every earlier event. */
-const caughtUpMarker = Symbol('caughtUp');
-
-function createEsdbSubscription(client: EventStoreDBClient, options: SubscribeOptions, headPosition: () => Promise<bigint | undefined>): Subscription {
-  const { after: start, types, onEvent, onError } = options;
-  let after = start;
-  let closed = false;
-  let markCaughtUp!: () => void;
-  let failCaughtUp!: (error: unknown) => void;
-  const caughtUp = new Promise<void>((resolve, reject) => {
-    markCaughtUp = resolve;
-    failCaughtUp = reject;
-  });
-  // A caller that never awaits caughtUp must not crash the process when the subscription fails.
-  caughtUp.catch(() => undefined);
-
-  const filter = types && types.length > 0 ? eventTypeFilter({ regex: eventTypeRegex(types) }) : excludeSystemEvents();
-  const esdb: AllStreamSubscription = client.subscribeToAll({ fromPosition: toReadPosition(start), filter });
-
-  // The server's CaughtUp message (ESDB ≥ 23.10) is emitted by the client while earlier events
-  // may still sit unconsumed in the stream's buffer; a marker pushed at that moment is read
-  // only after them, so caughtUp resolves once they were all handed to onEvent.
-  esdb.on('caughtUp', () => esdb.push(caughtUpMarker));
-
-  // Older servers send no CaughtUp: fall back to "delivered up to the head as it was at
-  // start". If the newest events then are outside the filter this waits for a newer match.
-  let fallbackHead: bigint | undefined | null = null;
-  const checkFallback = () => {
-    if (fallbackHead === null) return;
-    if (fallbackHead === undefined || (after !== undefined && after >= fallbackHead)) markCaughtUp();
-  };
-  void headPosition()
-    .then((head) => {
-      fallbackHead = head;
-      checkFallback();
-    })
-    .catch(() => undefined);
-
-  const loop = (async () => {
-    for await (const item of esdb as AsyncIterable<AllStreamResolvedEvent | typeof caughtUpMarker>) {
-      if (closed) return;
-      if (item === caughtUpMarker) {
-        markCaughtUp();
-        continue;
-      }
-      const position = item.event?.position.commit ?? item.commitPosition;
-      if (position === undefined || !isAfter(position, after)) continue;
-      const recorded = fromResolvedEvent(item, types);
-      if (recorded) await onEvent(recorded);
-      after = position;
-      checkFallback();
-    }
-    if (!closed) throw new EventStoreUnavailable('EventStoreDB ended the subscription');
-  })().catch((error: unknown) => {
-    if (closed) return;
-    closed = true;
-    const translated = translateEsdbError(error, { operation: 'subscribe to $all' });
-    failCaughtUp(translated);
-    void esdb.unsubscribe().catch(() => undefined);
-    onError?.(translated);
-  });
-
-  return {
-    caughtUp,
-    lastPosition: () => after,
-    close: async () => {
-      if (!closed) {
-        closed = true;
-        await esdb.unsubscribe().catch(() => undefined);
-        // Cancelling the gRPC call does not end the client's stream; destroying it ends the loop.
-        esdb.destroy();
-      }
-      await loop;
-    },
-  };
 }

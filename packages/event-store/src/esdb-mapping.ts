@@ -153,6 +153,35 @@ export function translateEsdbError(error: unknown, context: { stream?: string; e
   return error;
 }
 
+/**
+ * gRPC codes that end a long-lived call when the connection is lost rather than because the
+ * request was wrong: CANCELLED by the server (it is shutting down), UNKNOWN, and INTERNAL, which
+ * grpc-js reports for a reset HTTP/2 stream ("Received RST_STREAM …").
+ */
+const grpcCallLost = new Set([
+  1, // CANCELLED (the client's own cancel is filtered out by the client before it gets here)
+  2, // UNKNOWN
+  13, // INTERNAL
+]);
+
+/**
+ * Why a subscription ended → the port's error. Everything translateEsdbError calls unavailable
+ * is, and so is every way a long-lived call dies with its connection or its server: a
+ * subscription is resumable from its last position, so those are outages to retry, not bugs.
+ * An access or argument error passes through: retrying it would not help.
+ */
+export function translateSubscriptionError(error: unknown): unknown {
+  const translated = translateEsdbError(error, { operation: 'subscribe to $all' });
+  if (translated instanceof EventStoreUnavailable || typeof error !== 'object' || error === null) return translated;
+  const { type, code, message } = error as { type?: unknown; code?: unknown; message?: unknown };
+  const lost =
+    type === 'cancelled' ||
+    (typeof code === 'number' && grpcCallLost.has(code)) ||
+    code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+    code === 'ECONNRESET';
+  return lost ? new EventStoreUnavailable(`EventStoreDB ended the subscription: ${String(message)}`, { cause: error }) : translated;
+}
+
 export function isStreamNotFound(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { type?: unknown }).type === 'stream-not-found';
 }

@@ -23,6 +23,7 @@ import {
   toEventData,
   toReadPosition,
   translateEsdbError,
+  translateSubscriptionError,
 } from './esdb-mapping.js';
 
 // Only the client's own data shapes and error classes are used here: these tests pin our
@@ -199,6 +200,28 @@ describe('error translation', () => {
     expect(translateEsdbError('string', context)).toBe('string');
     const already = new ExpectedRevisionConflict('s', 0n, 1n);
     expect(translateEsdbError(already, context)).toBe(already);
+  });
+
+  it('turns every way a subscription loses its call into EventStoreUnavailable, keeping the cause', () => {
+    const cases = [
+      new UnavailableError(),
+      Object.assign(new Error('13 INTERNAL: Received RST_STREAM with code 2 (Internal server error)'), { code: 13 }),
+      Object.assign(new Error('1 CANCELLED: Call cancelled'), { code: 1, type: 'cancelled' }),
+      Object.assign(new Error('2 UNKNOWN: Server Error'), { code: 2, type: 'unknown' }),
+      Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+    ];
+    for (const cause of cases) {
+      const translated = translateSubscriptionError(cause);
+      expect(translated).toBeInstanceOf(EventStoreUnavailable);
+      expect((translated as EventStoreUnavailable).cause).toBe(cause);
+    }
+  });
+
+  it('passes a subscription error that retrying would not cure through untouched', () => {
+    const denied = Object.assign(new Error('7 PERMISSION_DENIED'), { code: 7, type: 'access-denied' });
+    expect(translateSubscriptionError(denied)).toBe(denied);
+    const bug = new TypeError('bad');
+    expect(translateSubscriptionError(bug)).toBe(bug);
   });
 
   it('recognises stream-not-found for reads', () => {
