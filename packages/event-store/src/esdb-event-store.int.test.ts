@@ -128,6 +128,7 @@ describe.skipIf(target.kind === 'none')('EventStoreDB adapter', () => {
     }
     return {
       store,
+      openAnother: async () => new EsdbEventStore({ connectionString: server.url }),
       teardown: async () => {
         await store.close();
         await server.stop();

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
-import { ExpectedRevisionConflict, type EventStore } from './event-store.js';
+import { EventStoreUnavailable, ExpectedRevisionConflict, type EventStore } from './event-store.js';
 
 export interface EventStoreFixture {
   readonly store: EventStore;
+  /** Another handle on the same log, which the suite closes itself. */
+  readonly openAnother: () => Promise<EventStore>;
   readonly teardown: () => Promise<void>;
 }
 
@@ -197,6 +199,128 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
       expect(received[0]?.event.type).toBe('PermissionsChanged');
       await subscription.close();
+    });
+
+    it('tells the last event a subscription handled, once onEvent finished with it, so resuming after it loses and repeats nothing', async () => {
+      const start = (await store.headPosition()) ?? 0n;
+      const a = newStream();
+      let release: (() => void) | undefined;
+      const subscription = store.subscribeToAll({
+        after: start,
+        types: ['PermissionsChanged'],
+        onEvent: (recorded) => {
+          if (recorded.stream === a.stream && recorded.revision === 2n) return new Promise<void>((resolve) => (release = resolve));
+        },
+      });
+      expect(subscription.lastPosition()).toBe(start);
+      await store.append(a.stream, [{ event: registered(a.accountId) }, { event: permissionsChanged(a.accountId, ['1']) }, { event: permissionsChanged(a.accountId, ['2']) }], {
+        expectedRevision: 'no_stream',
+      });
+      const [, one, two] = await store.readStream(a.stream);
+      await expect.poll(() => release, { timeout: 5000 }).toBeDefined();
+      expect(subscription.lastPosition()).toBe(one!.position);
+      release!();
+      await expect.poll(() => subscription.lastPosition(), { timeout: 5000 }).toBe(two!.position);
+      await subscription.close();
+
+      await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['3']) }], { expectedRevision: 2n });
+      const resumed: RecordedEvent[] = [];
+      const again = store.subscribeToAll({
+        after: subscription.lastPosition(),
+        types: ['PermissionsChanged'],
+        onEvent: (recorded) => {
+          if (recorded.stream === a.stream) resumed.push(recorded);
+        },
+      });
+      await again.caughtUp;
+      expect(resumed.map((e) => e.revision)).toEqual([3n]);
+      await again.close();
+    });
+
+    it.each(['throws', 'rejects'])('ends a subscription whose onEvent %s: onError gets that very error and nothing more is delivered', async (how) => {
+      const start = (await store.headPosition()) ?? 0n;
+      const a = newStream();
+      const failure = new Error(`onEvent ${how}`);
+      const delivered: RecordedEvent[] = [];
+      const errors: unknown[] = [];
+      const subscription = store.subscribeToAll({
+        after: start,
+        onEvent: (recorded) => {
+          if (recorded.stream !== a.stream) return;
+          delivered.push(recorded);
+          if (recorded.revision !== 1n) return;
+          if (how === 'throws') throw failure;
+          return Promise.reject(failure);
+        },
+        onError: (error) => errors.push(error),
+      });
+      await subscription.caughtUp;
+      await store.append(a.stream, [{ event: registered(a.accountId) }, { event: permissionsChanged(a.accountId, ['x']) }], { expectedRevision: 'no_stream' });
+      await expect.poll(() => errors.length, { timeout: 5000 }).toBe(1);
+      expect(errors[0]).toBe(failure);
+      // The event that failed is not counted: a subscription resumed after lastPosition() gets it again.
+      const [first, failed] = await store.readStream(a.stream);
+      expect(subscription.lastPosition()).toBeGreaterThanOrEqual(first!.position);
+      expect(subscription.lastPosition()).toBeLessThan(failed!.position);
+      await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['y']) }], { expectedRevision: 1n });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(delivered.map((e) => e.revision)).toEqual([0n, 1n]);
+      await subscription.close();
+      expect(errors).toHaveLength(1);
+    });
+
+    it('rejects caughtUp with the error of an onEvent that fails before the subscription caught up', async () => {
+      const start = (await store.headPosition()) ?? 0n;
+      const a = newStream();
+      await store.append(a.stream, [{ event: registered(a.accountId) }], { expectedRevision: 'no_stream' });
+      const failure = new Error('onEvent failed while catching up');
+      const errors: unknown[] = [];
+      const subscription = store.subscribeToAll({
+        after: start,
+        onEvent: (recorded) => {
+          if (recorded.stream === a.stream) throw failure;
+        },
+        onError: (error) => errors.push(error),
+      });
+      await expect(subscription.caughtUp).rejects.toBe(failure);
+      expect(errors).toEqual([failure]);
+      await subscription.close();
+    });
+
+    it('closes a subscription: close resolves, delivery stops, a second close is harmless, no error is reported', async () => {
+      const start = (await store.headPosition()) ?? 0n;
+      const a = newStream();
+      const delivered: RecordedEvent[] = [];
+      const errors: unknown[] = [];
+      const subscription = store.subscribeToAll({
+        after: start,
+        onEvent: (recorded) => {
+          if (recorded.stream === a.stream) delivered.push(recorded);
+        },
+        onError: (error) => errors.push(error),
+      });
+      await store.append(a.stream, [{ event: registered(a.accountId) }], { expectedRevision: 'no_stream' });
+      await expect.poll(() => delivered.length, { timeout: 5000 }).toBe(1);
+      await subscription.close();
+      await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['after close']) }], { expectedRevision: 0n });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(delivered).toHaveLength(1);
+      await subscription.close();
+      expect(errors).toEqual([]);
+    });
+
+    it('refuses every call once closed with EventStoreUnavailable, subscribing included; closing twice is harmless', async () => {
+      const closed = await fixture.openAnother();
+      await closed.close();
+      await closed.close();
+      const { accountId, stream } = newStream();
+      await expect(closed.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(EventStoreUnavailable);
+      await expect(closed.readStream(stream)).rejects.toBeInstanceOf(EventStoreUnavailable);
+      await expect(closed.readAll()).rejects.toBeInstanceOf(EventStoreUnavailable);
+      await expect(closed.headPosition()).rejects.toBeInstanceOf(EventStoreUnavailable);
+      await expect(closed.positionBefore(Date.now())).rejects.toBeInstanceOf(EventStoreUnavailable);
+      expect(() => closed.subscribeToAll({ onEvent: () => undefined })).toThrow(EventStoreUnavailable);
+      expect(await store.readStream(stream)).toEqual([]);
     });
 
     it('pages a filter of several types in log order without losing or repeating an event', async () => {

@@ -43,14 +43,27 @@ export interface SubscribeOptions {
   readonly types?: readonly TesseraEventType[];
   /** Called in log order, one at a time; a rejected promise stops the subscription. */
   readonly onEvent: (recorded: RecordedEvent) => void | Promise<void>;
+  /**
+   * Called once when the subscription ends by itself: with onEvent's own error unchanged, or
+   * with EventStoreUnavailable when the store lost the connection or ended it. Nothing is
+   * retried here; resubscribe `after: lastPosition()`. Never called for close().
+   */
   readonly onError?: (error: unknown) => void;
 }
 
+/** Subscribing to a closed store throws EventStoreUnavailable at once. */
 export interface Subscription {
-  /** Resolves once every event that existed when the subscription started was delivered. */
+  /**
+   * Resolves once every event that existed when the subscription started was delivered;
+   * rejects with the onError error if the subscription ends before that.
+   */
   readonly caughtUp: Promise<void>;
-  /** Position of the last event delivered (or skipped by the filter), if any. */
+  /**
+   * Position of the last event handled — onEvent finished with it — or skipped by the filter;
+   * `after` until then. Resuming after it neither loses nor repeats an event.
+   */
   readonly lastPosition: () => bigint | undefined;
+  /** Stops delivery and resolves once onEvent is not running; harmless twice. */
   close(): Promise<void>;
 }
 

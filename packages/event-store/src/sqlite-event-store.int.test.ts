@@ -14,6 +14,7 @@ eventStoreContract('SQLite on disk', async () => {
   const store = new SqliteEventStore({ file, pollIntervalMs: 20 });
   return {
     store,
+    openAnother: async () => new SqliteEventStore({ file, pollIntervalMs: 20 }),
     teardown: async () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -222,11 +222,13 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
     const statement = options.direction === 'backwards' ? this.statements.backwards : this.statements.forwards;
     return statement.all(stream, options.maxCount ?? -1).map(toRecorded);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
     return this.readAllNow(options);
   }
 
@@ -256,6 +258,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
+    this.assertOpen();
     const subscription = createSqliteSubscription({
       options,
       readPage: (after: bigint | undefined, types: readonly TesseraEventType[] | undefined) =>
@@ -279,12 +282,14 @@ export class SqliteEventStore implements EventStore {
   }
 
   async headPosition(): Promise<bigint | undefined> {
+    this.assertOpen();
     const position = this.statements.head.get()?.position;
     return position === null || position === undefined ? undefined : BigInt(position);
   }
 
   /** One before the smallest position recorded at or after the time, so reading after it misses none of them. */
   async positionBefore(epochMs: number): Promise<bigint | undefined> {
+    this.assertOpen();
     const first = this.statements.firstAt.get(epochMs)?.position;
     if (first === null || first === undefined) return this.headPosition();
     return first > 1 ? BigInt(first - 1) : undefined;
@@ -305,6 +310,11 @@ export class SqliteEventStore implements EventStore {
     this.writer.removeAllListeners('exit');
     await this.writer.terminate();
     this.db.close();
+  }
+
+  /** A closed database would answer with a TypeError; the port's answer is a typed outage. */
+  private assertOpen(): void {
+    if (this.closed) throw new EventStoreUnavailable('event store is closed');
   }
 }
 

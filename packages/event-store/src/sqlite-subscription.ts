@@ -16,7 +16,13 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
   let closed = false;
   let wake: (() => void) | undefined;
   let markCaughtUp!: () => void;
-  const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
+  let failCaughtUp!: (error: unknown) => void;
+  const caughtUp = new Promise<void>((resolve, reject) => {
+    markCaughtUp = resolve;
+    failCaughtUp = reject;
+  });
+  // Rejected when the subscription fails before catching up; nobody awaiting it is no crash.
+  caughtUp.catch(() => undefined);
   const unregister = registerWaker(() => wake?.());
 
   const idle = () =>
@@ -54,6 +60,7 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
   })().catch((error: unknown) => {
     closed = true;
     unregister();
+    failCaughtUp(error);
     if (options.onError) options.onError(error);
   });
 
