@@ -86,7 +86,7 @@ export class EsdbEventStore implements EventStore {
   /**
    * Only for servers that answer an idempotent retry without a position (before 22.x). The
    * retry's answer is the original append's, so the position is that of its last event — not
-   * of the stream's last, which may have moved on since (docs/decisions/0006).
+   * of the stream's last, which may have moved on since (docs/decisions/0007).
    */
   private async positionOfRevision(stream: string, revision: bigint): Promise<bigint> {
     const read = this.client.readStream(stream, { direction: FORWARDS, fromRevision: revision, maxCount: 1 });

@@ -363,7 +363,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       expect(await store.positionBefore(Date.now() + 60_000)).toBeGreaterThanOrEqual(later.position);
     });
 
-    // docs/decisions/0006: a retried append is recognised by its event ids, as EventStoreDB does.
+    // docs/decisions/0007: a retried append is recognised by its event ids, as EventStoreDB does.
     describe('an append retried with the same event ids', () => {
       const appendTwice = async () => {
         const { accountId, stream } = newStream();

@@ -13,7 +13,7 @@ export interface NewEvent {
   /**
    * Caller-chosen id makes a retried append recognisable; generated when absent. The same ids at
    * the same expected revision succeed again with the original result and write nothing; reuse
-   * an id for nothing else (docs/decisions/0006).
+   * an id for nothing else (docs/decisions/0007).
    */
   readonly eventId?: string;
 }

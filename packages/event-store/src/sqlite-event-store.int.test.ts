@@ -23,7 +23,7 @@ eventStoreContract('SQLite on disk', async () => {
 });
 
 // Where EventStoreDB cannot tell and would store a second event under the same id, SQLite's
-// unique index refuses it (docs/decisions/0006): this is SQLite's side of that one difference.
+// unique index refuses it (docs/decisions/0007): this is SQLite's side of that one difference.
 describe('SQLite: an event id already used for another event', () => {
   let dir: string;
   let store: SqliteEventStore;

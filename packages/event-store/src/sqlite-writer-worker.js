@@ -22,7 +22,7 @@ const eventsFrom = db.prepare('SELECT event_id, revision, position FROM events W
 const revisionOfId = db.prepare('SELECT revision FROM events WHERE event_id = ? AND stream = ?').pluck();
 
 /**
- * Idempotence as EventStoreDB has it (docs/decisions/0006): an append whose event ids are already
+ * Idempotence as EventStoreDB has it (docs/decisions/0007): an append whose event ids are already
  * in the stream right after the expected revision was made before — it succeeds again with the
  * original revision and position and writes nothing. Ids that match in part, or other events at
  * that place, are a conflict. `any` looks the first id up in the stream, where ESDB uses a cache.
