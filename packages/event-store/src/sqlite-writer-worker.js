@@ -21,6 +21,14 @@ const insert = db.prepare(
 const eventsFrom = db.prepare('SELECT event_id, revision, position FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?').raw(true);
 const revisionOfId = db.prepare('SELECT revision FROM events WHERE event_id = ? AND stream = ?').pluck();
 
+/** The original result when `rows` are exactly the events after `expectedNumber`, else undefined. */
+function alreadyAppended(stream, expectedNumber, rows) {
+  const existing = eventsFrom.all(stream, expectedNumber + 1, rows.length);
+  if (existing.length !== rows.length || existing.some(([eventId], index) => eventId !== rows[index][0])) return undefined;
+  const [, revision, position] = existing[existing.length - 1];
+  return { ok: { revision: String(revision), position: String(position) } };
+}
+
 /**
  * Idempotence as EventStoreDB has it (docs/decisions/0007): an append whose event ids are already
  * in the stream right after the expected revision was made before — it succeeds again with the
@@ -51,14 +59,6 @@ function appendOne({ stream, expected, recordedAt, rows }) {
       throw error;
     }
   }
-  return { ok: { revision: String(revision), position: String(position) } };
-}
-
-/** The original result when `rows` are exactly the events after `expectedNumber`, else undefined. */
-function alreadyAppended(stream, expectedNumber, rows) {
-  const existing = eventsFrom.all(stream, expectedNumber + 1, rows.length);
-  if (existing.length !== rows.length || existing.some(([eventId], index) => eventId !== rows[index][0])) return undefined;
-  const [, revision, position] = existing[existing.length - 1];
   return { ok: { revision: String(revision), position: String(position) } };
 }
 
