@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TokenRotated } from '@tessera/contracts';
-import { SqliteEventStore } from '@tessera/event-store';
+import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { RevocationProjection, type RevocationEvent } from '@tessera/verification';
 
 const entries = Number(process.env.BENCH_PROJECTION_ENTRIES ?? 1_000_000);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteEventStore } from '@tessera/event-store';
+import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type Credentials, type HttpAnswer, type TesseraProcess } from '../support/tessera-process.js';
 
 /** Spec section 7 and the house rule: bad input gets a clear 4xx problem+json and changes nothing. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteEventStore } from '@tessera/event-store';
+import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /** The older interface (spec 2.4, 2.5, 3.3, 4.5, 4.6), apart from v5, over HTTPS. */

@@ -3,7 +3,7 @@ import { accountEventTypes, streams } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
 import { evolveAccount, initialAccountState, type AccountState } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
-import { openEventStore } from '@tessera/server';
+import { openEventStore } from '@tessera/event-store-factory';
 import { createSecretHasher, openKeyFolders, type KeyFolder, type SecretHasher } from '@tessera/tokens';
 import { CliError } from './cli-error.js';
 

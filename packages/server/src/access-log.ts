@@ -19,6 +19,11 @@ export function logEachRequestOnce(app: FastifyInstance): void {
   });
 }
 
-function isVerification(request: FastifyRequest): boolean {
-  return request.routeOptions.config.tessera !== undefined || request.routeOptions.url === '/forward-auth';
+/**
+ * A bearer-token decision: forward-auth, or a route protected by the verification plugin (it
+ * carries the plugin's `config.tessera` route option, read by name so the host does not depend
+ * on the plugin).
+ */
+export function isVerification(request: FastifyRequest): boolean {
+  return (request.routeOptions.config as { tessera?: unknown }).tessera !== undefined || request.routeOptions.url === '/forward-auth';
 }

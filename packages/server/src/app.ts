@@ -4,25 +4,23 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
-import { v1AuthenticateRoutes, v5TokenRoutes, type TokenService } from '@tessera/issuer';
-import { exampleRoutes, forwardAuthRoute, type VerifierState } from '@tessera/verifier';
-import { tesseraAuth, type BearerVerifier } from '@tessera/verification';
 import { logEachRequestOnce } from './access-log.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { loggerOptions } from './logger.js';
 import { countOutcomes, type Metrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
+import type { Listener, RouteRegistrar } from './host.js';
 
 export interface AppParts {
   readonly tls?: { cert: string; key: string };
   readonly logLevel: string;
-  readonly logStream?: NodeJS.WritableStream;
-  /** Serves the issuer's routes when present. */
-  readonly issuer?: { tokens: TokenService; jwks: () => unknown; v1: boolean; v5: boolean };
-  /** Serves the verifier's routes when present. */
-  readonly verifier?: { state: VerifierState; bearer: BearerVerifier; v1: boolean; v5: boolean };
+  readonly logStream?: NodeJS.WritableStream | undefined;
   readonly readiness: Readiness;
   readonly metrics: Metrics;
+  /** Each service's routes, registered in order. */
+  readonly routes: readonly RouteRegistrar[];
+  /** Which interfaces this listener serves. */
+  readonly listener?: Listener;
 }
 
 export const bodyLimitBytes = 16 * 1024;
@@ -88,23 +86,6 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const { issuer, verifier } = parts;
-  if (issuer) {
-    app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) =>
-      reply.header('cache-control', 'public, max-age=60').send(issuer.jwks()),
-    );
-    if (issuer.v5) await app.register(v5TokenRoutes, { tokens: issuer.tokens });
-    if (issuer.v1) await app.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
-  }
-  if (verifier) {
-    await app.register(tesseraAuth, { verifier: verifier.bearer });
-    await app.register(forwardAuthRoute, { verifier: verifier.bearer });
-    await app.register(async (scope) => {
-      // The example routes ignore their bodies: any content type, or none, is accepted.
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
-      await scope.register(exampleRoutes, { accounts: verifier.state.accounts, v1: verifier.v1, v5: verifier.v5 });
-    });
-  }
+  for (const register of parts.routes) await register(app, parts.listener ?? { v5: true, v1: true });
   return app;
 }

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@tessera/config';
 import { openKeyFolders } from '@tessera/tokens';
 import { ownerOnlyDataFolder } from './data-folder.js';
-import { openEventStore } from './event-store-factory.js';
+import { openEventStore } from '@tessera/event-store-factory';
 
 // Octal text, so a failure reads '755', not 493.
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);

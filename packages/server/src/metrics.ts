@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventStore } from '@tessera/event-store';
+import { isVerification } from './access-log.js';
 
 /**
  * Prometheus metrics for operators, one registry per process. Names are stable: dashboards
@@ -91,7 +92,7 @@ export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
       metrics.tokens.inc({ operation, outcome });
       return;
     }
-    if (request.routeOptions.config.tessera || url === '/forward-auth') {
+    if (isVerification(request)) {
       const outcome = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 400 ? 'allowed' : 'error';
       metrics.verifications.inc({ outcome });
     }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SigningKeyEvent } from '@tessera/contracts';
 import { CredentialDirectory } from '@tessera/domain';
-import { SqliteEventStore } from '@tessera/event-store';
+import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { KeyFolder, createSecretHasher } from '@tessera/tokens';
 import { SigningKeyUnavailable } from './issuer-errors.js';
 import { SigningKeyring, createSigningKey } from './signing-keyring.js';

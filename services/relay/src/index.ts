@@ -6,3 +6,4 @@ export {
   defaultCheckpointFile,
   type RelayCheckpoint,
 } from './relay-checkpoint.js';
+export { wireRelay } from './relay-composition.js';

@@ -1,6 +1,6 @@
 import { streams, type SigningKeyEvent } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
-import { createSigningKey } from '@tessera/issuer';
+import { createSigningKey } from '@tessera/issuer/keys';
 import { withAdminContext } from '../admin-store.js';
 import { CliError } from '../cli-error.js';
 import { parseCommandOptions } from '../command-options.js';

@@ -1,0 +1,1 @@
+export { EsdbEventStore, type EsdbEventStoreOptions } from './esdb-event-store.js';

@@ -1,0 +1,22 @@
+import { join } from 'node:path';
+import type { TesseraConfig } from '@tessera/config';
+import type { EventStore } from '@tessera/event-store';
+
+/**
+ * The one place a store is opened from configuration: every service and every CLI command
+ * goes through here, so a test of this function covers the wiring users run. SQLite in the
+ * data folder unless TESSERA_EVENT_STORE names another store.
+ *
+ * Each adapter is imported only when chosen: a process on EventStoreDB never loads the SQLite
+ * driver's native module, and one on SQLite never loads gRPC.
+ */
+export async function openEventStore(config: Pick<TesseraConfig, 'TESSERA_EVENT_STORE' | 'TESSERA_DATA_DIR'>): Promise<EventStore> {
+  const target = config.TESSERA_EVENT_STORE;
+  if (target?.startsWith('esdb')) {
+    const { EsdbEventStore } = await import('@tessera/event-store-esdb');
+    return new EsdbEventStore({ connectionString: target });
+  }
+  const { SqliteEventStore } = await import('@tessera/event-store-sqlite');
+  const file = target?.startsWith('sqlite:') ? target.slice('sqlite:'.length) : join(config.TESSERA_DATA_DIR, 'events.db');
+  return new SqliteEventStore({ file });
+}

@@ -1,0 +1,1 @@
+export { openEventStore } from './event-store-factory.js';

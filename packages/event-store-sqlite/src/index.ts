@@ -1,0 +1,1 @@
+export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';

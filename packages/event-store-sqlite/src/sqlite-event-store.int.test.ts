@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TesseraEvent } from '@tessera/contracts';
+import { eventStoreContract } from '@tessera/event-store/contract';
+import { ExpectedRevisionConflict } from '@tessera/event-store';
+import { SqliteEventStore } from './sqlite-event-store.js';
+
+eventStoreContract('SQLite on disk', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));
+  const file = join(dir, 'events.db');
+  const store = new SqliteEventStore({ file, pollIntervalMs: 20 });
+  return {
+    store,
+    openAnother: async () => new SqliteEventStore({ file, pollIntervalMs: 20 }),
+    teardown: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+// Where EventStoreDB cannot tell and would store a second event under the same id, SQLite's
+// unique index refuses it (docs/decisions/0007): this is SQLite's side of that one difference.
+describe('SQLite: an event id already used for another event', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));
+    store = new SqliteEventStore({ file: join(dir, 'events.db') });
+  });
+  afterAll(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const registered = (accountId: string): TesseraEvent => ({ type: 'AccountRegistered', v: 1, accountId, name: 'n', permissions: [], at: 1 });
+
+  it('is a conflict in another stream, and writes nothing there', async () => {
+    const eventId = randomUUID();
+    const [a, b] = [randomUUID(), randomUUID()];
+    await store.append(`account-${a}`, [{ event: registered(a), eventId }], { expectedRevision: 'no_stream' });
+    const error = await store.append(`account-${b}`, [{ event: registered(b), eventId }], { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+    expect((error as ExpectedRevisionConflict).actual).toBe('no_stream');
+    expect(await store.readStream(`account-${b}`)).toEqual([]);
+  });
+
+  it('is a conflict at the end of its own stream, naming the current revision, and writes nothing', async () => {
+    const eventId = randomUUID();
+    const a = randomUUID();
+    await store.append(`account-${a}`, [{ event: registered(a), eventId }], { expectedRevision: 'no_stream' });
+    const again = [{ event: registered(a), eventId: randomUUID() }, { event: registered(a), eventId }];
+    const error = await store.append(`account-${a}`, again, { expectedRevision: 0n }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+    expect((error as ExpectedRevisionConflict).actual).toBe(0n);
+    expect(await store.readStream(`account-${a}`)).toHaveLength(1);
+  });
+});

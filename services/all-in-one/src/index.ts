@@ -1,0 +1,1 @@
+export { runAllInOne } from './main.js';

@@ -1,0 +1,39 @@
+import type { TesseraConfig } from '@tessera/config';
+import { createIssuerParts, wireIssuer } from '@tessera/issuer';
+import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
+import { createVerifierParts, verifierRoutes, wireLogFedVerifier } from '@tessera/verifier';
+
+/**
+ * `tessera start`, the embedded default: an issuer and a verifier in one process on one store,
+ * plus the relay when TESSERA_KAFKA_BROKERS is set. The issuer uses the verifier's account and
+ * key read models rather than keeping its own copies, and hands it each family event as soon as
+ * it is durable: a token revoked here is refused here before the revoke answer is sent.
+ */
+export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): Promise<RunningServer> {
+  return runHost(
+    config,
+    'all-in-one',
+    async (host) => {
+      const store = await openGuardedStore(host);
+      const verifier = createVerifierParts(config);
+      const issuer = createIssuerParts(config, store, {
+        onFamilyEvent: verifier.state.applyFamilyEvent,
+        shared: { directory: verifier.state.accounts, keys: verifier.state.keys },
+      });
+      const following = followInto(host, store, [...issuer.readers, ...verifier.state.readers], {
+        name: 'read models',
+        notReady: 'read models are catching up with the event log',
+        positionGauge: true,
+      });
+      wireLogFedVerifier(host, store, verifier);
+      const routes = [wireIssuer(host, store, issuer, following.whenCaughtUp), verifierRoutes(host, verifier)];
+      if (config.TESSERA_KAFKA_BROKERS) {
+        // Kafka's client is loaded only when it is configured.
+        const { wireRelay } = await import('@tessera/relay');
+        await wireRelay(host, store);
+      }
+      return { routes };
+    },
+    options,
+  );
+}

@@ -1,0 +1,39 @@
+import type { GuardedEventStore } from '@tessera/event-store';
+import { untilAvailable, type Host, type RouteRegistrar } from '@tessera/server';
+import { nowSeconds, type IssuerParts } from './issuer-parts.js';
+import { v1AuthenticateRoutes } from './routes-v1.js';
+import { v5TokenRoutes } from './routes-v5.js';
+
+/**
+ * Wires an issuer into a process: once its read models have caught up it makes sure it has a
+ * signing key (publishing one if it has none), keeps one for as long as it runs, and is ready
+ * only while it can sign. Returns its routes: the JWKS and the token operations.
+ */
+export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<void>): RouteRegistrar {
+  // Ready only while the keyring can sign: a key retired from another host makes the issuer
+  // unready until keepKey has published its replacement.
+  host.readiness.add('signing key', () => (issuer.keyring.ready ? undefined : 'the issuer has no usable signing key'));
+  host.untilReady(
+    caughtUp.then(async () => {
+      const published = await untilAvailable(store, () => issuer.keyring.ensureKey(store, nowSeconds()));
+      // This process's key sets learn a new key at once rather than on the next log poll.
+      if (published) issuer.keys.apply(published);
+      const stopKeeping = issuer.keyring.keepKey(store, {
+        now: nowSeconds,
+        onPublished: (event) => {
+          issuer.keys.apply(event);
+          host.log.info({ kid: event.kid }, 'published a new signing key: the one this issuer signed with was retired');
+        },
+        onError: (error) => host.log.error({ err: error }, 'could not publish a new signing key; retrying'),
+      });
+      host.onClose(async () => stopKeeping());
+    }),
+  );
+  return async (app, listener) => {
+    app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(nowSeconds())),
+    );
+    if (listener.v5) await app.register(v5TokenRoutes, { tokens: issuer.tokens });
+    if (listener.v1) await app.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
+  };
+}

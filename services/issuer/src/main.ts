@@ -1,0 +1,19 @@
+import type { TesseraConfig } from '@tessera/config';
+import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
+import { wireIssuer } from './issuer-composition.js';
+import { createIssuerParts } from './issuer-parts.js';
+
+/** `tessera issuer`: the token operations and the JWKS alone, on the store TESSERA_EVENT_STORE names. */
+export function runIssuer(config: TesseraConfig, options: StartOptions = {}): Promise<RunningServer> {
+  return runHost(
+    config,
+    'issuer',
+    async (host) => {
+      const store = await openGuardedStore(host);
+      const issuer = createIssuerParts(config, store);
+      const following = followInto(host, store, issuer.readers, { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
+      return { routes: [wireIssuer(host, store, issuer, following.whenCaughtUp)] };
+    },
+    options,
+  );
+}
