@@ -152,14 +152,24 @@ describe('infra/docker/Dockerfile', () => {
     .filter((line) => line && !line.startsWith('#'));
   const stages = instructions.filter((line) => /^FROM\s/i.test(line));
 
-  it('is multi-stage on node:20-slim with npm ci', () => {
+  const lastStage = instructions.slice(instructions.lastIndexOf(stages.at(-1) ?? ''));
+
+  it('is multi-stage on a supported Node line (22 or 24), compiling with npm ci and the build', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(dockerfile).toMatch(/ARG NODE_IMAGE=node:20-slim/);
+    expect(dockerfile).toMatch(/ARG NODE_IMAGE=node:(22|24)[-.\w]*/);
     expect(instructions.some((line) => /^RUN npm ci\b/.test(line))).toBe(true);
+    expect(instructions.some((line) => /^RUN npm run build\b/.test(line))).toBe(true);
+  });
+
+  it('ships a runtime stage with no build toolchain, no npm install and no dev dependencies', () => {
+    const runtime = lastStage.join('\n');
+    expect(runtime).not.toMatch(/\b(g\+\+|make|python3|npm (ci|install))\b/);
+    expect(runtime).toMatch(/COPY --from=build \/runtime \/app/);
+    // The build stage prunes dev dependencies before the runtime tree is gathered.
+    expect(dockerfile).toMatch(/npm prune --omit=dev/);
   });
 
   it('runs as a non-root user in the final stage', () => {
-    const lastStage = instructions.slice(instructions.lastIndexOf(stages.at(-1) ?? ''));
     const users = lastStage.filter((line) => /^USER\s/i.test(line));
     expect(users.length).toBeGreaterThan(0);
     const user = users.at(-1)?.split(/\s+/)[1];
@@ -169,8 +179,9 @@ describe('infra/docker/Dockerfile', () => {
     expect(lastStage.findIndex((line) => /^USER\s/i.test(line))).toBeLessThan(lastStage.findIndex((line) => /^ENTRYPOINT\s/i.test(line)));
   });
 
-  it('starts through the tessera CLI', () => {
-    expect(dockerfile).toMatch(/ENTRYPOINT \["npx", "--no", "tessera"\]/);
+  it('runs node itself on the compiled CLI under tini as PID 1: no npm or npx at run time', () => {
+    expect(dockerfile).toMatch(/ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/packages\/cli\/bin\/tessera\.js"\]/);
+    expect(lastStage.join('\n')).toMatch(/apt-get install -y --no-install-recommends tini/);
   });
 });
 
