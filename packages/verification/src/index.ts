@@ -2,3 +2,6 @@ export * from './revocation-projection.js';
 export * from './bearer-verifier.js';
 export { tesseraAuth, type TesseraAuthOptions } from './fastify-plugin.js';
 export { createKeyRefresh } from './key-refresh.js';
+export { loadJwks } from './jwks.js';
+// A downstream verifier builds its key set itself: the class comes with the plugin, not from a second package.
+export { PublicKeySet } from '@tessera/tokens';

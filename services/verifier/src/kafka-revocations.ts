@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { TesseraConfig } from '@tessera/config';
 import { createKafkaFeed } from '@tessera/feed';
 import { startRevocationConsumer, type RevocationConsumer } from '@tessera/revocations';
-import type { PublicKeySet } from '@tessera/tokens';
+import { loadJwks, type PublicKeySet } from '@tessera/verification';
 
 /**
  * A verifier's projection fed from Kafka rather than the log — a verifier in another region.
@@ -30,18 +30,4 @@ export async function startKafkaRevocations(
   };
 }
 
-interface Jwks {
-  keys: { kid?: string; kty?: string; crv?: string; x?: string; y?: string }[];
-}
-
-export async function loadJwks(url: string, keys: PublicKeySet): Promise<void> {
-  const answer = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-  if (!answer.ok) throw new Error(`could not load the issuer's JWKS: HTTP ${answer.status}`);
-  const jwks = (await answer.json()) as Jwks;
-  const at = Math.floor(Date.now() / 1000);
-  for (const key of jwks.keys) {
-    if (key.kid && key.kty === 'EC' && key.crv === 'P-256' && key.x && key.y) {
-      keys.apply({ type: 'SigningKeyPublished', v: 1, kid: key.kid, alg: 'ES256', publicJwk: { kty: 'EC', crv: 'P-256', x: key.x, y: key.y }, at });
-    }
-  }
-}
+export { loadJwks };
