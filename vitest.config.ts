@@ -25,7 +25,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], fileParallelism: false },
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', 'test/downstream/**/*.test.ts'], fileParallelism: false },
       },
     ],
   },
