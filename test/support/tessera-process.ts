@@ -76,6 +76,8 @@ export async function startTessera(
     logFile?: string;
     /** Return once /readyz says ready (default), or once /healthz answers: a process that cannot be ready yet. */
     until?: 'ready' | 'listening';
+    /** Flags for node itself, before the CLI (for example an --import hook). */
+    nodeArgs?: string[];
   } = {},
 ): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
@@ -91,7 +93,7 @@ export async function startTessera(
   };
   delete processEnv.NODE_OPTIONS;
   const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'a', 0o600);
-  const child: ChildProcess = spawn(process.execPath, [cli, options.command ?? 'start'], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, options.command ?? 'start'], {
     env: processEnv,
     stdio: logFd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', logFd, logFd],
   });
