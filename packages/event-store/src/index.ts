@@ -1,3 +1,4 @@
 export * from './event-store.js';
+export { InMemoryEventStore, type InMemoryEventStoreOptions } from './in-memory-event-store.js';
 export { followLog, type LogReader } from './follow-log.js';
 export { guardAvailability, type Availability, type AvailabilityOptions, type GuardedEventStore, type ResilientSubscription } from './store-availability.js';
