@@ -1,4 +1,5 @@
 import type { AccountEvent } from '@tessera/contracts';
+import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 
 /** An account and its credentials. Secrets never reach the domain: only their keyed hashes. */
@@ -143,5 +144,11 @@ function withoutCredential(
   next.delete(key);
   return next;
 }
+
+export const accountDecider: Decider<AccountCommand, AccountState, AccountEvent> = {
+  decide: decideAccount,
+  evolve: evolveAccount,
+  initialState: initialAccountState,
+};
 
 const unique = (permissions: readonly string[]) => [...new Set(permissions)];

@@ -7,7 +7,8 @@ export type DomainErrorCode =
   | 'ERR_FAMILY_EXISTS'
   | 'ERR_ACCOUNT_EXISTS'
   | 'ERR_ACCOUNT_NOT_FOUND'
-  | 'ERR_CREDENTIAL_NOT_FOUND';
+  | 'ERR_CREDENTIAL_NOT_FOUND'
+  | 'ERR_SIGNING_KEY_NOT_FOUND';
 
 export class DomainError extends Error {
   constructor(

@@ -1,5 +1,6 @@
 import { rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
 import { sameKeyedHash } from './constant-time.js';
+import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 
 /**
@@ -188,3 +189,10 @@ function revoke(command: Extract<FamilyCommand, { type: 'RevokeToken' }>, state:
     rejectsUntil: current.lastAccessExpiresAt,
   };
 }
+
+/** Events are fat: the command handler may evolve the initial state with a family's last event alone. */
+export const familyDecider: Decider<FamilyCommand, FamilyState, FamilyEvent> = {
+  decide: decideFamily,
+  evolve: evolveFamily,
+  initialState: initialFamilyState,
+};
