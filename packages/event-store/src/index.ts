@@ -1,4 +1,5 @@
 export * from './event-store.js';
 export { InMemoryEventStore, type InMemoryEventStoreOptions } from './in-memory-event-store.js';
+export { handleCommand, type CommandHandling, type CommandOutcome, type CommandStore } from './command-handler.js';
 export { followLog, type LogReader } from './follow-log.js';
 export { guardAvailability, type Availability, type AvailabilityOptions, type GuardedEventStore, type ResilientSubscription } from './store-availability.js';
