@@ -6,20 +6,19 @@ import {
   type FamilyEvent,
   type LegacyTokenIssued,
   type TokenIssued,
+  type TokenRevoked,
   type TokenRotated,
 } from '@tessera/contracts';
 import {
   DomainError,
-  decideFamily,
-  evolveFamily,
-  initialFamilyState,
+  familyDecider,
   sameKeyedHash,
   type CredentialDirectory,
   type FamilyCommand,
   type FamilyState,
   type Lifetimes,
 } from '@tessera/domain';
-import { ExpectedRevisionConflict, type EventStore, type ExpectedRevision } from '@tessera/event-store';
+import { handleCommand, type EventStore } from '@tessera/event-store';
 import {
   familyOfRefreshToken,
   newFamilyId,
@@ -58,8 +57,8 @@ export interface LegacyToken {
 }
 
 /**
- * The issuer's operations as named steps (authenticate → decide → append → sign), so a
- * stack trace says where a request failed. No HTTP here.
+ * The issuer's operations as named steps (authenticate → handle the family command: read,
+ * decide, take the key, append → sign), so a stack trace says where a request failed. No HTTP here.
  */
 export function createTokenService(deps: TokenServiceDeps) {
   const { store, directory, keyring, hasher } = deps;
@@ -75,14 +74,6 @@ export function createTokenService(deps: TokenServiceDeps) {
     return { credential, account };
   }
 
-  async function loadFamily(refreshToken: string): Promise<{ familyId: string; state: FamilyState; revision: ExpectedRevision }> {
-    const familyId = familyOfRefreshToken(refreshToken);
-    if (!familyId) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
-    const [last] = await store.readStream(streams.family(familyId), { direction: 'backwards', maxCount: 1 });
-    if (!last) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
-    return { familyId, state: evolveFamily(initialFamilyState(), last.event as FamilyEvent), revision: last.revision };
-  }
-
   /**
    * Taken before the append, not after: with no key the request fails (503) having changed
    * nothing, rather than consuming a refresh token whose successor could not be signed. A key
@@ -92,27 +83,43 @@ export function createTokenService(deps: TokenServiceDeps) {
     return keyring.current();
   }
 
-  function decide(command: FamilyCommand, state: FamilyState): FamilyEvent {
+  /**
+   * A family's one event per command, through the command handler: its last event is its state.
+   * `beforeAppend` runs once the command is decided and before anything is written (taking the
+   * signing key); its result comes back with the event. A conflict means another refresh or
+   * revoke of this family committed first: this token is no longer current. The refusals of the
+   * domain become the issuer's.
+   */
+  async function handleFamilyCommand<E extends FamilyEvent, K>(
+    familyId: string,
+    command: (state: FamilyState) => FamilyCommand,
+    metadata: EventMetadata,
+    steps: { readonly newStream?: boolean; readonly beforeAppend: () => K },
+  ): Promise<{ event: E; taken: K }> {
+    let taken: { value: K } | undefined;
     try {
-      const [event] = decideFamily(command, state);
-      return event!;
+      const { events } = await handleCommand(store, {
+        stream: streams.family(familyId),
+        decider: familyDecider,
+        command,
+        read: 'last-event',
+        newStream: steps.newStream,
+        metadata: (event) => ({ ...metadata, accountId: event.accountId }),
+        beforeAppend: () => {
+          taken = { value: steps.beforeAppend() };
+        },
+        onConflict: { answer: () => new DomainError('ERR_REFRESH_TOKEN_USED', 'refresh token was already used or revoked') },
+      });
+      // decideFamily answers one event or throws, and beforeAppend ran before that event was appended.
+      const event = events[0] as E;
+      deps.onFamilyEvent?.(event);
+      return { event, taken: taken!.value };
     } catch (error) {
       if (error instanceof DomainError && error.code.startsWith('ERR_REFRESH_TOKEN_')) {
         throw new IssuerRefusal(error.code as IssuerRefusal['code'], error.message);
       }
       throw error;
     }
-  }
-
-  async function appendFamilyEvent(event: FamilyEvent, expectedRevision: ExpectedRevision, metadata: EventMetadata) {
-    try {
-      await store.append(streams.family(event.familyId), [{ event, metadata: { ...metadata, accountId: event.accountId } }], { expectedRevision });
-    } catch (error) {
-      // Another refresh or revoke of this family committed first: this token is no longer current.
-      if (error instanceof ExpectedRevisionConflict) throw new IssuerRefusal('ERR_REFRESH_TOKEN_USED', 'refresh token was already used or revoked');
-      throw error;
-    }
-    deps.onFamilyEvent?.(event);
   }
 
   function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey): string {
@@ -137,8 +144,9 @@ export function createTokenService(deps: TokenServiceDeps) {
       const { credential, account } = authenticateClient(apiLoginId, transactionKey);
       const familyId = newFamilyId();
       const refreshToken = newRefreshToken(familyId);
-      const event = decide(
-        {
+      const { event, taken: key } = await handleFamilyCommand<TokenIssued, SigningKey>(
+        familyId,
+        () => ({
           type: 'IssueToken',
           familyId,
           accountId: account.accountId,
@@ -149,45 +157,54 @@ export function createTokenService(deps: TokenServiceDeps) {
           scope: account.permissions,
           now: deps.now(),
           lifetimes: deps.lifetimes,
-        },
-        initialFamilyState(),
-      ) as TokenIssued;
-      const key = signingKeyBeforeAppend();
-      await appendFamilyEvent(event, 'no_stream', metadata);
+        }),
+        metadata,
+        // A fresh random family id: nothing to read.
+        { newStream: true, beforeAppend: signingKeyBeforeAppend },
+      );
       return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key), refreshToken, expiresAt: event.accessExpiresAt };
     },
 
     /** Spec 4.2: the expected revision makes two refreshes of one token race to exactly one winner. */
     async refreshToken(refreshToken: string, metadata: EventMetadata): Promise<IssuedPair> {
-      const { familyId, state, revision } = await loadFamily(refreshToken);
-      if (state.status === 'active' && !directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) {
-        throw new IssuerRefusal('ERR_CREDENTIAL_REVOKED', 'the Transaction Key this token was issued for has been rotated');
-      }
-      const scope = state.status === 'active' ? (directory.account(state.accountId)?.permissions ?? []) : [];
+      const familyId = familyOfRefreshToken(refreshToken);
+      if (!familyId) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
       const nextRefreshToken = newRefreshToken(familyId);
-      const event = decide(
-        {
-          type: 'RotateToken',
-          presentedRefreshTokenHash: hasher.hash(refreshToken),
-          newRefreshTokenHash: hasher.hash(nextRefreshToken),
-          jti: newJti(),
-          scope,
-          now: deps.now(),
-          lifetimes: deps.lifetimes,
+      const { event, taken: key } = await handleFamilyCommand<TokenRotated, SigningKey>(
+        familyId,
+        (state) => {
+          if (state.status === 'active' && !directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) {
+            throw new IssuerRefusal('ERR_CREDENTIAL_REVOKED', 'the Transaction Key this token was issued for has been rotated');
+          }
+          return {
+            type: 'RotateToken',
+            presentedRefreshTokenHash: hasher.hash(refreshToken),
+            newRefreshTokenHash: hasher.hash(nextRefreshToken),
+            jti: newJti(),
+            // The account's permissions now: a refresh picks up permission changes.
+            scope: state.status === 'active' ? (directory.account(state.accountId)?.permissions ?? []) : [],
+            now: deps.now(),
+            lifetimes: deps.lifetimes,
+          };
         },
-        state,
-      ) as TokenRotated;
-      const key = signingKeyBeforeAppend();
-      await appendFamilyEvent(event, revision, metadata);
+        metadata,
+        { beforeAppend: signingKeyBeforeAppend },
+      );
       return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key), refreshToken: nextRefreshToken, expiresAt: event.accessExpiresAt };
     },
 
     /** Spec 4.3. */
     async revokeToken(refreshToken: string, metadata: EventMetadata): Promise<{ revokedAt: number }> {
-      const { state, revision } = await loadFamily(refreshToken);
-      const event = decide({ type: 'RevokeToken', presentedRefreshTokenHash: hasher.hash(refreshToken), now: deps.now() }, state);
-      await appendFamilyEvent(event, revision, metadata);
-      return { revokedAt: event.type === 'TokenRevoked' ? event.revokedAt : deps.now() };
+      const familyId = familyOfRefreshToken(refreshToken);
+      if (!familyId) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
+      const { event } = await handleFamilyCommand<TokenRevoked, void>(
+        familyId,
+        () => ({ type: 'RevokeToken', presentedRefreshTokenHash: hasher.hash(refreshToken), now: deps.now() }),
+        metadata,
+        // Nothing is signed: no key needed.
+        { beforeAppend: () => undefined },
+      );
+      return { revokedAt: event.revokedAt };
     },
 
     /** Spec 4.5: the older interface. Its tokens carry their own audience. */
