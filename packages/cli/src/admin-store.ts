@@ -1,11 +1,8 @@
-import type { AccountEvent, RecordedEvent, TesseraEventType } from '@tessera/contracts';
-import { accountEventTypes, streams } from '@tessera/contracts';
+import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
-import { evolveAccount, initialAccountState, type AccountState } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
 import { openEventStore } from '@tessera/event-store-factory';
 import { createSecretHasher, openKeyFolders, type KeyFolder, type SecretHasher } from '@tessera/tokens';
-import { CliError } from './cli-error.js';
 
 /** What an admin command works with: the same store and key folder the server uses. */
 export interface AdminContext {
@@ -35,20 +32,4 @@ export async function readWholeLog(store: EventStore, types: readonly TesseraEve
     if (page.length < 1000) return all;
     after = page[page.length - 1]!.position;
   }
-}
-
-export async function loadAccount(store: EventStore, accountId: string): Promise<{ state: AccountState; revision: bigint }> {
-  const events = await store.readStream(streams.account(accountId));
-  if (events.length === 0) throw new CliError(`no account ${accountId}`);
-  const state = events.reduce((s, recorded) => evolveAccount(s, recorded.event as AccountEvent), initialAccountState());
-  return { state, revision: events[events.length - 1]!.revision };
-}
-
-export async function allAccounts(store: EventStore): Promise<Map<string, AccountState>> {
-  const accounts = new Map<string, AccountState>();
-  for (const { event } of await readWholeLog(store, accountEventTypes)) {
-    const accountEvent = event as AccountEvent;
-    accounts.set(accountEvent.accountId, evolveAccount(accounts.get(accountEvent.accountId) ?? initialAccountState(), accountEvent));
-  }
-  return accounts;
 }

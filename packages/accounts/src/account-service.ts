@@ -1,0 +1,187 @@
+import { accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/contracts';
+import { DomainError, accountDecider, evolveAccount, initialAccountState, type AccountCommand, type AccountState } from '@tessera/domain';
+import { handleCommand, type CommandStore, type EventStore } from '@tessera/event-store';
+import {
+  newAccountId,
+  newApiLoginId,
+  newCredentialId,
+  newLegacyApiId,
+  newLegacyApiKey,
+  newTransactionKey,
+  type SecretHasher,
+} from '@tessera/tokens';
+import { InvalidAccountInput } from './invalid-account-input.js';
+
+export interface AccountServiceDeps {
+  readonly store: CommandStore & Pick<EventStore, 'readAll'>;
+  readonly hasher: SecretHasher;
+  /** Epoch seconds. */
+  readonly now: () => number;
+  /** Who changes accounts through this service ('cli', an admin API): written on each event for the audit trail. */
+  readonly actor: string;
+}
+
+/** A new account's identifiers and secrets. The secrets exist only here: the log keeps their keyed hashes. */
+export interface CreatedAccount {
+  readonly accountId: string;
+  readonly apiLoginId: string;
+  readonly transactionKey: string;
+  readonly legacy?: NewLegacyKey;
+  readonly permissions: readonly string[];
+}
+
+export interface NewLegacyKey {
+  readonly apiId: string;
+  readonly apiKey: string;
+}
+
+/** What `list` shows of an account: never a secret. */
+export interface AccountSummary {
+  readonly accountId: string;
+  readonly name: string;
+  readonly permissions: readonly string[];
+  readonly apiLoginIds: readonly string[];
+  readonly legacyApiIds: readonly string[];
+}
+
+export interface AccountChange {
+  readonly accountId: string;
+  /** The types of the events appended. */
+  readonly events: readonly AccountEvent['type'][];
+}
+
+const permissionPattern = /^[A-Za-z0-9:._*-]{1,128}$/;
+/** Administrators seldom change one account at the same moment; a few fresh reads settle it. */
+const conflictRetries = 3;
+
+/**
+ * Account administration: the CLI calls it today, an admin API later. Each operation is one
+ * account command through the command handler and returns a plain result; the secrets a
+ * result carries are the caller's to show once.
+ */
+export function createAccountService(deps: AccountServiceDeps) {
+  const { store, hasher } = deps;
+
+  async function change(accountId: string, command: (state: Extract<AccountState, { status: 'registered' }>) => AccountCommand) {
+    const metadata: EventMetadata = { accountId, actor: deps.actor };
+    return handleCommand(store, {
+      stream: streams.account(accountId),
+      decider: accountDecider,
+      command: (state) => {
+        if (state.status !== 'registered') throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
+        return command(state);
+      },
+      metadata,
+      onConflict: { retries: conflictRetries },
+    });
+  }
+
+  /** Every account, folded from the log. */
+  async function allAccounts(): Promise<Map<string, AccountState>> {
+    const accounts = new Map<string, AccountState>();
+    const pageSize = 1000;
+    let after: bigint | undefined;
+    for (;;) {
+      const page = await store.readAll({ after, types: accountEventTypes, maxCount: pageSize });
+      for (const { event } of page) {
+        const accountEvent = event as AccountEvent;
+        accounts.set(accountEvent.accountId, evolveAccount(accounts.get(accountEvent.accountId) ?? initialAccountState(), accountEvent));
+      }
+      if (page.length < pageSize) return accounts;
+      after = page[page.length - 1]!.position;
+    }
+  }
+
+  async function accountOfLogin(apiLoginId: string): Promise<string> {
+    for (const state of (await allAccounts()).values()) {
+      if (state.status === 'registered' && state.apiCredentials.has(apiLoginId)) return state.accountId;
+    }
+    throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account has API Login ID ${apiLoginId}`);
+  }
+
+  return {
+    async create(input: { name: string; permissions: readonly string[]; legacy: boolean }): Promise<CreatedAccount> {
+      if (input.name.trim() === '' || input.name.length > 200) throw new InvalidAccountInput('name', 'an account name is 1 to 200 characters, not blank');
+      const permissions = validPermissions(input.permissions);
+      const accountId = newAccountId();
+      const apiLoginId = newApiLoginId();
+      const transactionKey = newTransactionKey();
+      const legacy = input.legacy ? { apiId: newLegacyApiId(), apiKey: newLegacyApiKey() } : undefined;
+      await handleCommand(store, {
+        stream: streams.account(accountId),
+        decider: accountDecider,
+        command: (): AccountCommand => ({
+          type: 'RegisterAccount',
+          accountId,
+          name: input.name,
+          permissions,
+          apiCredential: { credentialId: newCredentialId(), apiLoginId, transactionKeyHash: hasher.hash(transactionKey) },
+          legacyCredential: legacy && { credentialId: newCredentialId(), apiId: legacy.apiId, apiKeyHash: hasher.hash(legacy.apiKey) },
+          now: deps.now(),
+        }),
+        metadata: { accountId, actor: deps.actor },
+        // A fresh random id: nothing to read, and nobody else writes there.
+        newStream: true,
+      });
+      return { accountId, apiLoginId, transactionKey, ...(legacy ? { legacy } : {}), permissions };
+    },
+
+    async list(): Promise<AccountSummary[]> {
+      return [...(await allAccounts()).values()].flatMap((state) =>
+        state.status === 'registered'
+          ? [
+              {
+                accountId: state.accountId,
+                name: state.name,
+                permissions: [...state.permissions],
+                apiLoginIds: [...state.apiCredentials.keys()],
+                legacyApiIds: [...state.legacyCredentials.keys()],
+              },
+            ]
+          : [],
+      );
+    },
+
+    /** A new Transaction Key for one API Login ID (the account's first when only the account is named); the old key is refused from then on. */
+    async rotateKey(target: { accountId?: string; apiLoginId?: string }): Promise<{ accountId: string; apiLoginId: string; transactionKey: string }> {
+      if (!target.accountId && !target.apiLoginId) throw new InvalidAccountInput('account', 'name the account or the API Login ID whose key to rotate');
+      const accountId = target.accountId ?? (await accountOfLogin(target.apiLoginId!));
+      const transactionKey = newTransactionKey();
+      const { events } = await change(accountId, (state) => {
+        const apiLoginId = target.apiLoginId ?? [...state.apiCredentials.keys()][0];
+        if (!apiLoginId) throw new DomainError('ERR_CREDENTIAL_NOT_FOUND', `account ${accountId} has no active API Login ID`);
+        return { type: 'RotateTransactionKey', apiLoginId, credentialId: newCredentialId(), transactionKeyHash: hasher.hash(transactionKey), now: deps.now() };
+      });
+      const issued = events.find((event) => event.type === 'ApiCredentialIssued');
+      return { accountId, apiLoginId: issued!.apiLoginId, transactionKey };
+    },
+
+    async setPermissions(accountId: string, permissions: readonly string[]): Promise<AccountChange> {
+      const valid = validPermissions(permissions);
+      const { events } = await change(accountId, () => ({ type: 'SetPermissions', permissions: valid, now: deps.now() }));
+      return { accountId, events: events.map((event) => event.type) };
+    },
+
+    async addLegacyKey(accountId: string): Promise<{ accountId: string } & NewLegacyKey> {
+      const apiId = newLegacyApiId();
+      const apiKey = newLegacyApiKey();
+      await change(accountId, () => ({ type: 'AddLegacyCredential', credentialId: newCredentialId(), apiId, apiKeyHash: hasher.hash(apiKey), now: deps.now() }));
+      return { accountId, apiId, apiKey };
+    },
+
+    /** v1 tokens already issued under the key live out their lifetime. */
+    async revokeLegacyKey(accountId: string, apiId: string): Promise<AccountChange> {
+      const { events } = await change(accountId, () => ({ type: 'RevokeLegacyCredential', apiId, now: deps.now() }));
+      return { accountId, events: events.map((event) => event.type) };
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;
+
+function validPermissions(permissions: readonly string[]): readonly string[] {
+  for (const permission of permissions) {
+    if (!permissionPattern.test(permission)) throw new InvalidAccountInput('permission', `invalid permission "${permission}": letters, digits and : . _ * - only`);
+  }
+  return permissions;
+}

@@ -1,0 +1,10 @@
+export {
+  createAccountService,
+  type AccountChange,
+  type AccountService,
+  type AccountServiceDeps,
+  type AccountSummary,
+  type CreatedAccount,
+  type NewLegacyKey,
+} from './account-service.js';
+export { InvalidAccountInput } from './invalid-account-input.js';
