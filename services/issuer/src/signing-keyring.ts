@@ -1,7 +1,8 @@
-import type { SigningKeyEvent } from '@tessera/contracts';
+import type { SigningKeyEvent, SigningKeyPublished } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { streams } from '@tessera/contracts';
-import { generateSigningKey, signingKeyFromJwk, type KeyFolder, type SigningKey } from '@tessera/tokens';
+import { evolveSigningKeys, initialSigningKeysState, type SigningKeysState } from '@tessera/domain';
+import { generateSigningKey, signingKeyFromJwk, type KeyFolder, type PrivateJwk, type SigningKey } from '@tessera/tokens';
 import { SigningKeyUnavailable } from './issuer-errors.js';
 
 /** All the keyring needs of a store: publishing a key is one append. */
@@ -24,22 +25,18 @@ export interface KeepKeyOptions {
  * verifier learns a new key from the log; private halves never leave the folder.
  */
 export class SigningKeyring {
-  private readonly published: string[] = [];
-  private readonly retired = new Set<string>();
+  /** The signing-key stream as the domain folds it: the same rules `keys rotate` decides with. */
+  private keys: SigningKeysState = initialSigningKeysState();
   private signingKey: SigningKey | undefined;
   /** Set while keepKey runs: called whenever the keyring is left with no key to sign with. */
   private onKeyLost: (() => void) | undefined;
 
   constructor(private readonly folder: KeyFolder) {}
 
+  /** Idempotent: ensureKey applies its own event before the log delivers it again. */
   apply(event: SigningKeyEvent): void {
-    if (event.type === 'SigningKeyRetired') {
-      this.retired.add(event.kid);
-      if (this.signingKey?.kid === event.kid) this.signingKey = undefined;
-    } else if (!this.published.includes(event.kid)) {
-      // ensureKey applies its own event before the log delivers it again.
-      this.published.push(event.kid);
-    }
+    this.keys = evolveSigningKeys(this.keys, event);
+    if (event.type === 'SigningKeyRetired' && this.signingKey?.kid === event.kid) this.signingKey = undefined;
     this.pickNewest();
     if (!this.signingKey) this.onKeyLost?.();
   }
@@ -53,7 +50,11 @@ export class SigningKeyring {
     return this.signingKey !== undefined;
   }
 
-  /** Publishes a key when this issuer has none it can sign with (first start, or a new host). */
+  /**
+   * Publishes a key when this issuer has none it can sign with (first start, or a new host).
+   * A plain append with `any`, not a command through handleCommand: adding a key decides
+   * nothing about the stream, and any issuer may add one at any time.
+   */
   async ensureKey(store: KeyPublisher, nowSeconds: number): Promise<SigningKeyEvent | undefined> {
     if (this.signingKey) return undefined;
     const event = await createSigningKey(this.folder, nowSeconds);
@@ -107,9 +108,10 @@ export class SigningKeyring {
   }
 
   private pickNewest(): void {
-    for (let i = this.published.length - 1; i >= 0; i -= 1) {
-      const kid = this.published[i]!;
-      if (this.retired.has(kid)) continue;
+    const { published, retired } = this.keys;
+    for (let i = published.length - 1; i >= 0; i -= 1) {
+      const kid = published[i]!;
+      if (retired.has(kid)) continue;
       if (this.signingKey?.kid === kid) return;
       const privateJwk = this.folder.loadPrivateKey(kid);
       if (privateJwk) {
@@ -122,8 +124,17 @@ export class SigningKeyring {
 
 /** Makes a key pair, keeps the private half in the folder, returns the event that publishes the public half. */
 export async function createSigningKey(folder: KeyFolder, nowSeconds: number): Promise<SigningKeyEvent> {
+  const { event, privateJwk } = await newSigningKeyPair(nowSeconds);
+  folder.savePrivateKey(event.kid, privateJwk);
+  return event;
+}
+
+/**
+ * A key pair not yet kept anywhere: the event that publishes its public half, and the private
+ * half for the caller to save once it knows the key will be published.
+ */
+export async function newSigningKeyPair(nowSeconds: number): Promise<{ event: SigningKeyPublished; privateJwk: PrivateJwk }> {
   const { kid, privateJwk } = await generateSigningKey();
-  folder.savePrivateKey(kid, privateJwk);
   const { kty, crv, x, y } = privateJwk;
-  return { type: 'SigningKeyPublished', v: 1, kid, alg: 'ES256', publicJwk: { kty, crv, x, y }, at: nowSeconds };
+  return { event: { type: 'SigningKeyPublished', v: 1, kid, alg: 'ES256', publicJwk: { kty, crv, x, y }, at: nowSeconds }, privateJwk };
 }
