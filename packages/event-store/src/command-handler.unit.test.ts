@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streams, type AccountEvent } from '@tessera/contracts';
+import { streams, type AccountEvent, type TokenIssued, type TokenRotated } from '@tessera/contracts';
 import { DomainError, accountDecider, familyDecider, type AccountCommand, type AccountState, type Decider, type FamilyState } from '@tessera/domain';
 import { handleCommand, type CommandStore } from './command-handler.js';
 import { ExpectedRevisionConflict, type ReadStreamOptions } from './event-store.js';
@@ -77,15 +77,30 @@ describe('handleCommand', () => {
   it("with read 'last-event', evolves the initial state with the newest event alone", async () => {
     const { store, spied, reads } = storeWithAnotherWriter();
     const family = streams.family('fam-1');
-    const issued = { type: 'TokenIssued', v: 1, familyId: 'fam-1', accountId, credentialId: 'c1', apiLoginId: 'login', generation: 0, refreshTokenHash: 'a'.repeat(43), jti: 'j0', scope: [], issuedAt: now, accessExpiresAt: now + 60, refreshExpiresAt: now + 600 } as const;
-    await store.append(family, [{ event: issued }, { event: { ...issued, type: 'TokenRotated', generation: 1, refreshTokenHash: 'b'.repeat(43), jti: 'j1' } }], { expectedRevision: 'no_stream' });
+    const issued: TokenIssued = {
+      type: 'TokenIssued',
+      v: 1,
+      familyId: 'fam-1',
+      accountId,
+      credentialId: 'c1',
+      apiLoginId: 'login',
+      generation: 0,
+      refreshTokenHash: 'a'.repeat(43),
+      jti: 'j0',
+      scope: [],
+      issuedAt: now,
+      accessExpiresAt: now + 60,
+      refreshExpiresAt: now + 600,
+    };
+    const rotated: TokenRotated = { ...issued, type: 'TokenRotated', generation: 1, refreshTokenHash: 'b'.repeat(43), jti: 'j1' };
+    await store.append(family, [{ event: issued }, { event: rotated }], { expectedRevision: 'no_stream' });
     const seen: FamilyState[] = [];
     const outcome = await handleCommand(spied, {
       stream: family,
       decider: familyDecider,
       command: (state) => {
         seen.push(state);
-        return { type: 'RevokeToken', presentedRefreshTokenHash: 'b'.repeat(43), now };
+        return { type: 'RevokeToken' as const, presentedRefreshTokenHash: 'b'.repeat(43), now };
       },
       metadata: {},
       read: 'last-event',
