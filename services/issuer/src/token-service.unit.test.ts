@@ -1,0 +1,172 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { audiences, streams, type AccountEvent, type FamilyEvent, type SigningKeyEvent } from '@tessera/contracts';
+import { CredentialDirectory } from '@tessera/domain';
+import { InMemoryEventStore } from '@tessera/event-store';
+import { KeyFolder, PublicKeySet, createSecretHasher, familyOfRefreshToken, verifyAccessToken } from '@tessera/tokens';
+import { IssuerRefusal } from './issuer-errors.js';
+import { SigningKeyring, createSigningKey } from './signing-keyring.js';
+import { createTokenService, type TokenService } from './token-service.js';
+
+/** The token service on the in-memory store: every rule of spec 3 and 4 without a process or a disk log. */
+const t0 = 1_800_000_000;
+const issuer = 'urn:tessera:test';
+const metadata = { requestId: 'req-1', sourceAddress: '127.0.0.1' };
+const hasher = createSecretHasher(Buffer.alloc(32, 7));
+const lifetimes = { accessTokenSeconds: 3600, refreshTokenSeconds: 86_400, legacyTokenSeconds: 1800 };
+
+let keysDir: string;
+let keyEvent: SigningKeyEvent;
+let folder: KeyFolder;
+const publicKeys = new PublicKeySet();
+beforeAll(async () => {
+  keysDir = mkdtempSync(join(tmpdir(), 'tessera-token-service-unit-'));
+  folder = new KeyFolder(keysDir);
+  keyEvent = await createSigningKey(folder, t0);
+  publicKeys.apply(keyEvent);
+});
+afterAll(() => rmSync(keysDir, { recursive: true, force: true }));
+
+let now: number;
+let store: InMemoryEventStore;
+let directory: CredentialDirectory;
+let tokens: TokenService;
+let announced: FamilyEvent[];
+const account = (event: AccountEvent) => directory.apply(event);
+
+beforeEach(() => {
+  now = t0;
+  store = new InMemoryEventStore();
+  directory = new CredentialDirectory();
+  account({ type: 'AccountRegistered', v: 1, accountId: 'acct_1', name: 'Shop', permissions: ['transaction:charge'], at: t0 });
+  account({ type: 'ApiCredentialIssued', v: 1, accountId: 'acct_1', credentialId: 'cred_1', apiLoginId: 'login_1', transactionKeyHash: hasher.hash('tsk_secret'), at: t0 });
+  account({ type: 'LegacyCredentialIssued', v: 1, accountId: 'acct_1', credentialId: 'cred_v1', apiId: 'tla_1', apiKeyHash: hasher.hash('tlk_secret'), at: t0 });
+  const keyring = new SigningKeyring(folder);
+  keyring.apply(keyEvent);
+  announced = [];
+  tokens = createTokenService({ store, directory, keyring, hasher, issuer, lifetimes, now: () => now, onFamilyEvent: (event) => announced.push(event) });
+});
+
+const verify = (token: string, audience: string = audiences.v5) => verifyAccessToken(token, { keys: publicKeys, issuer, audience, nowSeconds: now });
+const claimsOf = (token: string) => {
+  const verified = verify(token);
+  if (!verified.ok) throw new Error(`token refused: ${verified.code}`);
+  return verified.claims;
+};
+const refusalOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => (error instanceof IssuerRefusal ? error.code : error),
+  );
+const issue = () => tokens.getToken('login_1', 'tsk_secret', metadata);
+
+describe('getToken (spec 4.1)', () => {
+  it('issues a signed access token and a refresh token of a new family, recorded as TokenIssued with the request metadata', async () => {
+    const pair = await issue();
+    const claims = claimsOf(pair.accessToken);
+    expect(claims).toMatchObject({ iss: issuer, sub: 'acct_1', aud: audiences.v5, client_id: 'login_1', scope: 'transaction:charge', gen: 0, iat: t0, exp: t0 + 3600 });
+    expect(pair).toMatchObject({ issuedAt: t0, expiresAt: t0 + 3600 });
+    expect(familyOfRefreshToken(pair.refreshToken)).toBe(claims.fid);
+    const recorded = await store.readStream(streams.family(claims.fid!));
+    expect(recorded.map((r) => r.event)).toEqual([expect.objectContaining({ type: 'TokenIssued', generation: 0, refreshTokenHash: hasher.hash(pair.refreshToken) })]);
+    expect(recorded[0]?.metadata).toEqual({ ...metadata, accountId: 'acct_1' });
+    expect(announced).toEqual([recorded[0]?.event]);
+  });
+
+  it.each([
+    ['a wrong Transaction Key', 'login_1', 'tsk_wrong'],
+    ['an unknown API Login ID', 'login_nobody', 'tsk_secret'],
+  ])('refuses %s as ERR_INVALID_CLIENT and appends nothing', async (_what, login, key) => {
+    expect(await refusalOf(tokens.getToken(login, key, metadata))).toBe('ERR_INVALID_CLIENT');
+    expect(await store.headPosition()).toBeUndefined();
+  });
+});
+
+describe('refreshToken (spec 4.2, 3.2)', () => {
+  it('rotates the family: a new pair of the next generation, with the permissions of now; the presented token is used up', async () => {
+    const pair = await issue();
+    account({ type: 'PermissionsChanged', v: 1, accountId: 'acct_1', permissions: ['reports:read'], at: t0 });
+    now += 10;
+    const next = await tokens.refreshToken(pair.refreshToken, metadata);
+    expect(next.refreshToken).not.toBe(pair.refreshToken);
+    expect(claimsOf(next.accessToken)).toMatchObject({ fid: claimsOf(pair.accessToken).fid, gen: 1, scope: 'reports:read', iat: t0 + 10 });
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_USED');
+    expect((await tokens.refreshToken(next.refreshToken, metadata)).refreshToken).toMatch(/^tsr_/);
+    expect(announced.map((e) => e.type)).toEqual(['TokenIssued', 'TokenRotated', 'TokenRotated']);
+  });
+
+  it('refuses a token that is not one of ours, or names no family, as ERR_REFRESH_TOKEN_INVALID, appending nothing', async () => {
+    expect(await refusalOf(tokens.refreshToken('garbage', metadata))).toBe('ERR_REFRESH_TOKEN_INVALID');
+    expect(await refusalOf(tokens.refreshToken(`tsr_${'A'.repeat(22)}.${'B'.repeat(43)}`, metadata))).toBe('ERR_REFRESH_TOKEN_INVALID');
+    expect(await store.headPosition()).toBeUndefined();
+  });
+
+  it('refuses an expired refresh token as ERR_REFRESH_TOKEN_EXPIRED, appending nothing', async () => {
+    const pair = await issue();
+    const head = await store.headPosition();
+    now += lifetimes.refreshTokenSeconds;
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_EXPIRED');
+    expect(await store.headPosition()).toBe(head);
+  });
+
+  it('refuses to renew a family whose Transaction Key was rotated since, as ERR_CREDENTIAL_REVOKED', async () => {
+    const pair = await issue();
+    account({ type: 'ApiCredentialIssued', v: 1, accountId: 'acct_1', credentialId: 'cred_2', apiLoginId: 'login_1', transactionKeyHash: hasher.hash('tsk_new'), at: t0 });
+    account({ type: 'ApiCredentialRevoked', v: 1, accountId: 'acct_1', credentialId: 'cred_1', apiLoginId: 'login_1', at: t0 });
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_CREDENTIAL_REVOKED');
+  });
+
+  it('of 16 concurrent refreshes of one token, exactly one wins; the others are ERR_REFRESH_TOKEN_USED and append nothing', async () => {
+    const pair = await issue();
+    const outcomes = await Promise.allSettled(Array.from({ length: 16 }, () => tokens.refreshToken(pair.refreshToken, metadata)));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+    expect(refused).toHaveLength(15);
+    for (const reason of refused) expect(reason).toMatchObject({ name: 'IssuerRefusal', code: 'ERR_REFRESH_TOKEN_USED' });
+    const fid = familyOfRefreshToken(pair.refreshToken)!;
+    expect((await store.readStream(streams.family(fid))).map((r) => r.event.type)).toEqual(['TokenIssued', 'TokenRotated']);
+  });
+
+  it('a refresh racing a revoke of the same token: exactly one of them happens', async () => {
+    const pair = await issue();
+    const [refreshed, revoked] = await Promise.allSettled([tokens.refreshToken(pair.refreshToken, metadata), tokens.revokeToken(pair.refreshToken, metadata)]);
+    expect([refreshed.status, revoked.status].sort()).toEqual(['fulfilled', 'rejected']);
+    const fid = familyOfRefreshToken(pair.refreshToken)!;
+    expect(await store.readStream(streams.family(fid))).toHaveLength(2);
+  });
+});
+
+describe('revokeToken (spec 4.3)', () => {
+  it('revokes the family at the time of now; the token then neither refreshes nor revokes again', async () => {
+    const pair = await issue();
+    now += 5;
+    expect(await tokens.revokeToken(pair.refreshToken, metadata)).toEqual({ revokedAt: t0 + 5 });
+    expect(announced.at(-1)).toMatchObject({ type: 'TokenRevoked', generation: 0, revokedAt: t0 + 5 });
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REVOKED');
+    expect(await refusalOf(tokens.revokeToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REVOKED');
+  });
+
+  it('refuses a used refresh token: only the current one revokes', async () => {
+    const pair = await issue();
+    await tokens.refreshToken(pair.refreshToken, metadata);
+    expect(await refusalOf(tokens.revokeToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_USED');
+  });
+});
+
+describe('legacyAuthenticate (spec 4.5)', () => {
+  it('issues a v1 token of its own audience, recorded as LegacyTokenIssued on the account', async () => {
+    const token = await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata);
+    expect(token.expiresInSeconds).toBe(1800);
+    expect(verify(token.authenticationToken, audiences.v5)).toEqual({ ok: false, code: 'ERR_TOKEN_AUDIENCE' });
+    const verified = verify(token.authenticationToken, audiences.v1);
+    expect(verified.ok && verified.claims).toMatchObject({ sub: 'acct_1', client_id: 'tla_1', scope: 'transaction:charge', exp: t0 + 1800 });
+    expect((await store.readStream(streams.legacyTokens('acct_1'))).map((r) => r.event.type)).toEqual(['LegacyTokenIssued']);
+  });
+
+  it('refuses a wrong API Key as ERR_INVALID_CLIENT, appending nothing', async () => {
+    expect(await refusalOf(tokens.legacyAuthenticate('tla_1', 'tlk_wrong', metadata))).toBe('ERR_INVALID_CLIENT');
+    expect(await store.headPosition()).toBeUndefined();
+  });
+});
