@@ -1,0 +1,241 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { signingKeyEventTypes, streams, type AccountEvent, type SigningKeyEvent } from '@tessera/contracts';
+import { InMemoryEventStore, followLog, type LogReader, type Subscription } from '@tessera/event-store';
+import { SigningKeyring, createTokenService } from '@tessera/issuer';
+import { KeyFolder, createSecretHasher } from '@tessera/tokens';
+import { createBearerVerifier } from '@tessera/verification';
+import { createVerifierState } from '@tessera/verifier';
+import { buildApp } from './app.js';
+import { createMetrics } from './metrics.js';
+import { createReadiness } from './readiness.js';
+
+/**
+ * The v5 and v1 routes as HTTP, through fastify's inject() over the in-memory store: the plain
+ * HTTP behaviour (status, problem+json, headers, body shapes) without a spawned HTTPS process.
+ * The parts are wired as the all-in-one wires them: the read models follow the log.
+ */
+const issuer = 'urn:tessera:test';
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const hasher = createSecretHasher(Buffer.alloc(32, 9));
+const v5 = {
+  get: '/v5/Authorization/get-oauth-token',
+  refresh: '/v5/Authorization/refresh-oauth-token',
+  revoke: '/v5/Authorization/revoke-oauth-token',
+};
+
+let keysDir: string;
+let store: InMemoryEventStore;
+let following: Subscription;
+let readModelFailure: unknown;
+let app: FastifyInstance;
+
+/** Appends an account the way the account service does, with known secrets. */
+async function register(accountId: string, permissions: string[], credentials: { apiLoginId: string; transactionKey: string; apiId?: string; apiKey?: string }) {
+  const at = nowSeconds();
+  const events: AccountEvent[] = [
+    { type: 'AccountRegistered', v: 1, accountId, name: `Shop ${accountId}`, permissions, at },
+    { type: 'ApiCredentialIssued', v: 1, accountId, credentialId: `${accountId}-v5`, apiLoginId: credentials.apiLoginId, transactionKeyHash: hasher.hash(credentials.transactionKey), at },
+  ];
+  if (credentials.apiId && credentials.apiKey) {
+    events.push({ type: 'LegacyCredentialIssued', v: 1, accountId, credentialId: `${accountId}-v1`, apiId: credentials.apiId, apiKeyHash: hasher.hash(credentials.apiKey), at });
+  }
+  await store.append(streams.account(accountId), events.map((event) => ({ event })), { expectedRevision: 'no_stream' });
+}
+
+beforeAll(async () => {
+  keysDir = mkdtempSync(join(tmpdir(), 'tessera-app-unit-'));
+  store = new InMemoryEventStore();
+  const verifier = createVerifierState({ clockSkewSeconds: 60 });
+  const keyring = new SigningKeyring(new KeyFolder(keysDir));
+  const tokens = createTokenService({
+    store,
+    directory: verifier.accounts,
+    keyring,
+    hasher,
+    issuer,
+    lifetimes: { accessTokenSeconds: 3600, refreshTokenSeconds: 86_400, legacyTokenSeconds: 1800 },
+    now: nowSeconds,
+    onFamilyEvent: verifier.applyFamilyEvent,
+  });
+  const bearer = createBearerVerifier({ keys: verifier.keys, projection: verifier.projection, issuer, now: nowSeconds, clockSkewSeconds: 60 });
+  const keyringReader: LogReader = { types: signingKeyEventTypes, apply: ({ event }) => keyring.apply(event as SigningKeyEvent) };
+  following = followLog(store, [keyringReader, ...verifier.readers, verifier.revocationReader], (error) => (readModelFailure = error));
+  await keyring.ensureKey(store, nowSeconds());
+  await register('acct-charge', ['transaction:charge'], { apiLoginId: 'tsl_charge', transactionKey: 'tsk_charge', apiId: 'tla_charge', apiKey: 'tlk_charge' });
+  await register('acct-read', ['reports:read'], { apiLoginId: 'tsl_read', transactionKey: 'tsk_read' });
+  await following.caughtUp;
+  // The log delivers to the read models after the appends returned, as it does in the server.
+  await vi.waitFor(() => {
+    if (!verifier.accounts.apiCredential('tsl_read') || !keyring.ready) throw new Error('read models are not caught up yet');
+  });
+  app = await buildApp({
+    logLevel: 'silent',
+    readiness: createReadiness(),
+    metrics: createMetrics(),
+    issuer: { tokens, jwks: () => verifier.keys.jwks(nowSeconds()), v1: true, v5: true },
+    verifier: { state: verifier, bearer, v1: true, v5: true },
+  });
+});
+afterAll(async () => {
+  expect(readModelFailure).toBeUndefined();
+  await app?.close();
+  await following?.close();
+  await store?.close();
+  rmSync(keysDir, { recursive: true, force: true });
+});
+
+const postJson = (url: string, body: unknown) => app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+const postRaw = (url: string, payload: string, contentType?: string) => app.inject({ method: 'POST', url, payload, headers: contentType ? { 'content-type': contentType } : {} });
+const charge = (token: string) => app.inject({ method: 'POST', url: '/v5/Transaction/charge', headers: { authorization: `Bearer ${token}` } });
+const getToken = async (apiLoginId = 'tsl_charge', transactionKey = 'tsk_charge') => {
+  const answer = await postJson(v5.get, { api_login_id: apiLoginId, transaction_key: transactionKey });
+  expect(answer.statusCode).toBe(200);
+  return answer.json<{ timestamp: string; token: string; refresh_token: string; expires: string }>();
+};
+
+/** A 4xx as the spec's section 7 and CONTRACT.md want it; returns the problem document. */
+function expectProblem(answer: LightMyRequestResponse, status: number, type?: string): Record<string, unknown> {
+  expect(answer.statusCode).toBe(status);
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(answer.headers['cache-control']).toBe('no-store');
+  const problem = answer.json<Record<string, unknown>>();
+  expect(problem).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: type ?? expect.stringMatching(/^urn:tessera:problem:/) });
+  return problem;
+}
+/** Refused requests change nothing: the head of the log stays where it was. */
+async function expectNothingAppended(send: () => Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
+  const before = await store.headPosition();
+  const answer = await send();
+  expect(await store.headPosition()).toBe(before);
+  return answer;
+}
+
+describe('v5 token responses', () => {
+  it('get-oauth-token answers 200, Cache-Control: no-store, exactly timestamp, token, refresh_token and expires, 60 minutes apart', async () => {
+    const answer = await postJson(v5.get, { api_login_id: 'tsl_charge', transaction_key: 'tsk_charge' });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    const pair = answer.json<Record<string, string>>();
+    expect(Object.keys(pair).sort()).toEqual(['expires', 'refresh_token', 'timestamp', 'token']);
+    expect(new Date(pair.timestamp!).toISOString()).toBe(pair.timestamp);
+    expect(Date.parse(pair.expires!) - Date.parse(pair.timestamp!)).toBe(3600_000);
+    expect((await charge(pair.token!)).statusCode).toBe(200);
+  });
+
+  it('refresh-oauth-token answers a new pair with no-store; the prior access token and refresh token are then refused with 401', async () => {
+    const pair = await getToken();
+    const answer = await postJson(v5.refresh, { refresh_token: pair.refresh_token });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    const next = answer.json<{ token: string; refresh_token: string }>();
+    expect(next.refresh_token).not.toBe(pair.refresh_token);
+    expect((await charge(next.token)).statusCode).toBe(200);
+    expectProblem(await charge(pair.token), 401, 'urn:tessera:problem:invalid-token');
+    const reused = await expectNothingAppended(() => postJson(v5.refresh, { refresh_token: pair.refresh_token }));
+    expectProblem(reused, 401, 'urn:tessera:problem:invalid-token');
+    expect(reused.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  });
+
+  it('revoke-oauth-token answers {revoked: true, timestamp} with no-store; the access token is then refused, and so is a second revoke', async () => {
+    const pair = await getToken();
+    const answer = await postJson(v5.revoke, { refresh_token: pair.refresh_token });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.json()).toEqual({ revoked: true, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expectProblem(await charge(pair.token), 401);
+    expectProblem(await postJson(v5.revoke, { refresh_token: pair.refresh_token }), 401, 'urn:tessera:problem:invalid-token');
+  });
+
+  it('of 16 concurrent refreshes of one token, one answers 200 and 15 answer 401', async () => {
+    const pair = await getToken();
+    const answers = await Promise.all(Array.from({ length: 16 }, () => postJson(v5.refresh, { refresh_token: pair.refresh_token })));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, ...Array<number>(15).fill(401)]);
+  });
+});
+
+describe('v5 refusals', () => {
+  it.each([
+    ['missing transaction_key', { api_login_id: 'x' }],
+    ['empty api_login_id', { api_login_id: '', transaction_key: 'x' }],
+    ['an unknown extra field', { api_login_id: 'x', transaction_key: 'x', scope: 'admin' }],
+    ['a number for a string', { api_login_id: 1, transaction_key: 'x' }],
+  ])('400 problem+json naming the field for %s, appending nothing', async (_what, body) => {
+    const problem = expectProblem(await expectNothingAppended(() => postJson(v5.get, body)), 400, 'urn:tessera:problem:bad-request');
+    expect(problem.errors).toEqual(expect.arrayContaining([{ field: expect.any(String), message: expect.any(String) }]));
+  });
+
+  it.each([v5.get, v5.refresh, v5.revoke])('%s: malformed JSON, a body that is not an object, and an empty body are 400', async (url) => {
+    for (const body of ['{"refresh_token":', '[]', 'null', '']) {
+      expectProblem(await expectNothingAppended(() => postRaw(url, body, 'application/json')), 400, 'urn:tessera:problem:bad-request');
+    }
+  });
+
+  it.each([v5.get, v5.refresh, v5.revoke])('%s: a form or text body is 415', async (url) => {
+    expectProblem(await postRaw(url, 'refresh_token=x', 'application/x-www-form-urlencoded'), 415, 'urn:tessera:problem:unsupported-media-type');
+    expectProblem(await postRaw(url, 'x', 'text/plain'), 415, 'urn:tessera:problem:unsupported-media-type');
+  });
+
+  it('a body over 16 KiB is 413', async () => {
+    expectProblem(await postJson(v5.get, { api_login_id: 'x', transaction_key: 'k'.repeat(17 * 1024) }), 413, 'urn:tessera:problem:payload-too-large');
+  });
+
+  it('wrong credentials are 401 invalid-credentials with a Bearer challenge, appending nothing', async () => {
+    for (const [login, key] of [['tsl_charge', 'tsk_wrong'], ['tsl_nobody', 'tsk_charge']]) {
+      const answer = await expectNothingAppended(() => postJson(v5.get, { api_login_id: login, transaction_key: key }));
+      expectProblem(answer, 401, 'urn:tessera:problem:invalid-credentials');
+      expect(answer.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    }
+  });
+
+  it('a refresh token that is not ours is 401 invalid-token', async () => {
+    expectProblem(await postJson(v5.refresh, { refresh_token: 'garbage' }), 401, 'urn:tessera:problem:invalid-token');
+  });
+});
+
+describe('protected routes', () => {
+  it('401 without a token, 403 for a valid token without the permission', async () => {
+    const missing = await app.inject({ method: 'POST', url: '/v5/Transaction/charge' });
+    expectProblem(missing, 401);
+    expect(missing.headers['www-authenticate']).toMatch(/^Bearer/);
+    const readOnly = await getToken('tsl_read', 'tsk_read');
+    expectProblem(await charge(readOnly.token), 403, 'urn:tessera:problem:forbidden');
+  });
+
+  it('an unknown route is 404 problem+json', async () => {
+    expectProblem(await app.inject({ method: 'GET', url: '/v5/nowhere' }), 404, 'urn:tessera:problem:not-found');
+  });
+
+  it('the JWKS names the key tokens are signed with, cacheable for a minute', async () => {
+    const pair = await getToken();
+    const kid = (JSON.parse(Buffer.from(pair.token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+    const answer = await app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
+    expect(answer.headers['cache-control']).toBe('public, max-age=60');
+    expect(answer.json<{ keys: { kid: string; d?: string }[] }>().keys).toEqual([expect.objectContaining({ kid, alg: 'ES256', use: 'sig' })]);
+    expect(answer.body).not.toContain('"d"');
+  });
+});
+
+describe('v1 (spec 4.5, 4.6)', () => {
+  it('/v1/authenticate takes a form body and answers the token with no-store; it opens /v1/account and not the v5 routes', async () => {
+    const answer = await postRaw('/v1/authenticate', 'apiid=tla_charge&apikey=tlk_charge', 'application/x-www-form-urlencoded');
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    const { result } = answer.json<{ result: { authentication_token: string; expires_in_seconds: number } }>();
+    expect(result.expires_in_seconds).toBe(1800);
+    const account = await app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${result.authentication_token}` } });
+    expect(account.statusCode).toBe(200);
+    expect(account.json()).toEqual({ account_id: 'acct-charge', name: 'Shop acct-charge' });
+    expectProblem(await charge(result.authentication_token), 401);
+  });
+
+  it('refuses JSON with 415, a missing field with 400, and a wrong key with 401', async () => {
+    expectProblem(await postJson('/v1/authenticate', { apiid: 'tla_charge', apikey: 'tlk_charge' }), 415);
+    expectProblem(await postRaw('/v1/authenticate', 'apiid=tla_charge', 'application/x-www-form-urlencoded'), 400);
+    expectProblem(await postRaw('/v1/authenticate', 'apiid=tla_charge&apikey=wrong', 'application/x-www-form-urlencoded'), 401, 'urn:tessera:problem:invalid-credentials');
+  });
+});
