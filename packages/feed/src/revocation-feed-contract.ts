@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '@tessera/contracts';
 import { FeedClosed, type FeedConsumer, type FeedEvent, type RevocationFeed } from './revocation-feed.js';
-import { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from './testing/feed-events.js';
+import { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from './sample-events.js';
 
 export interface RevocationFeedFixture {
   readonly feed: RevocationFeed;

@@ -1,3 +1,3 @@
 // What administration needs of the issuer's signing keys, without its HTTP side: the CLI imports this.
-export { SigningKeyring, createSigningKey } from './signing-keyring.js';
+export { SigningKeyring, createSigningKey, newSigningKeyPair } from './signing-keyring.js';
 export { SigningKeyUnavailable } from './issuer-errors.js';

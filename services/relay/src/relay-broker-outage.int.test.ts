@@ -6,7 +6,7 @@ import { startRevocationConsumer } from '@tessera/revocations';
 import { startKafkaBroker, type KafkaBroker } from '../../../infra/kafka/kafka-broker.js';
 import { createRelay } from './relay.js';
 import { createFileCheckpoint } from './relay-checkpoint.js';
-import { createRelayWorld } from './relay-test-support.js';
+import { createRelayWorld } from './testing/relay-world.js';
 
 // This suite stops its broker, so it runs one of its own rather than the run's shared broker.
 const { controllable } = kafkaTestEnvironment('relay across a 10 s broker outage', 'own-broker');

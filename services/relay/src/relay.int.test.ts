@@ -5,7 +5,7 @@ import { silentLogger } from '@tessera/feed';
 import { startRevocationConsumer } from '@tessera/revocations';
 import { createRelay } from './relay.js';
 import { createFileCheckpoint, type RelayCheckpoint } from './relay-checkpoint.js';
-import { createRelayWorld } from './relay-test-support.js';
+import { createRelayWorld } from './testing/relay-world.js';
 
 const { brokers } = kafkaTestEnvironment('relay → Kafka → revocation consumer');
 const families = (count: number) => Array.from({ length: count }, () => `fam-${randomUUID()}`);

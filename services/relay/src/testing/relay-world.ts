@@ -1,3 +1,4 @@
+// Test support for the relay's integration tests: src/testing is left out of the build, so the compiled relay never loads it.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { RecordedEvent, SigningKeyPublished, TesseraEvent, TokenRevoked, TokenRotated } from '@tessera/contracts';
 import { streams } from '@tessera/contracts';
 
-/** Valid events for feed tests. Hashes are fixed placeholders: the feed never looks at them. */
+/**
+ * Valid events for feed tests and the shipped contract suite (not in testing/, which the build
+ * leaves out). Hashes are fixed placeholders: the feed never looks at them.
+ */
 const placeholderHash = 'A'.repeat(43);
 
 export function tokenRotated(familyId: string, generation: number, at: number): TokenRotated {
