@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountEvent, SigningKeyEvent } from '@tessera/contracts';
+import type { SigningKeyEvent } from '@tessera/contracts';
 import { consoleLogger, type Delivery, type FeedConsumer, type FeedEvent, type FeedLogger, type RevocationFeed } from '@tessera/feed';
 import { RevocationProjection } from '@tessera/verification';
 import { createPositionDeduper } from './position-deduper.js';
@@ -17,8 +17,6 @@ export interface RevocationConsumerOptions {
   readonly clockSkewSeconds?: number;
   /** Verifiers elsewhere learn signing keys from the feed; called once per key event. */
   readonly onSigningKeyEvent?: (event: SigningKeyEvent, feedEvent: FeedEvent) => void;
-  /** Credential revocations and permission changes, for verifiers that track them. */
-  readonly onAccountEvent?: (event: AccountEvent, feedEvent: FeedEvent) => void;
   readonly logger?: FeedLogger;
   /** Epoch milliseconds. */
   readonly now?: () => number;
@@ -78,17 +76,18 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'SigningKeyRetired':
         options.onSigningKeyEvent?.(event, feedEvent);
         return;
+      case 'TokenIssued':
+      case 'LegacyTokenIssued':
+        // Nothing to reject: a family's first generation is valid until something supersedes it.
+        return;
       case 'AccountRegistered':
       case 'ApiCredentialIssued':
       case 'ApiCredentialRevoked':
       case 'LegacyCredentialIssued':
       case 'LegacyCredentialRevoked':
       case 'PermissionsChanged':
-        options.onAccountEvent?.(event, feedEvent);
-        return;
-      case 'TokenIssued':
-      case 'LegacyTokenIssued':
-        // Nothing to reject: a family's first generation is valid until something supersedes it.
+        // Nothing for this projection: a token carries its scope, and a revoked credential's
+        // refreshes are refused by the issuer.
         return;
       default: {
         const unknownEvent: never = event;
