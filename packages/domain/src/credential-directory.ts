@@ -62,10 +62,6 @@ export class CredentialDirectory {
     return this.accounts.get(accountId);
   }
 
-  allAccounts(): AccountProfile[] {
-    return [...this.accounts.values()];
-  }
-
   /** Whether a credential is still active: a refresh of a family made with a rotated-away key is refused. */
   isApiCredentialActive(apiLoginId: string, credentialId: string): boolean {
     return this.apiLogins.get(apiLoginId)?.credentialId === credentialId;
