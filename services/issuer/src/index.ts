@@ -4,4 +4,4 @@ export * from './token-service.js';
 export { v5TokenRoutes } from './routes-v5.js';
 export { v1AuthenticateRoutes } from './routes-v1.js';
 export { createIssuerParts, nowSeconds, type IssuerParts } from './issuer-parts.js';
-export { wireIssuer } from './issuer-composition.js';
+export { issuerRoutes, wireIssuer } from './issuer-composition.js';

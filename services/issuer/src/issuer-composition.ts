@@ -29,6 +29,11 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
       host.onClose(async () => stopKeeping());
     }),
   );
+  return issuerRoutes(issuer);
+}
+
+/** The issuer's routes alone: the JWKS, and the token operations of the interfaces a listener serves. */
+export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys'>): RouteRegistrar {
   return async (app, listener) => {
     app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(nowSeconds())),

@@ -51,6 +51,11 @@ export function verifierRoutes(host: Host, verifier: VerifierParts): RouteRegist
   registerGauges(host.metrics, {
     tessera_revocation_projection_entries: { help: 'Families the revocation projection currently holds', read: () => verifier.entries() },
   });
+  return verifierRouteRegistrar(verifier);
+}
+
+/** The verifier's routes alone: the plugin, forward-auth and the example protected routes. */
+export function verifierRouteRegistrar(verifier: Pick<VerifierParts, 'bearer' | 'state'>): RouteRegistrar {
   return async (app, listener) => {
     await app.register(tesseraAuth, { verifier: verifier.bearer });
     await app.register(forwardAuthRoute, { verifier: verifier.bearer });

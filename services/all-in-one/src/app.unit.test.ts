@@ -5,18 +5,17 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { signingKeyEventTypes, streams, type AccountEvent, type SigningKeyEvent } from '@tessera/contracts';
 import { InMemoryEventStore, followLog, type LogReader, type Subscription } from '@tessera/event-store';
-import { SigningKeyring, createTokenService } from '@tessera/issuer';
+import { SigningKeyring, createTokenService, issuerRoutes } from '@tessera/issuer';
+import { buildApp, createMetrics, createReadiness } from '@tessera/server';
 import { KeyFolder, createSecretHasher } from '@tessera/tokens';
 import { createBearerVerifier } from '@tessera/verification';
-import { createVerifierState } from '@tessera/verifier';
-import { buildApp } from './app.js';
-import { createMetrics } from './metrics.js';
-import { createReadiness } from './readiness.js';
+import { createVerifierState, verifierRouteRegistrar } from '@tessera/verifier';
 
 /**
  * The v5 and v1 routes as HTTP, through fastify's inject() over the in-memory store: the plain
  * HTTP behaviour (status, problem+json, headers, body shapes) without a spawned HTTPS process.
- * The parts are wired as the all-in-one wires them: the read models follow the log.
+ * The parts are wired as the all-in-one wires them: the read models follow the log, and the
+ * issuer's and the verifier's routes share one app.
  */
 const issuer = 'urn:tessera:test';
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -76,8 +75,7 @@ beforeAll(async () => {
     logLevel: 'silent',
     readiness: createReadiness(),
     metrics: createMetrics(),
-    issuer: { tokens, jwks: () => verifier.keys.jwks(nowSeconds()), v1: true, v5: true },
-    verifier: { state: verifier, bearer, v1: true, v5: true },
+    routes: [issuerRoutes({ tokens, keys: verifier.keys }), verifierRouteRegistrar({ state: verifier, bearer })],
   });
 });
 afterAll(async () => {
