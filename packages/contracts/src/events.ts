@@ -119,6 +119,12 @@ export const TokenRevoked = z.object({
   accessExpiresAt: epochSeconds,
   /** The last expiry among every generation of the family, all of which this revocation makes invalid. */
   rejectsUntil,
+  /**
+   * Why, when it was not revoke-oauth-token: `refresh-token-reused` is a used refresh token
+   * presented again under TESSERA_REFRESH_REUSE=revoke-family (docs/decisions/0010). Optional and
+   * still `v: 1`, as `rejectsUntil` is: older readers ignore it.
+   */
+  reason: z.enum(['refresh-token-reused']).optional(),
 });
 
 export const LegacyTokenIssued = z.object({

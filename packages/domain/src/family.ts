@@ -24,6 +24,12 @@ export type FamilyState =
        */
       readonly lastAccessExpiresAt: number;
       readonly refreshExpiresAt: number;
+      /**
+       * The hashes of the refresh tokens this family's rotations used up, oldest first. Known only
+       * when every event was folded: a state evolved from a TokenRotated alone cannot tell a used
+       * token from one never issued, and leaves this undefined (docs/decisions/0010).
+       */
+      readonly usedRefreshTokenHashes: readonly string[] | undefined;
     }
   | {
       readonly status: 'revoked';
@@ -35,6 +41,13 @@ export type FamilyState =
     };
 
 export const initialFamilyState = (): FamilyState => ({ status: 'none' });
+
+/**
+ * What a used refresh token presented again does (TESSERA_REFRESH_REUSE). `keep`: nothing, as
+ * spec 3.2 says. `revoke-family`: the family is revoked, so a thief's newer pair dies too
+ * (RFC 9700 section 4.14.2). Either way the refresh is refused.
+ */
+export type RefreshReusePolicy = 'keep' | 'revoke-family';
 
 export interface Lifetimes {
   readonly accessTokenSeconds: number;
@@ -63,6 +76,7 @@ export type FamilyCommand =
       readonly scope: readonly string[];
       readonly now: number;
       readonly lifetimes: Lifetimes;
+      readonly refreshReuse: RefreshReusePolicy;
     }
   | {
       readonly type: 'RevokeToken';
@@ -71,14 +85,16 @@ export type FamilyCommand =
     };
 
 /**
- * Family events are fat, so a state is built from the last event alone (`_state` unused): each
- * event carries what the next decision needs, `rejectsUntil` included.
+ * Family events are fat, so a state is built from the last event alone: each event carries what
+ * the next decision needs, `rejectsUntil` included. The one exception is the list of used refresh
+ * tokens, which only a fold of every event knows (reuse detection reads the whole stream).
  */
-export function evolveFamily(_state: FamilyState, event: FamilyEvent): FamilyState {
+export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyState {
   switch (event.type) {
     case 'TokenIssued':
     case 'TokenRotated':
       return {
+        usedRefreshTokenHashes: usedAfter(state, event),
         status: 'active',
         familyId: event.familyId,
         accountId: event.accountId,
@@ -102,6 +118,13 @@ export function evolveFamily(_state: FamilyState, event: FamilyEvent): FamilySta
     default:
       return assertNever(event);
   }
+}
+
+/** A family starts with no used token; a rotation adds the token it used, if the earlier ones are known. */
+function usedAfter(state: FamilyState, event: TokenIssued | TokenRotated): readonly string[] | undefined {
+  if (event.type === 'TokenIssued') return [];
+  if (state.status !== 'active' || state.usedRefreshTokenHashes === undefined) return undefined;
+  return [...state.usedRefreshTokenHashes, state.refreshTokenHash];
 }
 
 export function decideFamily(command: FamilyCommand, state: FamilyState): FamilyEvent[] {
@@ -155,7 +178,10 @@ function requireValidRefreshToken(state: FamilyState, presentedHash: string, now
   }
 }
 
-function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state: FamilyState): TokenRotated {
+function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state: FamilyState): TokenRotated | TokenRevoked {
+  if (command.refreshReuse === 'revoke-family' && wasUsed(state, command.presentedRefreshTokenHash)) {
+    return revokedFamily(state, command.now, 'refresh-token-reused');
+  }
   const current = requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now);
   return {
     type: 'TokenRotated',
@@ -176,21 +202,36 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
   };
 }
 
+/**
+ * A used token of this family, not merely one that is not current: the family id is public (the
+ * `fid` claim), so a token never issued must not end a family. Unknown history is no proof.
+ */
+function wasUsed(state: FamilyState, presentedHash: string): state is Extract<FamilyState, { status: 'active' }> {
+  return state.status === 'active' && (state.usedRefreshTokenHashes ?? []).some((used) => sameKeyedHash(used, presentedHash));
+}
+
 function revoke(command: Extract<FamilyCommand, { type: 'RevokeToken' }>, state: FamilyState): TokenRevoked {
-  const current = requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now);
+  return revokedFamily(requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now), command.now);
+}
+
+function revokedFamily(current: Extract<FamilyState, { status: 'active' }>, now: number, reason?: TokenRevoked['reason']): TokenRevoked {
   return {
     type: 'TokenRevoked',
     v: 1,
     familyId: current.familyId,
     accountId: current.accountId,
     generation: current.generation,
-    revokedAt: command.now,
+    revokedAt: now,
     accessExpiresAt: current.accessExpiresAt,
     rejectsUntil: current.lastAccessExpiresAt,
+    ...(reason === undefined ? {} : { reason }),
   };
 }
 
-/** Events are fat: the command handler may evolve the initial state with a family's last event alone. */
+/**
+ * Events are fat: the command handler may evolve the initial state with a family's last event
+ * alone, unless the decision needs the used tokens (a refresh under `revoke-family` that failed so).
+ */
 export const familyDecider: Decider<FamilyCommand, FamilyState, FamilyEvent> = {
   decide: decideFamily,
   evolve: evolveFamily,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FamilyEvent } from '@tessera/contracts';
 import { DomainError } from './errors.js';
-import { decideFamily, evolveFamily, initialFamilyState, type FamilyCommand } from './family.js';
+import { decideFamily, evolveFamily, initialFamilyState, type FamilyCommand, type RefreshReusePolicy } from './family.js';
 
 const hash = (c: string) => c.repeat(43);
 const lifetimes = { accessTokenSeconds: 3600, refreshTokenSeconds: 604800 };
@@ -19,7 +19,13 @@ const issue: FamilyCommand = {
   now: t0,
   lifetimes,
 };
-const rotate = (presented: string, now: number, next = hash('b'), accessTokenSeconds = lifetimes.accessTokenSeconds): FamilyCommand => ({
+const rotate = (
+  presented: string,
+  now: number,
+  next = hash('b'),
+  accessTokenSeconds = lifetimes.accessTokenSeconds,
+  refreshReuse: RefreshReusePolicy = 'keep',
+): FamilyCommand => ({
   type: 'RotateToken',
   presentedRefreshTokenHash: presented,
   newRefreshTokenHash: next,
@@ -27,7 +33,10 @@ const rotate = (presented: string, now: number, next = hash('b'), accessTokenSec
   scope: ['transaction:charge'],
   now,
   lifetimes: { ...lifetimes, accessTokenSeconds },
+  refreshReuse,
 });
+/** A refresh under TESSERA_REFRESH_REUSE=revoke-family. */
+const rotateRevokingOnReuse = (presented: string, now: number, next = hash('b')) => rotate(presented, now, next, lifetimes.accessTokenSeconds, 'revoke-family');
 const revoke = (presented: string, now: number): FamilyCommand => ({ type: 'RevokeToken', presentedRefreshTokenHash: presented, now });
 
 /** given(events).when(command) → then(events) | thenThrows(code) */
@@ -142,10 +151,12 @@ describe('family edge cases', () => {
     });
   });
 
-  it('loads from the last event alone, as the issuer does', () => {
+  it('loads from the last event alone, as the issuer does: the same state, except that the used tokens are unknown', () => {
     const full = [...issued, ...rotated].reduce(evolveFamily, initialFamilyState());
     const lastOnly = evolveFamily(initialFamilyState(), rotated[0]!);
-    expect(lastOnly).toEqual(full);
+    expect(full).toMatchObject({ usedRefreshTokenHashes: [hash('a')] });
+    expect(lastOnly).toMatchObject({ usedRefreshTokenHashes: undefined });
+    expect(lastOnly).toEqual({ ...full, usedRefreshTokenHashes: undefined });
   });
 
   it('refuses to issue into an existing family', () => {
@@ -204,5 +215,61 @@ describe('rejectsUntil: how long a rotation or revocation must be remembered', (
       accessExpiresAt: t0 + 17,
       lastAccessExpiresAt: t0 + 3600,
     });
+  });
+});
+
+/** Issue 11, point 8: TESSERA_REFRESH_REUSE (RFC 9700 section 4.14.2), docs/decisions/0010. */
+describe('reuse of a used refresh token', () => {
+  const rotatedTwice = decideFamily(rotate(hash('b'), t0 + 20, hash('c')), [...issued, ...rotated].reduce(evolveFamily, initialFamilyState()));
+
+  it('keep (the spec 3.2 default): a used token leaves the family unchanged and is refused as used', () => {
+    given([...issued, ...rotated]).when(rotate(hash('a'), t0 + 30, hash('d'))).thenThrows('ERR_REFRESH_TOKEN_USED');
+  });
+
+  it('revoke-family: the token the last rotation used revokes the family at its newest generation, marked as a reuse', () => {
+    given([...issued, ...rotated]).when(rotateRevokingOnReuse(hash('a'), t0 + 30, hash('d'))).then((events) => {
+      expect(events).toEqual([
+        {
+          type: 'TokenRevoked',
+          v: 1,
+          familyId: 'fam',
+          accountId: 'acc',
+          generation: 1,
+          revokedAt: t0 + 30,
+          accessExpiresAt: t0 + 10 + 3600,
+          rejectsUntil: t0 + 10 + 3600,
+          reason: 'refresh-token-reused',
+        },
+      ]);
+    });
+  });
+
+  it('revoke-family: a token used two rotations ago revokes the family too', () => {
+    given([...issued, ...rotated, ...rotatedTwice]).when(rotateRevokingOnReuse(hash('a'), t0 + 30, hash('d'))).then((events) => {
+      expect(events).toMatchObject([{ type: 'TokenRevoked', generation: 2, reason: 'refresh-token-reused' }]);
+    });
+  });
+
+  it('revoke-family: a token this family never issued is refused as used and revokes nothing (the family id is public)', () => {
+    given([...issued, ...rotated]).when(rotateRevokingOnReuse(hash('z'), t0 + 30, hash('d'))).thenThrows('ERR_REFRESH_TOKEN_USED');
+  });
+
+  it('revoke-family: on a state loaded from the last event alone, which cannot tell used from unknown, a used token is refused and revokes nothing', () => {
+    const lastOnly = evolveFamily(initialFamilyState(), rotated[0]!);
+    expect(() => decideFamily(rotateRevokingOnReuse(hash('a'), t0 + 30, hash('d')), lastOnly)).toThrow(
+      expect.objectContaining({ code: 'ERR_REFRESH_TOKEN_USED' }),
+    );
+  });
+
+  it('revoke-family: the current token still rotates, and a revoked family stays revoked', () => {
+    given([...issued, ...rotated]).when(rotateRevokingOnReuse(hash('b'), t0 + 30, hash('d'))).then((events) => {
+      expect(events).toMatchObject([{ type: 'TokenRotated', generation: 2 }]);
+    });
+    given([...issued, ...revokedAfterIssue]).when(rotateRevokingOnReuse(hash('a'), t0 + 30, hash('d'))).thenThrows('ERR_REFRESH_TOKEN_REVOKED');
+  });
+
+  it('the whole stream folded remembers every used token, oldest first', () => {
+    const state = [...issued, ...rotated, ...rotatedTwice].reduce(evolveFamily, initialFamilyState());
+    expect(state).toMatchObject({ status: 'active', refreshTokenHash: hash('c'), usedRefreshTokenHashes: [hash('a'), hash('b')] });
   });
 });
