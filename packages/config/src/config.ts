@@ -28,6 +28,8 @@ export const ConfigSchema = z
     TESSERA_KAFKA_TOPIC: z.string().min(1).default('tessera.revocations'),
     TESSERA_ISSUER: z.string().min(1).default('urn:tessera:issuer'),
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
+    /** A used refresh token presented again: `keep` (spec 3.2) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
+    TESSERA_REFRESH_REUSE: z.enum(['keep', 'revoke-family']).default('keep'),
     TESSERA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Where a verifier's revocation projection comes from: the event log, or Kafka (a verifier in another region). */
     TESSERA_VERIFIER_SOURCE: z.enum(['log', 'kafka']).default('log'),

@@ -12,6 +12,7 @@ describe('config', () => {
       TESSERA_REFRESH_TOKEN_TTL: 604800,
       TESSERA_LEGACY_TOKEN_TTL: 1800,
       TESSERA_KAFKA_TOPIC: 'tessera.revocations',
+      TESSERA_REFRESH_REUSE: 'keep',
     });
     expect(config.TESSERA_EVENT_STORE).toBeUndefined();
     expect(config.TESSERA_KAFKA_BROKERS).toBeUndefined();
@@ -23,6 +24,7 @@ describe('config', () => {
     ['TESSERA_KAFKA_BROKERS', 'not a broker'],
     ['TESSERA_EVENT_STORE', 'postgres://x'],
     ['TESSERA_LOG_LEVEL', 'loud'],
+    ['TESSERA_REFRESH_REUSE', 'revoke'],
   ])('refuses a bad %s and names it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -36,6 +38,10 @@ describe('config', () => {
   it('refuses TESSERA_LEGACY_PORT equal to TESSERA_PORT, in one line naming the variable', () => {
     expect(() => loadConfig({ TESSERA_PORT: '9000', TESSERA_LEGACY_PORT: '9000' })).toThrow(/^invalid configuration: TESSERA_LEGACY_PORT: must differ from TESSERA_PORT[^\n]*$/);
     expect(loadConfig({ TESSERA_PORT: '9000', TESSERA_LEGACY_PORT: '9001' }).TESSERA_LEGACY_PORT).toBe(9001);
+  });
+
+  it('takes TESSERA_REFRESH_REUSE=revoke-family', () => {
+    expect(loadConfig({ TESSERA_REFRESH_REUSE: 'revoke-family' }).TESSERA_REFRESH_REUSE).toBe('revoke-family');
   });
 
   it('treats an empty variable as unset', () => {

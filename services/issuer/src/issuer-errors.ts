@@ -3,6 +3,8 @@ export type IssuerRefusalCode =
   | 'ERR_INVALID_CLIENT'
   | 'ERR_REFRESH_TOKEN_INVALID'
   | 'ERR_REFRESH_TOKEN_USED'
+  /** A used refresh token presented again, which revoked its family (TESSERA_REFRESH_REUSE=revoke-family). */
+  | 'ERR_REFRESH_TOKEN_REUSED'
   | 'ERR_REFRESH_TOKEN_REVOKED'
   | 'ERR_REFRESH_TOKEN_EXPIRED'
   | 'ERR_CREDENTIAL_REVOKED';

@@ -46,6 +46,7 @@ export function createIssuerParts(
     },
     now: nowSeconds,
     onFamilyEvent: hooks.onFamilyEvent,
+    refreshReuse: config.TESSERA_REFRESH_REUSE,
   });
   const readers: LogReader[] = [{ types: signingKeyEventTypes, apply: ({ event }) => keyring.apply(event as SigningKeyEvent) }];
   if (!hooks.shared) {

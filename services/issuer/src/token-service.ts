@@ -17,6 +17,7 @@ import {
   type FamilyCommand,
   type FamilyState,
   type Lifetimes,
+  type RefreshReusePolicy,
 } from '@tessera/domain';
 import { handleCommand, type EventStore } from '@tessera/event-store';
 import {
@@ -42,6 +43,8 @@ export interface TokenServiceDeps {
   readonly now: () => number;
   /** Called with each family event once durable and before the answer: same-process read-your-writes. */
   readonly onFamilyEvent?: (event: FamilyEvent) => void;
+  /** What a used refresh token presented again does (TESSERA_REFRESH_REUSE); `keep`, spec 3.2's, when absent. */
+  readonly refreshReuse?: RefreshReusePolicy;
 }
 
 export interface IssuedPair {
@@ -62,6 +65,7 @@ export interface LegacyToken {
  */
 export function createTokenService(deps: TokenServiceDeps) {
   const { store, directory, keyring, hasher } = deps;
+  const refreshReuse = deps.refreshReuse ?? 'keep';
   // Hash something even for an unknown login, so timing does not tell which logins exist.
   const absentSecretHash = hasher.hash('absent');
 
@@ -94,7 +98,13 @@ export function createTokenService(deps: TokenServiceDeps) {
     familyId: string,
     command: (state: FamilyState) => FamilyCommand,
     metadata: EventMetadata,
-    steps: { readonly newStream?: boolean; readonly beforeAppend: () => K },
+    steps: {
+      readonly newStream?: boolean;
+      /** The last event (the default) holds what a decision needs, except the used tokens (see refreshToken). */
+      readonly read?: 'last-event' | 'stream';
+      readonly conflictRetries?: number;
+      readonly beforeAppend: (event: E) => K;
+    },
   ): Promise<{ event: E; taken: K }> {
     let taken: { value: K } | undefined;
     try {
@@ -102,13 +112,13 @@ export function createTokenService(deps: TokenServiceDeps) {
         stream: streams.family(familyId),
         decider: familyDecider,
         command,
-        read: 'last-event',
+        read: steps.read ?? 'last-event',
         newStream: steps.newStream,
         metadata: (event) => ({ ...metadata, accountId: event.accountId }),
-        beforeAppend: () => {
-          taken = { value: steps.beforeAppend() };
+        beforeAppend: (events) => {
+          taken = { value: steps.beforeAppend(events[0] as E) };
         },
-        onConflict: { answer: () => new DomainError('ERR_REFRESH_TOKEN_USED', 'refresh token was already used or revoked') },
+        onConflict: { retries: steps.conflictRetries, answer: () => new DomainError('ERR_REFRESH_TOKEN_USED', 'refresh token was already used or revoked') },
       });
       // decideFamily answers one event or throws, and beforeAppend ran before that event was appended.
       const event = events[0] as E;
@@ -121,6 +131,39 @@ export function createTokenService(deps: TokenServiceDeps) {
       throw error;
     }
   }
+
+  // ---- Refresh-token reuse (TESSERA_REFRESH_REUSE, RFC 9700 section 4.14.2, docs/decisions/0010) ----
+
+  /**
+   * A refresh: the family command, with a second look at a refused token under `revoke-family`.
+   * The first look reads the last event alone, as every command does, so a current token costs
+   * no more than under `keep`. Only a token refused as used (or one that lost a race to another
+   * refresh of it) is looked at again with the whole stream, which alone knows the used tokens:
+   * a used one revokes the family, and the answer is still a refusal.
+   */
+  async function rotateFamily(
+    familyId: string,
+    command: (state: FamilyState) => FamilyCommand,
+    metadata: EventMetadata,
+  ): Promise<{ event: TokenRotated; taken: SigningKey }> {
+    const look = (read: 'last-event' | 'stream') =>
+      handleFamilyCommand<TokenRotated | TokenRevoked, SigningKey | undefined>(familyId, command, metadata, {
+        read,
+        // A writer that commits between the whole read and the append: read and decide again.
+        conflictRetries: read === 'stream' ? 3 : 0,
+        // A revocation signs nothing: it needs no key.
+        beforeAppend: (event) => (event.type === 'TokenRotated' ? signingKeyBeforeAppend() : undefined),
+      });
+    const { event, taken } = await look('last-event').catch((error: unknown) => {
+      if (refreshReuse === 'revoke-family' && error instanceof IssuerRefusal && error.code === 'ERR_REFRESH_TOKEN_USED') return look('stream');
+      throw error;
+    });
+    if (event.type === 'TokenRevoked') throw new IssuerRefusal('ERR_REFRESH_TOKEN_REUSED', 'refresh token was already used or is invalid');
+    // beforeAppend took a key for the rotation.
+    return { event, taken: taken! };
+  }
+
+  // ---- end of refresh-token reuse ----
 
   function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey): string {
     const claims: AccessTokenClaims = {
@@ -170,7 +213,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       const familyId = familyOfRefreshToken(refreshToken);
       if (!familyId) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
       const nextRefreshToken = newRefreshToken(familyId);
-      const { event, taken: key } = await handleFamilyCommand<TokenRotated, SigningKey>(
+      const { event, taken: key } = await rotateFamily(
         familyId,
         (state) => {
           if (state.status === 'active' && !directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) {
@@ -185,10 +228,10 @@ export function createTokenService(deps: TokenServiceDeps) {
             scope: state.status === 'active' ? (directory.account(state.accountId)?.permissions ?? []) : [],
             now: deps.now(),
             lifetimes: deps.lifetimes,
+            refreshReuse,
           };
         },
         metadata,
-        { beforeAppend: signingKeyBeforeAppend },
       );
       return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key), refreshToken: nextRefreshToken, expiresAt: event.accessExpiresAt };
     },

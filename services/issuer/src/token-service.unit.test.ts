@@ -8,7 +8,7 @@ import { InMemoryEventStore } from '@tessera/event-store';
 import { KeyFolder, PublicKeySet, createSecretHasher, familyOfRefreshToken, verifyAccessToken } from '@tessera/tokens';
 import { IssuerRefusal } from './issuer-errors.js';
 import { SigningKeyring, createSigningKey } from './signing-keyring.js';
-import { createTokenService, type TokenService } from './token-service.js';
+import { createTokenService, type TokenService, type TokenServiceDeps } from './token-service.js';
 
 /** The token service on the in-memory store: every rule of spec 3 and 4 without a process or a disk log. */
 const t0 = 1_800_000_000;
@@ -34,7 +34,10 @@ let store: InMemoryEventStore;
 let directory: CredentialDirectory;
 let tokens: TokenService;
 let announced: FamilyEvent[];
+let keyring: SigningKeyring;
 const account = (event: AccountEvent) => directory.apply(event);
+const tokenService = (options: Pick<TokenServiceDeps, 'refreshReuse'> = {}, on = store) =>
+  createTokenService({ store: on, directory, keyring, hasher, issuer, lifetimes, now: () => now, onFamilyEvent: (event) => announced.push(event), ...options });
 
 beforeEach(() => {
   now = t0;
@@ -43,10 +46,10 @@ beforeEach(() => {
   account({ type: 'AccountRegistered', v: 1, accountId: 'acct_1', name: 'Shop', permissions: ['transaction:charge'], at: t0 });
   account({ type: 'ApiCredentialIssued', v: 1, accountId: 'acct_1', credentialId: 'cred_1', apiLoginId: 'login_1', transactionKeyHash: hasher.hash('tsk_secret'), at: t0 });
   account({ type: 'LegacyCredentialIssued', v: 1, accountId: 'acct_1', credentialId: 'cred_v1', apiId: 'tla_1', apiKeyHash: hasher.hash('tlk_secret'), at: t0 });
-  const keyring = new SigningKeyring(folder);
+  keyring = new SigningKeyring(folder);
   keyring.apply(keyEvent);
   announced = [];
-  tokens = createTokenService({ store, directory, keyring, hasher, issuer, lifetimes, now: () => now, onFamilyEvent: (event) => announced.push(event) });
+  tokens = tokenService();
 });
 
 const verify = (token: string, audience: string = audiences.v5) => verifyAccessToken(token, { keys: publicKeys, issuer, audience, nowSeconds: now });
@@ -152,6 +155,78 @@ describe('revokeToken (spec 4.3)', () => {
     const pair = await issue();
     await tokens.refreshToken(pair.refreshToken, metadata);
     expect(await refusalOf(tokens.revokeToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_USED');
+  });
+});
+
+/** Issue 11, point 8: TESSERA_REFRESH_REUSE (RFC 9700 section 4.14.2), docs/decisions/0010. */
+describe('a used refresh token presented again', () => {
+  const familyTypes = async (refreshToken: string) =>
+    (await store.readStream(streams.family(familyOfRefreshToken(refreshToken)!))).map((r) => r.event.type);
+
+  it('keep, the default: refused as used, nothing appended, and the newer pair lives on', async () => {
+    const pair = await issue();
+    const next = await tokens.refreshToken(pair.refreshToken, metadata);
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_USED');
+    expect(await familyTypes(pair.refreshToken)).toEqual(['TokenIssued', 'TokenRotated']);
+    expect(await tokens.refreshToken(next.refreshToken, metadata)).toMatchObject({ refreshToken: expect.stringMatching(/^tsr_/) });
+  });
+
+  it('revoke-family: refused, and the family is revoked at its newest generation, so the newer pair dies too', async () => {
+    tokens = tokenService({ refreshReuse: 'revoke-family' });
+    const pair = await issue();
+    now += 10;
+    const next = await tokens.refreshToken(pair.refreshToken, metadata);
+    now += 10;
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REUSED');
+    const revoked = { type: 'TokenRevoked', generation: 1, revokedAt: t0 + 20, reason: 'refresh-token-reused' };
+    expect(await familyTypes(pair.refreshToken)).toEqual(['TokenIssued', 'TokenRotated', 'TokenRevoked']);
+    // Announced before the answer: this process's verifier rejects the newer access token at once.
+    expect(announced.at(-1)).toMatchObject(revoked);
+    expect(await refusalOf(tokens.refreshToken(next.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REVOKED');
+  });
+
+  it('revoke-family: a token used two rotations ago revokes the family too', async () => {
+    tokens = tokenService({ refreshReuse: 'revoke-family' });
+    const pair = await issue();
+    const second = await tokens.refreshToken(pair.refreshToken, metadata);
+    await tokens.refreshToken(second.refreshToken, metadata);
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REUSED');
+    expect(announced.at(-1)).toMatchObject({ type: 'TokenRevoked', generation: 2, reason: 'refresh-token-reused' });
+  });
+
+  it('revoke-family: a token the family never issued, though it names the family, is refused as used and revokes nothing', async () => {
+    tokens = tokenService({ refreshReuse: 'revoke-family' });
+    const pair = await issue();
+    const forged = `tsr_${familyOfRefreshToken(pair.refreshToken)!}.${'B'.repeat(43)}`;
+    expect(await refusalOf(tokens.refreshToken(forged, metadata))).toBe('ERR_REFRESH_TOKEN_USED');
+    expect(await familyTypes(pair.refreshToken)).toEqual(['TokenIssued']);
+    expect(await tokens.refreshToken(pair.refreshToken, metadata)).toMatchObject({ refreshToken: expect.stringMatching(/^tsr_/) });
+  });
+
+  it('revoke-family: a current token rotates reading the last event alone; only a refused one reads the whole family', async () => {
+    const reads: (number | undefined)[] = [];
+    const counting = Object.assign(Object.create(store) as InMemoryEventStore, {
+      readStream: (stream: string, options?: { maxCount?: number }) => (reads.push(options?.maxCount), store.readStream(stream, options)),
+    });
+    tokens = tokenService({ refreshReuse: 'revoke-family' }, counting);
+    const pair = await issue();
+    await tokens.refreshToken(pair.refreshToken, metadata);
+    expect(reads).toEqual([1]);
+    await refusalOf(tokens.refreshToken(pair.refreshToken, metadata));
+    expect(reads).toEqual([1, 1, undefined]);
+  });
+
+  it('revoke-family: of 16 concurrent refreshes of one token, one gets a pair and the losers revoke the family: losing a race is a reuse', async () => {
+    tokens = tokenService({ refreshReuse: 'revoke-family' });
+    const pair = await issue();
+    const outcomes = await Promise.allSettled(Array.from({ length: 16 }, () => tokens.refreshToken(pair.refreshToken, metadata)));
+    const won = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    expect(won).toHaveLength(1);
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [(o.reason as IssuerRefusal).code] : []));
+    expect(refused).toHaveLength(15);
+    expect(new Set(refused)).toEqual(new Set(['ERR_REFRESH_TOKEN_REUSED', 'ERR_REFRESH_TOKEN_REVOKED']));
+    expect(await familyTypes(pair.refreshToken)).toEqual(['TokenIssued', 'TokenRotated', 'TokenRevoked']);
+    expect(await refusalOf(tokens.refreshToken(won[0]!.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REVOKED');
   });
 });
 
