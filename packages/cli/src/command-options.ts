@@ -13,11 +13,19 @@ export type ParsedCommandOptions<T extends Options> = ReturnType<typeof parseArg
  *   value here, whatever it starts with, as `--family=-1gm…` would.
  * - parseArgs throws TypeError for a mistyped flag; that is the caller's mistake, so it becomes
  *   a CliError (one line, exit code 2), not an "unexpected error".
+ * - parseArgs keeps the last of a repeated single-valued flag: `--account A --account B` would act
+ *   on B without a word. A flag that is not `multiple` may appear once.
  */
 export function parseCommandOptions<T extends Options>(args: string[], options: T): ParsedCommandOptions<T> {
   const joined: string[] = [];
+  const seen = new Set<string>();
   for (let index = 0; index < args.length; index += 1) {
     const argument = args[index]!;
+    const flag = argument.startsWith('--') ? argument.slice(2).split('=')[0]! : undefined;
+    if (flag !== undefined && options[flag] !== undefined && !options[flag].multiple) {
+      if (seen.has(flag)) throw new CliError(`--${flag} was given more than once${options[flag].type === 'string' ? '; it takes one value' : ''}`);
+      seen.add(flag);
+    }
     const name = argument.startsWith('--') && !argument.includes('=') ? argument.slice(2) : undefined;
     const next = args[index + 1];
     if (name !== undefined && options[name]?.type === 'string' && next !== undefined) {
