@@ -51,6 +51,13 @@ export interface AccountChange {
 }
 
 const permissionPattern = /^[A-Za-z0-9:._*-]{1,128}$/;
+/**
+ * Characters a name must not hold, because a terminal acts on them when `accounts list` or an
+ * audit prints the name: control characters (C0, DEL, C1: escape sequences, line breaks), bidi
+ * overrides and isolates (which reorder what is shown), line and paragraph separators. Joiners
+ * (U+200C, U+200D) stay allowed: several scripts need them.
+ */
+const unsafeNameCharacter = /[\p{Cc}\u202a-\u202e\u2066-\u2069\u2028\u2029]/u;
 /** Administrators seldom change one account at the same moment; a few fresh reads settle it. */
 const conflictRetries = 3;
 
@@ -76,24 +83,8 @@ export function createAccountService(deps: AccountServiceDeps) {
     });
   }
 
-  /** Every account, folded from the log. */
-  async function allAccounts(): Promise<Map<string, AccountState>> {
-    const accounts = new Map<string, AccountState>();
-    const pageSize = 1000;
-    let after: bigint | undefined;
-    for (;;) {
-      const page = await store.readAll({ after, types: accountEventTypes, maxCount: pageSize });
-      for (const { event } of page) {
-        const accountEvent = event as AccountEvent;
-        accounts.set(accountEvent.accountId, evolveAccount(accounts.get(accountEvent.accountId) ?? initialAccountState(), accountEvent));
-      }
-      if (page.length < pageSize) return accounts;
-      after = page[page.length - 1]!.position;
-    }
-  }
-
   async function accountOfLogin(apiLoginId: string): Promise<string> {
-    for (const state of (await allAccounts()).values()) {
+    for (const state of (await allAccounts(store)).values()) {
       if (state.status === 'registered' && state.apiCredentials.has(apiLoginId)) return state.accountId;
     }
     throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account has API Login ID ${apiLoginId}`);
@@ -102,6 +93,7 @@ export function createAccountService(deps: AccountServiceDeps) {
   return {
     async create(input: { name: string; permissions: readonly string[]; legacy: boolean }): Promise<CreatedAccount> {
       if (input.name.trim() === '' || input.name.length > 200) throw new InvalidAccountInput('name', 'an account name is 1 to 200 characters, not blank');
+      if (unsafeNameCharacter.test(input.name)) throw new InvalidAccountInput('name', 'an account name may not hold control characters (escape sequences, line breaks, tabs, bidi overrides)');
       const permissions = validPermissions(input.permissions);
       const accountId = newAccountId();
       const apiLoginId = newApiLoginId();
@@ -127,19 +119,7 @@ export function createAccountService(deps: AccountServiceDeps) {
     },
 
     async list(): Promise<AccountSummary[]> {
-      return [...(await allAccounts()).values()].flatMap((state) =>
-        state.status === 'registered'
-          ? [
-              {
-                accountId: state.accountId,
-                name: state.name,
-                permissions: [...state.permissions],
-                apiLoginIds: [...state.apiCredentials.keys()],
-                legacyApiIds: [...state.legacyCredentials.keys()],
-              },
-            ]
-          : [],
-      );
+      return listAccounts(store);
     },
 
     /** A new Transaction Key for one API Login ID (the account's first when only the account is named); the old key is refused from then on. */
@@ -175,6 +155,39 @@ export function createAccountService(deps: AccountServiceDeps) {
       return { accountId, events: events.map((event) => event.type) };
     },
   };
+}
+
+/** Every account, folded from the log. */
+async function allAccounts(store: Pick<EventStore, 'readAll'>): Promise<Map<string, AccountState>> {
+  const accounts = new Map<string, AccountState>();
+  const pageSize = 1000;
+  let after: bigint | undefined;
+  for (;;) {
+    const page = await store.readAll({ after, types: accountEventTypes, maxCount: pageSize });
+    for (const { event } of page) {
+      const accountEvent = event as AccountEvent;
+      accounts.set(accountEvent.accountId, evolveAccount(accounts.get(accountEvent.accountId) ?? initialAccountState(), accountEvent));
+    }
+    if (page.length < pageSize) return accounts;
+    after = page[page.length - 1]!.position;
+  }
+}
+
+/** The accounts as `list` shows them. Reading needs only the log: no hashing key, so a read-only caller opens none. */
+export async function listAccounts(store: Pick<EventStore, 'readAll'>): Promise<AccountSummary[]> {
+  return [...(await allAccounts(store)).values()].flatMap((state) =>
+    state.status === 'registered'
+      ? [
+          {
+            accountId: state.accountId,
+            name: state.name,
+            permissions: [...state.permissions],
+            apiLoginIds: [...state.apiCredentials.keys()],
+            legacyApiIds: [...state.legacyCredentials.keys()],
+          },
+        ]
+      : [],
+  );
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;

@@ -47,6 +47,28 @@ describe('account service', () => {
     expect(await store.headPosition()).toBeUndefined();
   });
 
+  it.each([
+    ['an escape sequence', 'Shop\u001b[2J\u001b[31m'],
+    ['a NUL', 'Shop\u0000'],
+    ['a line break', 'Shop\nroot'],
+    ['a tab', 'Shop\tX'],
+    ['a DEL', 'Shop\u007f'],
+    ['an 8-bit CSI (C1)', 'Shop\u009b2J'],
+    ['a right-to-left override', 'Shop\u202eexe.txt'],
+    ['a line separator', 'Shop\u2028root'],
+  ])('create refuses a name with %s as the caller\'s mistake, appending nothing', async (_what, name) => {
+    const error = await refusal(accounts.create({ name, permissions: [], legacy: false }));
+    expect(error).toBeInstanceOf(InvalidAccountInput);
+    expect(error).toMatchObject({ field: 'name', message: expect.stringMatching(/control character/) });
+    expect(await store.headPosition()).toBeUndefined();
+  });
+
+  it('create takes names in any script, joiners included', async () => {
+    for (const name of ['Café Œuvre ☕', 'می\u200cخواهم', 'Zoë & Söhne GmbH']) {
+      expect((await accounts.create({ name, permissions: [], legacy: false })).accountId).toMatch(/.+/);
+    }
+  });
+
   it('list shows every account with its logins and permissions, and no secret', async () => {
     const a = await accounts.create({ name: 'A', permissions: ['x'], legacy: true });
     const b = await accounts.create({ name: 'B', permissions: [], legacy: false });

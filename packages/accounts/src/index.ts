@@ -1,5 +1,6 @@
 export {
   createAccountService,
+  listAccounts,
   type AccountChange,
   type AccountService,
   type AccountServiceDeps,
