@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TesseraEvent } from '@tessera/contracts';
 import { EventStoreUnavailable } from '@tessera/event-store';
-import { openEventStore } from './event-store-factory.js';
+import { NoEventStore, openEventStore } from './event-store-factory.js';
 
 /**
  * Opens each kind of store through the factory every service and CLI command uses: this is
@@ -33,6 +33,22 @@ describe('openEventStore', () => {
       await store.probe();
     } finally {
       await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('with mustExist, refuses a folder that has no store, naming the file, and creates nothing there', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tessera-factory-'));
+    try {
+      const refused = await openEventStore({ TESSERA_DATA_DIR: dataDir, TESSERA_EVENT_STORE: undefined }, { mustExist: true }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(NoEventStore);
+      expect(refused).toMatchObject({ file: join(dataDir, 'events.db') });
+      expect(readdirSync(dataDir)).toEqual([]);
+      const made = await openEventStore({ TESSERA_DATA_DIR: dataDir, TESSERA_EVENT_STORE: undefined });
+      await made.close();
+      const existing = await openEventStore({ TESSERA_DATA_DIR: dataDir, TESSERA_EVENT_STORE: undefined }, { mustExist: true });
+      await existing.close();
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TesseraConfig } from '@tessera/config';
 import type { EventStore } from '@tessera/event-store';
@@ -10,7 +11,17 @@ import type { EventStore } from '@tessera/event-store';
  * Each adapter is imported only when chosen: a process on EventStoreDB never loads the SQLite
  * driver's native module, and one on SQLite never loads gRPC.
  */
-export async function openEventStore(config: Pick<TesseraConfig, 'TESSERA_EVENT_STORE' | 'TESSERA_DATA_DIR'>): Promise<EventStore> {
+export async function openEventStore(
+  config: Pick<TesseraConfig, 'TESSERA_EVENT_STORE' | 'TESSERA_DATA_DIR'>,
+  options: {
+    /**
+     * Open an embedded store only if its file is there; else throw NoEventStore, having created
+     * nothing. For commands that only read: pointed at the wrong folder, they must not leave a new
+     * empty store behind. (An EventStoreDB server is opened as usual.)
+     */
+    readonly mustExist?: boolean;
+  } = {},
+): Promise<EventStore> {
   const target = config.TESSERA_EVENT_STORE;
   if (target?.startsWith('esdb')) {
     const { EsdbEventStore } = await import('@tessera/event-store-esdb');
@@ -18,5 +29,14 @@ export async function openEventStore(config: Pick<TesseraConfig, 'TESSERA_EVENT_
   }
   const { SqliteEventStore } = await import('@tessera/event-store-sqlite');
   const file = target?.startsWith('sqlite:') ? target.slice('sqlite:'.length) : join(config.TESSERA_DATA_DIR, 'events.db');
+  if (options.mustExist && !existsSync(file)) throw new NoEventStore(file);
   return new SqliteEventStore({ file });
+}
+
+export class NoEventStore extends Error {
+  readonly code = 'ERR_NO_EVENT_STORE';
+  constructor(readonly file: string) {
+    super(`no event store at ${file}`);
+    this.name = 'NoEventStore';
+  }
 }

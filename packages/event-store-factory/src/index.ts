@@ -1,1 +1,1 @@
-export { openEventStore } from './event-store-factory.js';
+export { NoEventStore, openEventStore } from './event-store-factory.js';
