@@ -1,4 +1,9 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
 /** The admin CLI against the data folder of a running server (issue 2, point 6; CONTRACT.md). */
@@ -120,5 +125,101 @@ describe('tessera audit', () => {
     const family = JSON.parse((await tessera.tessera(['audit', '--family', fid, '--type', 'TokenRevoked', '--json'])).stdout) as { type: string }[];
     expect(family.map((r) => r.type)).toEqual(['TokenRevoked']);
     expect((await tessera.tessera(['audit', '--account', account.account_id])).stdout).toMatch(/TokenRevoked/);
+  });
+});
+
+/** Issue 11, point 10: the CLI refuses what it cannot do safely, and its exit code says why. */
+describe('CLI safety', () => {
+  const cli = resolve(import.meta.dirname, '..', '..', 'packages', 'cli', 'bin', 'tessera.js');
+  /** The CLI with the server's environment, or another data folder; the exit code instead of a throw. */
+  const runCli = (args: string[], env: NodeJS.ProcessEnv = tessera.env) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+      execFile(process.execPath, [cli, ...args], { env }, (error, stdout, stderr) =>
+        done({ code: error ? Number((error as { code?: unknown }).code) : 0, stdout, stderr }),
+      );
+    });
+  const names = async () => (JSON.parse((await runCli(['accounts', 'list', '--json'])).stdout) as { name: string }[]).map((row) => row.name);
+
+  it('create refuses a name with a control character (exit 2) and creates nothing', async () => {
+    const refused = await runCli(['accounts', 'create', '--name', 'Evil\u001b[2J\u001b[31mShop']);
+    expect(refused).toMatchObject({ code: 2, stdout: '' });
+    expect(refused.stderr).toMatch(/control character/);
+    expect(await names()).not.toContain('Evil\u001b[2J\u001b[31mShop');
+  });
+
+  it('list prints a name with control characters written before they were refused as escapes, never raw', async () => {
+    const oldName = 'Old\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eName\nfake line';
+    const log = new SqliteEventStore({ file: join(tessera.dataDir, 'events.db') });
+    try {
+      await log.append('account-acct_old_escape', [{ event: { type: 'AccountRegistered', v: 1, accountId: 'acct_old_escape', name: oldName, permissions: [], at: 1_800_000_000 } }], {
+        expectedRevision: 'no_stream',
+      });
+    } finally {
+      await log.close();
+    }
+    const human = await runCli(['accounts', 'list']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('acct_old_escape  Old\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202eName\\x0afake line');
+    expect(human.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    const json = await runCli(['accounts', 'list', '--json']);
+    expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(await names()).toContain(oldName);
+  });
+
+  it('set-permissions with no --permission needs --none, which then removes every permission', async () => {
+    const account = await tessera.createAccount({ permissions: ['transaction:charge'] });
+    const permissionsOf = async () =>
+      (JSON.parse((await runCli(['accounts', 'list', '--json'])).stdout) as { account_id: string; permissions: string[] }[]).find(
+        (row) => row.account_id === account.account_id,
+      )?.permissions;
+    const bare = await runCli(['accounts', 'set-permissions', '--account', account.account_id]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/--none/);
+    const both = await runCli(['accounts', 'set-permissions', '--account', account.account_id, '--none', '--permission', 'x']);
+    expect(both.code).toBe(2);
+    expect(await permissionsOf()).toEqual(['transaction:charge']);
+    expect((await runCli(['accounts', 'set-permissions', '--account', account.account_id, '--none'])).code).toBe(0);
+    expect(await permissionsOf()).toEqual([]);
+  });
+
+  it.each([
+    ['accounts list', ['accounts', 'list']],
+    ['accounts list --json', ['accounts', 'list', '--json']],
+    ['audit', ['audit']],
+  ])('%s on a folder with no Tessera data says so, exits 3, and creates no store and no hashing key', async (_what, args) => {
+    const empty = mkdtempSync(join(tmpdir(), 'tessera-e2e-empty-'));
+    const absent = join(empty, 'not-there');
+    try {
+      for (const dataDir of [empty, absent]) {
+        const env: NodeJS.ProcessEnv = { ...tessera.env, TESSERA_DATA_DIR: dataDir };
+        delete env.TESSERA_KEYS_DIR;
+        delete env.TESSERA_EVENT_STORE;
+        const answer = await runCli(args, env);
+        expect(answer).toMatchObject({ code: 3, stdout: '' });
+        expect(answer.stderr).toMatch(/no Tessera data/);
+        expect(answer.stderr).toContain(join(dataDir, 'events.db'));
+      }
+      expect(readdirSync(empty)).toEqual([]);
+      expect(existsSync(absent)).toBe(false);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('a name that is not found exits 3, unlike a usage error (2)', async () => {
+    const notFound = await runCli(['accounts', 'rotate-key', '--account', 'acct_nope']);
+    expect(notFound.code).toBe(3);
+    expect(notFound.stderr).toMatch(/no account acct_nope/);
+    expect((await runCli(['accounts', 'rotate-key', '--api-login-id', 'tsl_nope'])).code).toBe(3);
+    expect((await runCli(['accounts', 'set-permissions', '--account', 'acct_nope', '--none'])).code).toBe(3);
+    expect((await runCli(['keys', 'rotate', '--kid', 'no-such-kid'])).code).toBe(3);
+    expect((await runCli(['accounts', 'rotate-key'])).code).toBe(2);
+  });
+
+  it('a single-valued flag given twice is a usage error (exit 2), and nothing is created', async () => {
+    const repeated = await runCli(['accounts', 'create', '--name', 'First', '--name', 'Second']);
+    expect(repeated.code).toBe(2);
+    expect(repeated.stderr).toMatch(/--name was given more than once/);
+    expect(await names()).not.toContain('Second');
   });
 });

@@ -3,7 +3,7 @@ import { runAccounts } from './commands/accounts.js';
 import { runAudit } from './commands/audit.js';
 import { runKeys } from './commands/keys.js';
 import { runServe } from './commands/serve.js';
-import { CliError } from './cli-error.js';
+import { CliError, exitCodes } from './cli-error.js';
 
 const usage = `usage: tessera <command>
 
@@ -12,11 +12,13 @@ const usage = `usage: tessera <command>
   accounts create --name NAME [--permission P]... [--legacy] [--json]
   accounts list [--json]
   accounts rotate-key (--account ID | --api-login-id ID) [--json]
-  accounts set-permissions --account ID [--permission P]... [--json]
+  accounts set-permissions --account ID (--permission P... | --none) [--json]
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--json]
   keys rotate [--kid KID]... [--json]
   audit [--account ID] [--family ID] [--type T]... [--since ISO] [--until ISO] [--limit N] [--json]
+
+exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, or no data)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -56,7 +58,7 @@ main(process.argv.slice(2)).then(
     // with half its parts open (a supervisor would see it alive and serving nothing).
     if (error instanceof ConfigError || error instanceof CliError) {
       process.stderr.write(`tessera: ${error.message}\n`);
-      process.exit(2);
+      process.exit(error instanceof CliError ? error.exitCode : exitCodes.usage);
     }
     if (error instanceof Error && error.name === 'StartFailure') {
       process.stderr.write(`tessera: cannot start: ${error.message}\n`);

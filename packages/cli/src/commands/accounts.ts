@@ -1,10 +1,11 @@
-import { createAccountService, InvalidAccountInput, type AccountService } from '@tessera/accounts';
+import { createAccountService, InvalidAccountInput, listAccounts, type AccountService } from '@tessera/accounts';
 import type { TesseraConfig } from '@tessera/config';
 import { DomainError } from '@tessera/domain';
-import { withAdminContext } from '../admin-store.js';
-import { CliError } from '../cli-error.js';
+import type { EventStore } from '@tessera/event-store';
+import { withAdminContext, withExistingLog } from '../admin-store.js';
+import { CliError, NotFound } from '../cli-error.js';
 import { parseCommandOptions } from '../command-options.js';
-import { print } from '../output.js';
+import { print, shown } from '../output.js';
 
 const options = {
   name: { type: 'string' },
@@ -14,6 +15,7 @@ const options = {
   account: { type: 'string' },
   'api-login-id': { type: 'string' },
   apiid: { type: 'string' },
+  none: { type: 'boolean' },
 } as const;
 
 const secretsNotice = 'The secrets below are shown once: store them now. Tessera keeps only keyed hashes.';
@@ -24,17 +26,20 @@ export async function runAccounts(config: TesseraConfig, argv: string[]): Promis
   const { values } = parseCommandOptions(rest, options);
   const permissions = values.permission ?? [];
   const json = values.json ?? false;
+  // Reading only: no store or hashing key is made where there is none.
+  if (subcommand === 'list') return withExistingLog(config, (store) => list(store, json));
   return withAdminContext(config, async ({ store, hasher, now }) => {
     const accounts = createAccountService({ store, hasher, now: () => now, actor: 'cli' });
     try {
       switch (subcommand) {
         case 'create':
           return await create(accounts, required(values.name, '--name', ' (1 to 200 characters)'), permissions, values.legacy ?? false, json);
-        case 'list':
-          return await list(accounts, json);
         case 'rotate-key':
           return await rotateKey(accounts, values.account, values['api-login-id'], json);
         case 'set-permissions': {
+          // An empty list removes every permission: that must be asked for, not the result of a forgotten flag.
+          if (permissions.length === 0 && !values.none) throw new CliError('set-permissions needs --permission P (one or more), or --none to remove every permission');
+          if (permissions.length > 0 && values.none) throw new CliError('set-permissions takes --permission or --none, not both');
           const changed = await accounts.setPermissions(required(values.account, '--account'), permissions);
           print(json, { account_id: changed.accountId, events: changed.events }, `permissions of ${changed.accountId} set to: ${permissions.join(' ') || '(none)'}`);
           return 0;
@@ -54,7 +59,8 @@ export async function runAccounts(config: TesseraConfig, argv: string[]): Promis
           throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, add-legacy-key, revoke-legacy-key');
       }
     } catch (error) {
-      // A refusal of the service is the caller's to fix: one line, exit code 2.
+      // A refusal of the service is the caller's to fix: one line, exit code 3 when what it names does not exist, else 2.
+      if (error instanceof DomainError && (error.code === 'ERR_ACCOUNT_NOT_FOUND' || error.code === 'ERR_CREDENTIAL_NOT_FOUND')) throw new NotFound(error.message);
       if (error instanceof DomainError || error instanceof InvalidAccountInput) throw new CliError(error.message);
       throw error;
     }
@@ -84,8 +90,8 @@ async function create(accounts: AccountService, name: string, permissions: strin
   return 0;
 }
 
-async function list(accounts: AccountService, json: boolean) {
-  const rows = (await accounts.list()).map((account) => ({
+async function list(store: EventStore, json: boolean) {
+  const rows = (await listAccounts(store)).map((account) => ({
     account_id: account.accountId,
     name: account.name,
     permissions: account.permissions,
@@ -96,7 +102,15 @@ async function list(accounts: AccountService, json: boolean) {
     rows.length === 0
       ? 'no accounts'
       : rows
-          .map((row) => `${row.account_id}  ${row.name}\n  api login ids: ${row.api_login_ids.join(' ') || '-'}\n  legacy api ids: ${row.legacy_api_ids.join(' ') || '-'}\n  permissions: ${row.permissions.join(' ') || '-'}`)
+          // Every value from the log is escaped: an older log can hold a name with control characters.
+          .map((row) =>
+            [
+              `${shown(row.account_id)}  ${shown(row.name)}`,
+              `  api login ids: ${shown(row.api_login_ids.join(' ')) || '-'}`,
+              `  legacy api ids: ${shown(row.legacy_api_ids.join(' ')) || '-'}`,
+              `  permissions: ${shown(row.permissions.join(' ')) || '-'}`,
+            ].join('\n'),
+          )
           .join('\n');
   print(json, rows, human);
   return 0;

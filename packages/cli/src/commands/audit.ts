@@ -1,9 +1,9 @@
 import { TesseraEvent, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
-import { readWholeLog, withAdminContext } from '../admin-store.js';
+import { readWholeLog, withExistingLog } from '../admin-store.js';
 import { CliError } from '../cli-error.js';
 import { parseCommandOptions } from '../command-options.js';
-import { print } from '../output.js';
+import { print, shown } from '../output.js';
 
 const eventTypes = TesseraEvent.options.map((option) => option.shape.type.value) as TesseraEventType[];
 
@@ -28,7 +28,8 @@ export async function runAudit(config: TesseraConfig, argv: string[]): Promise<n
   const limit = values.limit === undefined ? 1000 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new CliError('--limit must be a positive whole number');
 
-  return withAdminContext(config, async ({ store }) => {
+  // Reading only: no store or hashing key is made where there is none.
+  return withExistingLog(config, async (store) => {
     const matching = (await readWholeLog(store, types.length > 0 ? (types as TesseraEventType[]) : eventTypes)).filter(
       (recorded) =>
         (values.account === undefined || accountOf(recorded) === values.account) &&
@@ -37,7 +38,11 @@ export async function runAudit(config: TesseraConfig, argv: string[]): Promise<n
         (until === undefined || recorded.recordedAt < until),
     );
     const rows = matching.slice(-limit).map(toAuditRow);
-    const human = rows.length === 0 ? 'no matching events' : rows.map((row) => `${row.recorded_at}  #${row.position}  ${row.type}  ${row.stream}  request ${row.request_id ?? '-'}`).join('\n');
+    // The stream names ids and the request id can come from a client: escaped, as every value from the log.
+    const human =
+      rows.length === 0
+        ? 'no matching events'
+        : rows.map((row) => `${row.recorded_at}  #${row.position}  ${row.type}  ${shown(row.stream)}  request ${shown(row.request_id ?? '-')}`).join('\n');
     print(values.json ?? false, rows, human);
     return 0;
   });

@@ -4,7 +4,7 @@ import { DomainError, activeSigningKeys, signingKeysDecider } from '@tessera/dom
 import { handleCommand } from '@tessera/event-store';
 import { newSigningKeyPair } from '@tessera/issuer/keys';
 import { withAdminContext } from '../admin-store.js';
-import { CliError } from '../cli-error.js';
+import { CliError, NotFound } from '../cli-error.js';
 import { parseCommandOptions } from '../command-options.js';
 import { print } from '../output.js';
 
@@ -46,7 +46,7 @@ export async function runKeys(config: TesseraConfig, argv: string[]): Promise<nu
       });
       retired = events.flatMap((event) => (event.type === 'SigningKeyRetired' ? [event.kid] : []));
     } catch (error) {
-      if (error instanceof DomainError) throw new CliError(error.message);
+      if (error instanceof DomainError) throw error.code === 'ERR_SIGNING_KEY_NOT_FOUND' ? new NotFound(error.message) : new CliError(error.message);
       throw error;
     }
     const result = { kid: published.kid, retired, retained_until: new Date(retainUntil * 1000).toISOString() };
