@@ -3,6 +3,11 @@ import { z } from 'zod';
 /** Environment, parsed once at boot. A bad value stops the start and names the variable. */
 const seconds = (fallback: number) => z.coerce.number().int().positive().max(31_536_000).default(fallback);
 const port = z.coerce.number().int().min(0).max(65535);
+/** Fractions allowed, so a test can ask for half a second; an hour is far past any sane request. */
+const timeout = (fallback: number) => z.coerce.number().positive().max(3600).default(fallback);
+const cap = (fallback: number) => z.coerce.number().int().positive().max(1_000_000).default(fallback);
+/** A failure budget; 0 turns that limit off. */
+const budget = (fallback: number) => z.coerce.number().int().min(0).max(1_000_000).default(fallback);
 
 export const ConfigSchema = z
   .object({
@@ -12,6 +17,9 @@ export const ConfigSchema = z
     TESSERA_HOST: z.string().min(1).default('127.0.0.1'),
     TESSERA_PORT: port.default(8443),
     TESSERA_LEGACY_PORT: port.optional(),
+    /** The admin listener (/metrics, /healthz, /readyz, later the admin API): private, like Hydra's admin port. */
+    TESSERA_ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+    TESSERA_ADMIN_PORT: z.union([z.literal('off'), port]).default(9443),
     TESSERA_TLS_CERT: z.string().min(1).optional(),
     TESSERA_TLS_KEY: z.string().min(1).optional(),
     TESSERA_ACCESS_TOKEN_TTL: seconds(3600),
@@ -30,6 +38,24 @@ export const ConfigSchema = z
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
     /** A used refresh token presented again: `keep` (spec 3.2) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
     TESSERA_REFRESH_REUSE: z.enum(['keep', 'revoke-family']).default('keep'),
+    /** Seconds to finish the TLS handshake and send the request headers. */
+    TESSERA_HEADERS_TIMEOUT: timeout(10),
+    /** Seconds to send the whole request, body included, from its first byte: a stalled body gets 408. */
+    TESSERA_REQUEST_TIMEOUT: timeout(20),
+    /** Seconds an idle kept-alive connection stays open: above the 60 s idle timeout of common load balancers, so they close first. */
+    TESSERA_KEEP_ALIVE_TIMEOUT: timeout(72),
+    /** Open connections per listener; past it a new connection is closed at once. */
+    TESSERA_MAX_CONNECTIONS: cap(4096),
+    /** Open connections per listener from one source address (a proxy in front is one address: raise it there). */
+    TESSERA_MAX_CONNECTIONS_PER_ADDRESS: cap(256),
+    /** Seconds in which each failure budget below refills completely. */
+    TESSERA_THROTTLE_WINDOW: timeout(300),
+    /** Failed get-oauth-token or /v1/authenticate attempts per credential id (API Login ID, API ID) from one address. */
+    TESSERA_THROTTLE_CREDENTIAL_FAILURES: budget(10),
+    /** Failed get-oauth-token or /v1/authenticate attempts from one address, whatever the credential. */
+    TESSERA_THROTTLE_ADDRESS_FAILURES: budget(100),
+    /** Failed refresh-oauth-token or revoke-oauth-token attempts from one address. */
+    TESSERA_THROTTLE_REFRESH_FAILURES: budget(100),
     TESSERA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Where a verifier's revocation projection comes from: the event log, or Kafka (a verifier in another region). */
     TESSERA_VERIFIER_SOURCE: z.enum(['log', 'kafka']).default('log'),
@@ -43,6 +69,14 @@ export const ConfigSchema = z
   .refine((c) => c.TESSERA_LEGACY_PORT === undefined || c.TESSERA_LEGACY_PORT === 0 || c.TESSERA_LEGACY_PORT !== c.TESSERA_PORT, {
     message: 'must differ from TESSERA_PORT (leave it unset to serve v1 on the same listener)',
     path: ['TESSERA_LEGACY_PORT'],
+  })
+  .refine((c) => c.TESSERA_ADMIN_PORT === 'off' || c.TESSERA_ADMIN_PORT === 0 || ![c.TESSERA_PORT, c.TESSERA_LEGACY_PORT].includes(c.TESSERA_ADMIN_PORT), {
+    message: 'must differ from TESSERA_PORT and TESSERA_LEGACY_PORT (or be off)',
+    path: ['TESSERA_ADMIN_PORT'],
+  })
+  .refine((c) => c.TESSERA_HEADERS_TIMEOUT <= c.TESSERA_REQUEST_TIMEOUT, {
+    message: 'must not exceed TESSERA_REQUEST_TIMEOUT (the headers are part of the request)',
+    path: ['TESSERA_HEADERS_TIMEOUT'],
   })
   .refine((c) => (c.TESSERA_TLS_CERT === undefined) === (c.TESSERA_TLS_KEY === undefined), {
     message: 'TESSERA_TLS_CERT and TESSERA_TLS_KEY go together: set both or neither',

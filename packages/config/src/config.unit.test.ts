@@ -44,6 +44,39 @@ describe('config', () => {
     expect(loadConfig({ TESSERA_REFRESH_REUSE: 'revoke-family' }).TESSERA_REFRESH_REUSE).toBe('revoke-family');
   });
 
+  it('has the documented hardening defaults: admin listener, timeouts, connection caps, failure budgets', () => {
+    expect(loadConfig({})).toMatchObject({
+      TESSERA_ADMIN_HOST: '127.0.0.1',
+      TESSERA_ADMIN_PORT: 9443,
+      TESSERA_HEADERS_TIMEOUT: 10,
+      TESSERA_REQUEST_TIMEOUT: 20,
+      TESSERA_KEEP_ALIVE_TIMEOUT: 72,
+      TESSERA_MAX_CONNECTIONS: 4096,
+      TESSERA_MAX_CONNECTIONS_PER_ADDRESS: 256,
+      TESSERA_THROTTLE_WINDOW: 300,
+      TESSERA_THROTTLE_CREDENTIAL_FAILURES: 10,
+      TESSERA_THROTTLE_ADDRESS_FAILURES: 100,
+      TESSERA_THROTTLE_REFRESH_FAILURES: 100,
+    });
+  });
+
+  it('takes TESSERA_ADMIN_PORT=off, a port, or 0, and refuses one shared with a public listener', () => {
+    expect(loadConfig({ TESSERA_ADMIN_PORT: 'off' }).TESSERA_ADMIN_PORT).toBe('off');
+    expect(loadConfig({ TESSERA_ADMIN_PORT: '9555' }).TESSERA_ADMIN_PORT).toBe(9555);
+    expect(loadConfig({ TESSERA_ADMIN_PORT: '0', TESSERA_PORT: '0' }).TESSERA_ADMIN_PORT).toBe(0);
+    expect(() => loadConfig({ TESSERA_ADMIN_PORT: 'on' })).toThrow(/TESSERA_ADMIN_PORT/);
+    expect(() => loadConfig({ TESSERA_PORT: '9000', TESSERA_ADMIN_PORT: '9000' })).toThrow(/^invalid configuration: TESSERA_ADMIN_PORT: must differ/);
+    expect(() => loadConfig({ TESSERA_LEGACY_PORT: '9001', TESSERA_ADMIN_PORT: '9001' })).toThrow(/TESSERA_ADMIN_PORT: must differ/);
+  });
+
+  it('takes fractional timeouts and a 0 failure budget (that limit off), and refuses headers longer than the request', () => {
+    const config = loadConfig({ TESSERA_HEADERS_TIMEOUT: '0.5', TESSERA_REQUEST_TIMEOUT: '1.5', TESSERA_THROTTLE_REFRESH_FAILURES: '0' });
+    expect([config.TESSERA_HEADERS_TIMEOUT, config.TESSERA_REQUEST_TIMEOUT, config.TESSERA_THROTTLE_REFRESH_FAILURES]).toEqual([0.5, 1.5, 0]);
+    expect(() => loadConfig({ TESSERA_HEADERS_TIMEOUT: '30', TESSERA_REQUEST_TIMEOUT: '20' })).toThrow(/TESSERA_HEADERS_TIMEOUT: must not exceed TESSERA_REQUEST_TIMEOUT/);
+    expect(() => loadConfig({ TESSERA_MAX_CONNECTIONS: '0' })).toThrow(/TESSERA_MAX_CONNECTIONS/);
+    expect(() => loadConfig({ TESSERA_REQUEST_TIMEOUT: '0' })).toThrow(/TESSERA_REQUEST_TIMEOUT/);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ TESSERA_PORT: '' }).TESSERA_PORT).toBe(8443);
   });
