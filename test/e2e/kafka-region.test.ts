@@ -69,8 +69,8 @@ describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
     expect(issue.status).toBe(404);
   });
 
-  it('the relay reports its lag on /metrics at home', async () => {
-    const metrics = await home.request('/metrics');
+  it('the relay reports its lag on /metrics at home (admin listener)', async () => {
+    const metrics = await home.adminRequest('/metrics');
     expect(metrics.text).toMatch(/^tessera_relay_published_total \d+/m);
     expect(metrics.text).toMatch(/^tessera_relay_pending_events \d+/m);
   });
@@ -83,7 +83,7 @@ describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
     try {
       expect((await relay.request('/readyz')).status).toBe(200);
       await expect
-        .poll(async () => Number((await relay.request('/metrics')).text.match(/^tessera_relay_published_total (\d+)/m)?.[1] ?? 0), { timeout: 5_000 })
+        .poll(async () => Number((await relay.adminRequest('/metrics')).text.match(/^tessera_relay_published_total (\d+)/m)?.[1] ?? 0), { timeout: 5_000 })
         .toBeGreaterThan(0);
       expect((await relay.request('/v5/Transaction/charge', { method: 'POST' })).status).toBe(404);
     } finally {

@@ -94,7 +94,7 @@ describe('the all-in-one process', () => {
 });
 
 describe('metrics', () => {
-  it('serves Prometheus metrics with token outcomes, verifications and append latency', async () => {
+  it('serves Prometheus metrics on the admin listener with token outcomes, verifications and append latency', async () => {
     tessera = await startTessera();
     const account = await tessera.createAccount();
     await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: 'wrong' });
@@ -103,7 +103,7 @@ describe('metrics', () => {
     ).json() as { token: string };
     await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${pair.token}` } });
     await tessera.request('/v5/Transaction/charge', { method: 'POST' });
-    const answer = await tessera.request('/metrics');
+    const answer = await tessera.adminRequest('/metrics');
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toMatch(/^text\/plain/);
     const line = (name: string) => Number(answer.text.match(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\d+(?:\\.\\d+)?)`, 'm'))?.[1] ?? NaN);

@@ -16,7 +16,8 @@ async function startExpectingExit(env: Record<string, string>): Promise<{ code: 
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-start-fail-'));
   const started = Date.now();
   const child = spawn(process.execPath, [cli, 'start'], {
-    env: { ...process.env, TESSERA_DATA_DIR: dataDir, TESSERA_HOST: '127.0.0.1', ...env },
+    // A free admin port of its own unless the case is about that port: the default 9443 may be taken by a neighbour.
+    env: { ...process.env, TESSERA_DATA_DIR: dataDir, TESSERA_HOST: '127.0.0.1', TESSERA_ADMIN_PORT: String(await freePort()), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -51,6 +52,15 @@ describe('fatal start errors', () => {
     expect(result.code).toBe(1);
     expect(result.elapsedMs).toBeLessThan(10_000);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${takenPort} \\(TESSERA_LEGACY_PORT.*already in use`))]);
+  });
+
+  it('a taken TESSERA_ADMIN_PORT: exit 1, even though the public listener had opened, one line naming the variable', async () => {
+    const result = await startExpectingExit({ TESSERA_PORT: String(await freePort()), TESSERA_ADMIN_PORT: String(takenPort) });
+    expect(result.code).toBe(1);
+    expect(result.elapsedMs).toBeLessThan(10_000);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${takenPort} \\(TESSERA_ADMIN_PORT, TESSERA_ADMIN_HOST\\).*already in use`)),
+    ]);
   });
 
   it('a host that does not resolve: exit 1, one line naming the host', async () => {

@@ -34,10 +34,14 @@ export interface RequestOptions {
 export interface TesseraProcess {
   readonly baseUrl: string;
   readonly legacyBaseUrl: string;
+  /** The admin listener (/metrics, /healthz, /readyz); undefined with TESSERA_ADMIN_PORT=off. */
+  readonly adminUrl: string | undefined;
   readonly dataDir: string;
   readonly env: NodeJS.ProcessEnv;
   readonly logs: () => string;
   request(path: string, options?: RequestOptions): Promise<HttpAnswer>;
+  /** A request to the admin listener; throws when it is off. */
+  adminRequest(path: string, options?: Omit<RequestOptions, 'legacy'>): Promise<HttpAnswer>;
   postJson(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
   tessera(args: string[]): Promise<{ stdout: string; stderr: string }>;
   createAccount(options?: { permissions?: string[]; legacy?: boolean; name?: string }): Promise<Credentials>;
@@ -83,12 +87,15 @@ export async function startTessera(
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
   const port = await freePort();
   const legacyPort = env.TESSERA_LEGACY_PORT ? Number(env.TESSERA_LEGACY_PORT) : port;
+  // Every process gets its own admin port: on the default 9443, tests running side by side would collide.
+  const adminPort = env.TESSERA_ADMIN_PORT ?? String(await freePort());
   const processEnv: NodeJS.ProcessEnv = {
     ...process.env,
     TESSERA_DATA_DIR: dataDir,
     TESSERA_PORT: String(port),
     TESSERA_HOST: '127.0.0.1',
     TESSERA_LOG_LEVEL: 'info',
+    TESSERA_ADMIN_PORT: adminPort,
     ...env,
   };
   delete processEnv.NODE_OPTIONS;
@@ -106,11 +113,13 @@ export async function startTessera(
 
   const baseUrl = `https://localhost:${port}`;
   const legacyBaseUrl = `https://localhost:${legacyPort}`;
+  const adminUrl = adminPort === 'off' ? undefined : `https://localhost:${adminPort}`;
   let ca: Buffer | undefined;
 
-  async function send(path: string, options: RequestOptions = {}): Promise<HttpAnswer> {
+  async function send(path: string, options: RequestOptions & { admin?: boolean } = {}): Promise<HttpAnswer> {
     ca ??= readFileSync(join(dataDir, 'tls', 'self-signed.crt'));
-    const url = new URL(path, options.legacy ? legacyBaseUrl : baseUrl);
+    if (options.admin && adminUrl === undefined) throw new Error('the admin listener is off (TESSERA_ADMIN_PORT=off)');
+    const url = new URL(path, options.admin ? adminUrl : options.legacy ? legacyBaseUrl : baseUrl);
     return new Promise((resolveAnswer, reject) => {
       const outgoing = request(url, { method: options.method ?? 'GET', headers: options.headers, ca, agent: false }, (incoming) => {
         const chunks: Buffer[] = [];
@@ -145,10 +154,12 @@ export async function startTessera(
   return {
     baseUrl,
     legacyBaseUrl,
+    adminUrl,
     dataDir,
     env: processEnv,
     logs,
     request: send,
+    adminRequest: (path, requestOptions = {}) => send(path, { ...requestOptions, admin: true }),
     postJson: (path, body, headers = {}) =>
       send(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
     tessera,

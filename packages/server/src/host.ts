@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { TesseraConfig } from '@tessera/config';
+import { buildAdminApp, type AdminRouteRegistrar } from './admin-app.js';
 import { buildApp } from './app.js';
 import { ownerOnlyDataFolder } from './data-folder.js';
 import { listenOrExplain } from './listen.js';
@@ -12,6 +13,8 @@ import { loadTlsMaterial } from './tls.js';
 export interface RunningServer {
   /** One URL per listener: the v5 one first, then the v1 one when TESSERA_LEGACY_PORT is set. */
   readonly urls: string[];
+  /** The admin listener's URL (/metrics, /healthz, /readyz); undefined with TESSERA_ADMIN_PORT=off. */
+  readonly adminUrl: string | undefined;
   readonly whenReady: Promise<void>;
   close(): Promise<void>;
 }
@@ -50,6 +53,8 @@ export interface Host {
 
 export interface Composition {
   readonly routes: readonly RouteRegistrar[];
+  /** Routes for the admin listener, next to /metrics and the health probes (the admin API's place). */
+  readonly adminRoutes?: readonly AdminRouteRegistrar[];
 }
 
 /**
@@ -127,34 +132,42 @@ export async function runHost(
         { variable: 'TESSERA_LEGACY_PORT', port: config.TESSERA_LEGACY_PORT!, serves: { v5: false, v1: true } },
       ]
     : [{ variable: 'TESSERA_PORT', port: config.TESSERA_PORT, serves: { v5: true, v1: true } }];
-  apps = await Promise.all(
-    listeners.map(({ serves }) =>
-      buildApp({ tls, logLevel: config.TESSERA_LOG_LEVEL, logStream: options.logStream, readiness, metrics, routes: composition.routes, listener: serves }),
-    ),
-  );
+  const shared = { tls, logLevel: config.TESSERA_LOG_LEVEL, logStream: options.logStream, readiness, metrics };
+  apps = await Promise.all(listeners.map(({ serves }) => buildApp({ ...shared, routes: composition.routes, listener: serves })));
+  // The admin listener opens last, so a public port that is taken is still the error reported.
+  const adminPort = config.TESSERA_ADMIN_PORT;
+  const admin = adminPort === 'off' ? undefined : await buildAdminApp({ ...shared, adminRoutes: composition.adminRoutes ?? [] });
+  if (admin) apps.push(admin);
   // Not ready until every listener is up: a process that has half its ports must never look healthy.
   let listening = false;
   readiness.add('listeners', () => (listening ? undefined : 'not every listener is open yet'));
   const urls: string[] = [];
+  let adminUrl: string | undefined;
   try {
-    for (const [index, app] of apps.entries()) {
-      const address = await listenOrExplain(app, { host: config.TESSERA_HOST, ...listeners[index]! });
-      urls.push(address.replace('://127.0.0.1', '://localhost').replace('://[::1]', '://localhost'));
+    for (const [index, listener] of listeners.entries()) {
+      urls.push(localhost(await listenOrExplain(apps[index]!, { host: config.TESSERA_HOST, ...listener })));
+    }
+    if (admin && adminPort !== 'off') {
+      adminUrl = localhost(
+        await listenOrExplain(admin, { host: config.TESSERA_ADMIN_HOST, port: adminPort, variable: 'TESSERA_ADMIN_PORT', hostVariable: 'TESSERA_ADMIN_HOST' }),
+      );
     }
   } catch (error) {
     await closeAll();
     throw error;
   }
   listening = true;
-  log.info({ urls, role }, 'tessera listening');
+  log.info({ urls, adminUrl, role }, 'tessera listening');
 
   const whenReady = Promise.all(pending).then(() => undefined);
   whenReady.then(
     () => log.info({ role }, 'ready: projections caught up'),
     (error: unknown) => host.fatal(error, 'could not become ready'),
   );
-  return { urls, whenReady, close: closeAll };
+  return { urls, adminUrl, whenReady, close: closeAll };
 }
+
+const localhost = (address: string) => address.replace('://127.0.0.1', '://localhost').replace('://[::1]', '://localhost');
 
 async function settle(step: () => Promise<void>): Promise<void> {
   try {

@@ -17,14 +17,17 @@ const reasons: Record<string, string> = {
   EAI_FAIL: 'the host name does not resolve',
 };
 
-/** Listens, or fails with a StartFailure naming the variable, the address and the reason. */
-export async function listenOrExplain(app: FastifyInstance, target: { host: string; port: number; variable: string }): Promise<string> {
+/** Listens, or fails with a StartFailure naming the variables, the address and the reason. */
+export async function listenOrExplain(
+  app: FastifyInstance,
+  target: { host: string; port: number; variable: string; hostVariable?: string },
+): Promise<string> {
   try {
     return await app.listen({ host: target.host, port: target.port });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     const reason = reasons[code] ?? (error as Error).message;
-    throw new StartFailure(`cannot listen on ${target.host}:${target.port} (${target.variable}, TESSERA_HOST): ${reason}${code ? ` [${code}]` : ''}`, {
+    throw new StartFailure(`cannot listen on ${target.host}:${target.port} (${target.variable}, ${target.hostVariable ?? 'TESSERA_HOST'}): ${reason}${code ? ` [${code}]` : ''}`, {
       cause: error,
     });
   }

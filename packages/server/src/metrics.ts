@@ -97,6 +97,10 @@ export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
       metrics.verifications.inc({ outcome });
     }
   });
+}
+
+/** Prometheus text, on the admin listener only: the public port must not tell the world how it is doing. */
+export function serveMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
