@@ -29,6 +29,8 @@ export interface RequestOptions {
   readonly body?: string | Buffer;
   /** Which listener: the v5 one (default) or the separate v1 one. */
   readonly legacy?: boolean;
+  /** The source address to connect from (any 127.x.y.z is this host): a second client, as the server sees it. */
+  readonly localAddress?: string;
 }
 
 export interface TesseraProcess {
@@ -42,7 +44,7 @@ export interface TesseraProcess {
   request(path: string, options?: RequestOptions): Promise<HttpAnswer>;
   /** A request to the admin listener; throws when it is off. */
   adminRequest(path: string, options?: Omit<RequestOptions, 'legacy'>): Promise<HttpAnswer>;
-  postJson(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
+  postJson(path: string, body: unknown, headers?: Record<string, string>, options?: Pick<RequestOptions, 'legacy' | 'localAddress'>): Promise<HttpAnswer>;
   tessera(args: string[]): Promise<{ stdout: string; stderr: string }>;
   createAccount(options?: { permissions?: string[]; legacy?: boolean; name?: string }): Promise<Credentials>;
   signal(signal: NodeJS.Signals): void;
@@ -82,6 +84,8 @@ export async function startTessera(
     until?: 'ready' | 'listening';
     /** Flags for node itself, before the CLI (for example an --import hook). */
     nodeArgs?: string[];
+    /** Start the server under this open-file limit (`prlimit --nofile`), as a small host would. */
+    openFilesLimit?: number;
   } = {},
 ): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
@@ -100,7 +104,10 @@ export async function startTessera(
   };
   delete processEnv.NODE_OPTIONS;
   const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'a', 0o600);
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, options.command ?? 'start'], {
+  const nodeCommand = [process.execPath, ...(options.nodeArgs ?? []), cli, options.command ?? 'start'];
+  // prlimit execs the command, so the child is node itself (signals reach it).
+  const command = options.openFilesLimit === undefined ? nodeCommand : ['prlimit', `--nofile=${options.openFilesLimit}:${options.openFilesLimit}`, ...nodeCommand];
+  const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     env: processEnv,
     stdio: logFd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', logFd, logFd],
   });
@@ -121,7 +128,7 @@ export async function startTessera(
     if (options.admin && adminUrl === undefined) throw new Error('the admin listener is off (TESSERA_ADMIN_PORT=off)');
     const url = new URL(path, options.admin ? adminUrl : options.legacy ? legacyBaseUrl : baseUrl);
     return new Promise((resolveAnswer, reject) => {
-      const outgoing = request(url, { method: options.method ?? 'GET', headers: options.headers, ca, agent: false }, (incoming) => {
+      const outgoing = request(url, { method: options.method ?? 'GET', headers: options.headers, ca, agent: false, localAddress: options.localAddress }, (incoming) => {
         const chunks: Buffer[] = [];
         incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
         incoming.on('end', () => {
@@ -160,8 +167,8 @@ export async function startTessera(
     logs,
     request: send,
     adminRequest: (path, requestOptions = {}) => send(path, { ...requestOptions, admin: true }),
-    postJson: (path, body, headers = {}) =>
-      send(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
+    postJson: (path, body, headers = {}, options = {}) =>
+      send(path, { ...options, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
     tessera,
     async createAccount({ permissions = ['transaction:charge'], legacy = false, name = 'e2e shop' } = {}) {
       const args = ['accounts', 'create', '--name', name, '--json', ...permissions.flatMap((p) => ['--permission', p])];

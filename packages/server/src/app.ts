@@ -10,6 +10,9 @@ import { loggerOptions } from './logger.js';
 import { countOutcomes, type Metrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 import type { Listener, RouteRegistrar } from './host.js';
+import { capConnections } from './connection-caps.js';
+import { addSecurityHeaders } from './security-headers.js';
+import { serverOptions, type TransportSettings } from './transport.js';
 
 export interface AppParts {
   readonly tls?: { cert: string; key: string };
@@ -21,6 +24,8 @@ export interface AppParts {
   readonly routes: readonly RouteRegistrar[];
   /** Which interfaces this listener serves. */
   readonly listener?: Listener;
+  /** Timeouts and connection caps (none: Node's and Fastify's defaults, for inject() tests). */
+  readonly transport?: TransportSettings;
 }
 
 export const bodyLimitBytes = 16 * 1024;
@@ -29,7 +34,8 @@ export const bodyLimitBytes = 16 * 1024;
 export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   const logger = loggerOptions(parts.logLevel);
   const app = Fastify({
-    ...(parts.tls ? { https: { cert: parts.tls.cert, key: parts.tls.key } } : {}),
+    // TLS policy and timeouts: transport.ts.
+    ...serverOptions(parts.tls, parts.transport),
     logger: parts.logStream && logger && typeof logger === 'object' ? { ...logger, stream: parts.logStream } : logger,
     bodyLimit: bodyLimitBytes,
     // access-log.ts writes one line per request instead of fastify's two.
@@ -42,6 +48,11 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   });
+  // --- Transport hardening (issue 11): connection caps, and headers on every answer. ---
+  const { metrics } = parts;
+  if (parts.transport) capConnections(app.server, parts.transport, (reason) => metrics.connectionsRefused.inc({ reason }));
+  addSecurityHeaders(app);
+  // --- end of transport hardening ---
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(app);

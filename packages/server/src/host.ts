@@ -9,6 +9,7 @@ import { loggerOptions } from './logger.js';
 import { createMetrics, registerGauges, type Metrics } from './metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { loadTlsMaterial } from './tls.js';
+import { transportSettings } from './transport.js';
 
 export interface RunningServer {
   /** One URL per listener: the v5 one first, then the v1 one when TESSERA_LEGACY_PORT is set. */
@@ -132,7 +133,8 @@ export async function runHost(
         { variable: 'TESSERA_LEGACY_PORT', port: config.TESSERA_LEGACY_PORT!, serves: { v5: false, v1: true } },
       ]
     : [{ variable: 'TESSERA_PORT', port: config.TESSERA_PORT, serves: { v5: true, v1: true } }];
-  const shared = { tls, logLevel: config.TESSERA_LOG_LEVEL, logStream: options.logStream, readiness, metrics };
+  const transport = transportSettings(config);
+  const shared = { tls, logLevel: config.TESSERA_LOG_LEVEL, logStream: options.logStream, readiness, metrics, transport };
   apps = await Promise.all(listeners.map(({ serves }) => buildApp({ ...shared, routes: composition.routes, listener: serves })));
   // The admin listener opens last, so a public port that is taken is still the error reported.
   const adminPort = config.TESSERA_ADMIN_PORT;

@@ -1,5 +1,8 @@
 export { buildApp, bodyLimitBytes, type AppParts } from './app.js';
 export { buildAdminApp, type AdminRouteRegistrar } from './admin-app.js';
+export { securityHeaders } from './security-headers.js';
+export { tls12Ciphers, tls13Ciphers, tlsPolicy } from './tls-policy.js';
+export { transportSettings, type TransportSettings } from './transport.js';
 export { runHost, type Composition, type Host, type Listener, type Role, type RouteRegistrar, type RunningServer, type StartOptions } from './host.js';
 export { followInto, nowSeconds, openGuardedStore, untilAvailable, type Follower } from './log-store.js';
 export { createMetrics, registerGauges, type Metrics } from './metrics.js';

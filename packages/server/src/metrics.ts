@@ -28,7 +28,13 @@ export function createMetrics() {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
-  return { registry, tokens, verifications, appendSeconds };
+  const connectionsRefused = new Counter({
+    name: 'tessera_connections_refused_total',
+    help: 'Connections closed on arrival because a listener held its maximum, in total or from that source address',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  return { registry, tokens, verifications, appendSeconds, connectionsRefused };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
