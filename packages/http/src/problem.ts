@@ -10,6 +10,7 @@ export const problemTypes = {
   notFound: 'urn:tessera:problem:not-found',
   payloadTooLarge: 'urn:tessera:problem:payload-too-large',
   unsupportedMediaType: 'urn:tessera:problem:unsupported-media-type',
+  tooManyRequests: 'urn:tessera:problem:too-many-requests',
   unavailable: 'urn:tessera:problem:unavailable',
   internal: 'urn:tessera:problem:internal',
 } as const;

@@ -12,7 +12,7 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'tessera_' });
   const tokens = new Counter({
     name: 'tessera_tokens_total',
-    help: 'Token operations by operation (issue, refresh, revoke, legacy_issue) and outcome (ok, refused, invalid_request, error)',
+    help: 'Token operations by operation (issue, refresh, revoke, legacy_issue) and outcome (ok, refused, throttled, invalid_request, error)',
     labelNames: ['operation', 'outcome'] as const,
     registers: [registry],
   });
@@ -28,13 +28,19 @@ export function createMetrics() {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
+  const throttled = new Counter({
+    name: 'tessera_throttled_total',
+    help: 'Token operations answered 429 because a failure budget was spent, by operation and scope (credential: one credential id from one address; address: one address)',
+    labelNames: ['operation', 'scope'] as const,
+    registers: [registry],
+  });
   const connectionsRefused = new Counter({
     name: 'tessera_connections_refused_total',
     help: 'Connections closed on arrival because a listener held its maximum, in total or from that source address',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
-  return { registry, tokens, verifications, appendSeconds, connectionsRefused };
+  return { registry, tokens, verifications, appendSeconds, throttled, connectionsRefused };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -94,7 +100,7 @@ export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
     const status = reply.statusCode;
     const operation = tokenOperations[url];
     if (operation) {
-      const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status < 500 ? 'invalid_request' : 'error';
+      const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';
       metrics.tokens.inc({ operation, outcome });
       return;
     }

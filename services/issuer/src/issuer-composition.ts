@@ -1,5 +1,7 @@
 import type { GuardedEventStore } from '@tessera/event-store';
 import { untilAvailable, type Host, type RouteRegistrar } from '@tessera/server';
+import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
+import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
 import { nowSeconds, type IssuerParts } from './issuer-parts.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
@@ -29,16 +31,37 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
       host.onClose(async () => stopKeeping());
     }),
   );
-  return issuerRoutes(issuer);
+  return issuerRoutes(issuer, attemptThrottle(host));
 }
 
-/** The issuer's routes alone: the JWKS, and the token operations of the interfaces a listener serves. */
-export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys'>): RouteRegistrar {
+/** Failure budgets from TESSERA_THROTTLE_*, in this process's memory, counted in tessera_throttled_total. */
+function attemptThrottle(host: Host): AttemptThrottle {
+  const { config, metrics } = host;
+  return {
+    limiter: createInMemoryAttemptLimiter({ windowSeconds: config.TESSERA_THROTTLE_WINDOW }),
+    limits: {
+      credential: config.TESSERA_THROTTLE_CREDENTIAL_FAILURES,
+      address: config.TESSERA_THROTTLE_ADDRESS_FAILURES,
+      refresh: config.TESSERA_THROTTLE_REFRESH_FAILURES,
+    },
+    onThrottled: (operation, scope) => metrics.throttled.inc({ operation, scope }),
+  };
+}
+
+/**
+ * The issuer's routes alone: the JWKS, and the token operations of the interfaces a listener
+ * serves, throttled when a throttle is given (in their own context, so no other route pays for
+ * its hooks).
+ */
+export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys'>, throttle?: AttemptThrottle): RouteRegistrar {
   return async (app, listener) => {
     app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(nowSeconds())),
     );
-    if (listener.v5) await app.register(v5TokenRoutes, { tokens: issuer.tokens });
-    if (listener.v1) await app.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
+    await app.register(async (tokenOperations) => {
+      if (throttle) throttleFailedAttempts(tokenOperations, throttle);
+      if (listener.v5) await tokenOperations.register(v5TokenRoutes, { tokens: issuer.tokens });
+      if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
+    });
   };
 }

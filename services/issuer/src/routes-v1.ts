@@ -21,7 +21,7 @@ export async function v1AuthenticateRoutes(app: FastifyInstance, options: { toke
         tags: ['v1'],
         consumes: ['application/x-www-form-urlencoded'],
         body: LegacyAuthenticateRequest,
-        response: { 200: LegacyAuthenticateResponse, 400: Problem, 401: Problem, 413: Problem, 415: Problem },
+        response: { 200: LegacyAuthenticateResponse, 400: Problem, 401: Problem, 413: Problem, 415: Problem, 429: Problem },
       },
     },
     async (request, reply) => {

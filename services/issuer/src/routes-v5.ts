@@ -4,7 +4,7 @@ import { GetTokenRequest, Problem, RefreshTokenRequest, RevokeResponse, TokenRes
 import type { IssuedPair, TokenService } from './token-service.js';
 import { answerRefusal, isoTime, noStore, requestMetadata } from './http-refusal.js';
 
-const errors = { 400: Problem, 401: Problem, 413: Problem, 415: Problem };
+const errors = { 400: Problem, 401: Problem, 413: Problem, 415: Problem, 429: Problem };
 
 const tokenResponse = (pair: IssuedPair): TokenResponse => ({
   timestamp: isoTime(pair.issuedAt),
