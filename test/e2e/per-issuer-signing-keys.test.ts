@@ -117,7 +117,7 @@ describe('per-issuer signing keys on one store', () => {
     expect(await verifies(issuerB, oldToken)).toBe(true);
   });
 
-  it('keys rotate --kid with a key that is not active is a usage error (exit 2) and publishes nothing', async () => {
+  it('keys rotate --kid with a key that is not active is not found (exit 3) and publishes nothing', async () => {
     // Counted in the log itself: an issuer of an earlier test may still publish a replacement key meanwhile.
     const keyEvents = async () =>
       (JSON.parse((await issuerA.tessera(['audit', '--type', 'SigningKeyPublished', '--type', 'SigningKeyRetired', '--json'])).stdout) as { actor?: string }[]).filter(
@@ -125,7 +125,7 @@ describe('per-issuer signing keys on one store', () => {
       ).length;
     const before = await keyEvents();
     const refused = await issuerA.tessera(['keys', 'rotate', '--kid', 'no-such-kid']).catch((error: { code: number; stderr: string }) => error);
-    expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/no active signing key no-such-kid/) });
+    expect(refused).toMatchObject({ code: 3, stderr: expect.stringMatching(/no active signing key no-such-kid/) });
     expect(await keyEvents()).toBe(before);
   });
 });
