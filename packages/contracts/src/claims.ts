@@ -15,6 +15,8 @@ export interface AccessTokenClaims {
   exp: number;
   jti: string;
   scope: string;
+  /** Not before (epoch seconds). Tessera does not set it; a verifier honours it when present (RFC 7519 4.1.5). */
+  nbf?: number;
   /** Family id: one get-oauth-token exchange and every refresh after it. Absent on v1 tokens. */
   fid?: string;
   /** Generation within the family. Absent on v1 tokens. */

@@ -45,7 +45,7 @@ export interface VerifyOptions {
   readonly issuer: string;
   readonly audience: string;
   readonly nowSeconds: number;
-  /** Tolerance for an `iat` slightly in the future from another host's clock. Expiry gets none. */
+  /** Tolerance for an `iat` or `nbf` slightly in the future from another host's clock. Expiry gets none. */
   readonly clockSkewSeconds?: number;
 }
 
@@ -84,6 +84,9 @@ export function verifySignature(token: string, keys: PublicKeySet, nowSeconds: n
   if (!key) return reject('ERR_TOKEN_UNKNOWN_KEY');
   const signature = Buffer.from(encodedSignature, 'base64url');
   if (signature.length !== 64) return reject('ERR_TOKEN_SIGNATURE');
+  // Node's decoder ignores the unused low bits of the last character, so several strings decode
+  // to one signature. Only the canonical one is accepted: a token has exactly one spelling.
+  if (signature.toString('base64url') !== encodedSignature) return reject('ERR_TOKEN_SIGNATURE');
   const valid = verify('sha256', Buffer.from(`${encodedHeaderPart}.${encodedPayload}`), { key: key.publicKey, dsaEncoding: 'ieee-p1363' }, signature);
   if (!valid) return reject('ERR_TOKEN_SIGNATURE');
 
@@ -94,12 +97,14 @@ export function verifySignature(token: string, keys: PublicKeySet, nowSeconds: n
   return { ok: true, kid: header.kid, claims };
 }
 
-/** The per-request checks: issuer, audience, expiry, not-yet-valid. */
+/** The per-request checks: issuer, audience, expiry, not-yet-valid (`iat`, and `nbf` when present). */
 export function checkClaims(claims: AccessTokenClaims, options: Omit<VerifyOptions, 'keys'>): TokenVerification {
   if (claims.iss !== options.issuer) return reject('ERR_TOKEN_ISSUER');
   if (claims.aud !== options.audience) return reject('ERR_TOKEN_AUDIENCE');
   if (options.nowSeconds >= claims.exp) return reject('ERR_TOKEN_EXPIRED');
-  if (claims.iat > options.nowSeconds + (options.clockSkewSeconds ?? 60)) return reject('ERR_TOKEN_NOT_YET_VALID');
+  const latestStart = options.nowSeconds + (options.clockSkewSeconds ?? 60);
+  if (claims.iat > latestStart) return reject('ERR_TOKEN_NOT_YET_VALID');
+  if (claims.nbf !== undefined && claims.nbf > latestStart) return reject('ERR_TOKEN_NOT_YET_VALID');
   return { ok: true, claims };
 }
 
@@ -120,6 +125,7 @@ function hasClaimTypes(claims: Record<string, unknown>): claims is Record<string
     typeof claims.client_id === 'string' &&
     Number.isSafeInteger(claims.iat) &&
     Number.isSafeInteger(claims.exp) &&
+    (claims.nbf === undefined || Number.isSafeInteger(claims.nbf)) &&
     typeof claims.jti === 'string' &&
     typeof claims.scope === 'string' &&
     (claims.fid === undefined || typeof claims.fid === 'string') &&

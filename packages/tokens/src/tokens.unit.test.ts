@@ -97,6 +97,34 @@ describe('access tokens', () => {
     const signature = sign('sha256', Buffer.from(wrongTyp), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
     expect(verifyAt(`${wrongTyp}.${signature}`)).toEqual({ ok: false, code: 'ERR_TOKEN_TYPE' });
   });
+
+  it('honours nbf when present: refused before it (beyond the clock skew), accepted from it', () => {
+    const token = signAccessToken({ ...claims(), nbf: now + 600 }, key);
+    expect(verifyAt(token, now + 600 - 61)).toEqual({ ok: false, code: 'ERR_TOKEN_NOT_YET_VALID' });
+    expect(verifyAt(token, now + 600 - 60).ok).toBe(true);
+    expect(verifyAt(token, now + 600).ok).toBe(true);
+  });
+
+  it('refuses an nbf that is not a whole number of seconds', () => {
+    const input = `${b64({ alg: 'ES256', typ: 'at+jwt', kid: key.kid })}.${b64({ ...claims(), nbf: 'later' })}`;
+    const signature = sign('sha256', Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
+    expect(verifyAt(`${input}.${signature}`)).toEqual({ ok: false, code: 'ERR_TOKEN_MALFORMED' });
+  });
+
+  it('refuses a signature whose base64url is not canonical: trailing bits set in the last character, or padding', () => {
+    const token = signAccessToken(claims(), key);
+    const signature = token.split('.')[2]!;
+    // 64 bytes are 86 characters: the last one carries 2 bits of data and 4 that must be zero.
+    const last = signature.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sibling = alphabet[alphabet.indexOf(last) + 1]!;
+    const variant = `${token.slice(0, -1)}${sibling}`;
+    // The same 64 bytes: only the encoding differs, so the refusal is about the encoding.
+    expect(Buffer.from(variant.split('.')[2]!, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+    expect(verifyAt(variant).ok).toBe(false);
+    expect(verifyAt(`${token}==`).ok).toBe(false);
+    expect(verifyAt(token).ok).toBe(true);
+  });
 });
 
 describe('key set', () => {
