@@ -190,6 +190,20 @@ describe('v5 refusals', () => {
     }
   });
 
+  it('refresh and revoke refusals all carry one detail, so an answer does not tell a revoked family from an active or unknown one', async () => {
+    const revoked = await getToken();
+    expect((await postJson(v5.revoke, { refresh_token: revoked.refresh_token })).statusCode).toBe(200);
+    const active = await getToken();
+    const guessed = (refreshToken: string) => `${refreshToken.split('.')[0]!}.${'B'.repeat(43)}`;
+    const details = new Set<unknown>();
+    for (const url of [v5.refresh, v5.revoke]) {
+      for (const refreshToken of [revoked.refresh_token, guessed(revoked.refresh_token), guessed(active.refresh_token), `tsr_${'A'.repeat(22)}.${'B'.repeat(43)}`, 'garbage']) {
+        details.add(expectProblem(await postJson(url, { refresh_token: refreshToken }), 401, 'urn:tessera:problem:invalid-token').detail);
+      }
+    }
+    expect([...details]).toEqual([expect.stringContaining('get-oauth-token')]);
+  });
+
   it('a refresh token that is not ours is 401 invalid-token', async () => {
     expectProblem(await postJson(v5.refresh, { refresh_token: 'garbage' }), 401, 'urn:tessera:problem:invalid-token');
   });

@@ -20,6 +20,16 @@ export class IssuerRefusal extends Error {
 }
 
 /**
+ * What every refresh and revoke refusal says, whatever its code. The family id is public (the
+ * `fid` claim of any access token), so a message that told a revoked family from an active or an
+ * unknown one would answer questions about families to anyone guessing secrets. The code, which
+ * only the log sees, keeps the cause.
+ */
+export const refreshRefusalMessage = 'the refresh token is not valid (unknown, expired, already used or revoked): get a new pair with get-oauth-token';
+
+export const refreshRefusal = (code: Exclude<IssuerRefusalCode, 'ERR_INVALID_CLIENT'>) => new IssuerRefusal(code, refreshRefusalMessage);
+
+/**
  * The issuer has no key it can sign with: its key was retired elsewhere and the replacement is
  * not published yet, or the store would not take it. Not the client's fault and not a bug: the
  * HTTP layer answers 503 with Retry-After.

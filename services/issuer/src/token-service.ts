@@ -29,7 +29,7 @@ import {
   type SecretHasher,
   type SigningKey,
 } from '@tessera/tokens';
-import { IssuerRefusal } from './issuer-errors.js';
+import { IssuerRefusal, refreshRefusal } from './issuer-errors.js';
 import type { SigningKeyring } from './signing-keyring.js';
 
 export interface TokenServiceDeps {
@@ -126,7 +126,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       return { event, taken: taken!.value };
     } catch (error) {
       if (error instanceof DomainError && error.code.startsWith('ERR_REFRESH_TOKEN_')) {
-        throw new IssuerRefusal(error.code as IssuerRefusal['code'], error.message);
+        throw refreshRefusal(error.code as Parameters<typeof refreshRefusal>[0]);
       }
       throw error;
     }
@@ -211,13 +211,13 @@ export function createTokenService(deps: TokenServiceDeps) {
     /** Spec 4.2: the expected revision makes two refreshes of one token race to exactly one winner. */
     async refreshToken(refreshToken: string, metadata: EventMetadata): Promise<IssuedPair> {
       const familyId = familyOfRefreshToken(refreshToken);
-      if (!familyId) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
+      if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
       const nextRefreshToken = newRefreshToken(familyId);
       const { event, taken: key } = await rotateFamily(
         familyId,
         (state) => {
           if (state.status === 'active' && !directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) {
-            throw new IssuerRefusal('ERR_CREDENTIAL_REVOKED', 'the Transaction Key this token was issued for has been rotated');
+            throw refreshRefusal('ERR_CREDENTIAL_REVOKED');
           }
           return {
             type: 'RotateToken',
@@ -239,7 +239,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     /** Spec 4.3. */
     async revokeToken(refreshToken: string, metadata: EventMetadata): Promise<{ revokedAt: number }> {
       const familyId = familyOfRefreshToken(refreshToken);
-      if (!familyId) throw new IssuerRefusal('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
+      if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
       const { event } = await handleFamilyCommand<TokenRevoked, void>(
         familyId,
         () => ({ type: 'RevokeToken', presentedRefreshTokenHash: hasher.hash(refreshToken), now: deps.now() }),

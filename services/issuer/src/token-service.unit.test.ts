@@ -230,6 +230,54 @@ describe('a used refresh token presented again', () => {
   });
 });
 
+describe('refresh and revoke refusals', () => {
+  const messageOf = (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'accepted',
+      (error: unknown) => (error instanceof IssuerRefusal ? error.message : String(error)),
+    );
+
+  it('say the same thing whatever the cause, so a guessed secret for a public family id learns nothing; the code keeps the cause', async () => {
+    const used = await issue();
+    await tokens.refreshToken(used.refreshToken, metadata);
+    const revoked = await issue();
+    await tokens.revokeToken(revoked.refreshToken, metadata);
+    const active = await issue();
+    const rotatedKey = await issue();
+    const expiring = await issue();
+    const guess = (refreshToken: string) => `tsr_${familyOfRefreshToken(refreshToken)!}.${'B'.repeat(43)}`;
+
+    const causes: [string, () => Promise<unknown>][] = [];
+    for (const [name, operation] of [
+      ['refresh', (token: string) => tokens.refreshToken(token, metadata)],
+      ['revoke', (token: string) => tokens.revokeToken(token, metadata)],
+    ] as const) {
+      causes.push(
+        [`${name}: not ours`, () => operation('garbage')],
+        [`${name}: unknown family`, () => operation(`tsr_${'A'.repeat(22)}.${'B'.repeat(43)}`)],
+        [`${name}: used`, () => operation(used.refreshToken)],
+        [`${name}: revoked family, right secret`, () => operation(revoked.refreshToken)],
+        [`${name}: revoked family, guessed secret`, () => operation(guess(revoked.refreshToken))],
+        [`${name}: active family, guessed secret`, () => operation(guess(active.refreshToken))],
+      );
+    }
+    const messages = new Map<string, string>();
+    for (const [cause, attempt] of causes) messages.set(cause, await messageOf(attempt()));
+    // The log still tells them apart.
+    expect(await refusalOf(tokens.refreshToken(revoked.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REVOKED');
+    expect(await refusalOf(tokens.refreshToken(guess(active.refreshToken), metadata))).toBe('ERR_REFRESH_TOKEN_USED');
+    account({ type: 'ApiCredentialIssued', v: 1, accountId: 'acct_1', credentialId: 'cred_2', apiLoginId: 'login_1', transactionKeyHash: hasher.hash('tsk_new'), at: t0 });
+    account({ type: 'ApiCredentialRevoked', v: 1, accountId: 'acct_1', credentialId: 'cred_1', apiLoginId: 'login_1', at: t0 });
+    messages.set('refresh: Transaction Key rotated', await messageOf(tokens.refreshToken(rotatedKey.refreshToken, metadata)));
+    now += lifetimes.refreshTokenSeconds;
+    messages.set('refresh: expired', await messageOf(tokens.refreshToken(expiring.refreshToken, metadata)));
+    messages.set('revoke: expired', await messageOf(tokens.revokeToken(expiring.refreshToken, metadata)));
+
+    expect(messages.size).toBe(15);
+    expect(new Set(messages.values())).toEqual(new Set(['the refresh token is not valid (unknown, expired, already used or revoked): get a new pair with get-oauth-token']));
+  });
+});
+
 describe('legacyAuthenticate (spec 4.5)', () => {
   it('issues a v1 token of its own audience, recorded as LegacyTokenIssued on the account', async () => {
     const token = await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata);
