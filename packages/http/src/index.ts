@@ -1,2 +1,3 @@
 export * from './problem.js';
 export * from './error-handler.js';
+export * from './bearer-challenge.js';

@@ -15,8 +15,8 @@ export const problemTypes = {
   internal: 'urn:tessera:problem:internal',
 } as const;
 
+/** Sends a problem document. A challenge, when one is due, is the caller's: see bearer-challenge.ts. */
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
-  if (problem.status === 401) reply.header('www-authenticate', 'Bearer error="invalid_token"');
   return reply.code(problem.status).header('content-type', 'application/problem+json').header('cache-control', 'no-store').send(problem);
 }
 

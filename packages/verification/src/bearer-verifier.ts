@@ -9,7 +9,14 @@ import { VerifiedTokenCache, checkClaims, type PublicKeySet, type TokenRejection
 export type AccessDecision =
   | { readonly status: 200; readonly claims: AccessTokenClaims }
   | { readonly status: 401; readonly code: TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED'; readonly detail: string }
-  | { readonly status: 403; readonly code: 'ERR_PERMISSION_DENIED'; readonly detail: string; readonly claims: AccessTokenClaims };
+  | {
+      readonly status: 403;
+      readonly code: 'ERR_PERMISSION_DENIED';
+      readonly detail: string;
+      readonly claims: AccessTokenClaims;
+      /** The permission the token lacked, for the insufficient_scope challenge. */
+      readonly scope: string;
+    };
 
 export interface AccessRequirement {
   readonly interface: TokenInterface;
@@ -33,6 +40,8 @@ export interface BearerVerifierDeps {
   readonly refreshKeys?: () => Promise<void>;
 }
 
+/** The scheme alone: a request with another scheme (or none) carries no bearer credentials at all (RFC 6750 3.1). */
+const bearerScheme = /^bearer(?: |$)/i;
 const bearer = /^bearer +([^\s]+) *$/i;
 
 const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED', string> = {
@@ -52,8 +61,9 @@ const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED'
 export function createBearerVerifier(deps: BearerVerifierDeps) {
   const verified = new VerifiedTokenCache(deps.keys);
   function decide(authorization: string | undefined, requirement: AccessRequirement): AccessDecision {
-    const token = authorization === undefined ? undefined : bearer.exec(authorization)?.[1];
-    if (!token) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
+    if (authorization === undefined || !bearerScheme.test(authorization)) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
+    const token = bearer.exec(authorization)?.[1];
+    if (!token) return { status: 401, code: 'ERR_TOKEN_MALFORMED', detail: details.ERR_TOKEN_MALFORMED };
     const nowSeconds = deps.now();
     const signed = verified.verify(token, nowSeconds);
     if (!signed.ok) return { status: 401, code: signed.code, detail: details[signed.code] };
@@ -69,7 +79,7 @@ export function createBearerVerifier(deps: BearerVerifierDeps) {
       return { status: 401, code: 'ERR_TOKEN_REVOKED', detail: details.ERR_TOKEN_REVOKED };
     }
     if (requirement.permission !== undefined && !claims.scope.split(' ').includes(requirement.permission)) {
-      return { status: 403, code: 'ERR_PERMISSION_DENIED', detail: `the account is not permitted to ${requirement.permission}`, claims };
+      return { status: 403, code: 'ERR_PERMISSION_DENIED', detail: `the account is not permitted to ${requirement.permission}`, claims, scope: requirement.permission };
     }
     return { status: 200, claims };
   }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AccessTokenClaims } from '@tessera/contracts';
-import { forbidden, sendProblem, unauthorized } from '@tessera/http';
+import { sendAccessRefusal } from './access-refusal.js';
 import type { AccessRequirement, BearerVerifier } from './bearer-verifier.js';
 
 declare module 'fastify' {
@@ -31,8 +31,7 @@ export const tesseraAuth = fp<TesseraAuthOptions>(
       const requirement = request.routeOptions.config.tessera;
       if (!requirement) return;
       const decision = await options.verifier.check(request.headers.authorization, requirement);
-      if (decision.status === 401) return sendProblem(reply, unauthorized(decision.detail));
-      if (decision.status === 403) return sendProblem(reply, forbidden(decision.detail));
+      if (decision.status !== 200) return sendAccessRefusal(reply, decision);
       request.tesseraClaims = decision.claims;
     });
   },

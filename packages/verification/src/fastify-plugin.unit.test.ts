@@ -43,15 +43,31 @@ describe('tesseraAuth fastify plugin', () => {
     expect(answer.json()).toEqual({ by: 'acc' });
   });
 
-  it('401 with WWW-Authenticate for a missing token', async () => {
-    const answer = await call('POST', '/orders');
-    expect(answer.statusCode).toBe(401);
-    expect(answer.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
-    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  it('401 with a bare Bearer challenge (RFC 6750 3.1: no error code) when the request carries no bearer credentials', async () => {
+    const missing = await call('POST', '/orders');
+    expect(missing.statusCode).toBe(401);
+    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect(missing.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const otherScheme = await app.inject({ method: 'POST', url: '/orders', headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } });
+    expect(otherScheme.statusCode).toBe(401);
+    expect(otherScheme.headers['www-authenticate']).toBe('Bearer');
   });
 
-  it('403 for a valid token without the permission', async () => {
-    expect((await call('POST', '/orders', token({ scope: 'orders:read' }))).statusCode).toBe(403);
+  it('401 with Bearer error="invalid_token" for a bad, malformed or expired token', async () => {
+    for (const bad of [`${token()}x`, 'not-a-jwt', token({ exp: now - 1 })]) {
+      const answer = await call('POST', '/orders', bad);
+      expect(answer.statusCode).toBe(401);
+      expect(answer.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    }
+    const noToken = await app.inject({ method: 'POST', url: '/orders', headers: { authorization: 'Bearer' } });
+    expect(noToken.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  });
+
+  it('403 for a valid token without the permission, challenging with insufficient_scope and the scope needed', async () => {
+    const answer = await call('POST', '/orders', token({ scope: 'orders:read' }));
+    expect(answer.statusCode).toBe(403);
+    expect(answer.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="orders:write"');
+    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
 
   it('401 once the family is rotated past the token or revoked', async () => {

@@ -136,7 +136,8 @@ describe('v5 token responses', () => {
     expectProblem(await charge(pair.token), 401, 'urn:tessera:problem:invalid-token');
     const reused = await expectNothingAppended(() => postJson(v5.refresh, { refresh_token: pair.refresh_token }));
     expectProblem(reused, 401, 'urn:tessera:problem:invalid-token');
-    expect(reused.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    // Refresh is authenticated by the token in the body, not a bearer header: no Bearer challenge.
+    expect(reused.headers['www-authenticate']).toBeUndefined();
   });
 
   it('revoke-oauth-token answers {revoked: true, timestamp} with no-store; the access token is then refused, and so is a second revoke', async () => {
@@ -182,11 +183,19 @@ describe('v5 refusals', () => {
     expectProblem(await postJson(v5.get, { api_login_id: 'x', transaction_key: 'k'.repeat(17 * 1024) }), 413, 'urn:tessera:problem:payload-too-large');
   });
 
-  it('wrong credentials are 401 invalid-credentials with a Bearer challenge, appending nothing', async () => {
+  it('wrong credentials are 401 invalid-credentials with no Bearer challenge (the endpoint is not bearer-protected), appending nothing', async () => {
     for (const [login, key] of [['tsl_charge', 'tsk_wrong'], ['tsl_nobody', 'tsk_charge']]) {
       const answer = await expectNothingAppended(() => postJson(v5.get, { api_login_id: login, transaction_key: key }));
       expectProblem(answer, 401, 'urn:tessera:problem:invalid-credentials');
-      expect(answer.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+      expect(answer.headers['www-authenticate']).toBeUndefined();
+    }
+  });
+
+  it('refresh and revoke refusals carry no Bearer challenge: they are authenticated by the refresh token in the body', async () => {
+    for (const url of [v5.refresh, v5.revoke]) {
+      const answer = await postJson(url, { refresh_token: `tsr_${'A'.repeat(22)}.${'B'.repeat(43)}` });
+      expectProblem(answer, 401, 'urn:tessera:problem:invalid-token');
+      expect(answer.headers['www-authenticate']).toBeUndefined();
     }
   });
 
@@ -210,12 +219,17 @@ describe('v5 refusals', () => {
 });
 
 describe('protected routes', () => {
-  it('401 without a token, 403 for a valid token without the permission', async () => {
+  it('RFC 6750 challenges: bare Bearer without credentials, invalid_token for a bad token, insufficient_scope with the scope for a 403', async () => {
     const missing = await app.inject({ method: 'POST', url: '/v5/Transaction/charge' });
     expectProblem(missing, 401);
-    expect(missing.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    const forged = await charge('a.b.c');
+    expectProblem(forged, 401, 'urn:tessera:problem:invalid-token');
+    expect(forged.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
     const readOnly = await getToken('tsl_read', 'tsk_read');
-    expectProblem(await charge(readOnly.token), 403, 'urn:tessera:problem:forbidden');
+    const forbidden = await charge(readOnly.token);
+    expectProblem(forbidden, 403, 'urn:tessera:problem:forbidden');
+    expect(forbidden.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="transaction:charge"');
   });
 
   it('an unknown route is 404 problem+json', async () => {
@@ -245,9 +259,12 @@ describe('v1 (spec 4.5, 4.6)', () => {
     expectProblem(await charge(result.authentication_token), 401);
   });
 
-  it('refuses JSON with 415, a missing field with 400, and a wrong key with 401', async () => {
+  it('refuses JSON with 415, a missing field with 400, and a wrong key with 401 and no challenge', async () => {
     expectProblem(await postJson('/v1/authenticate', { apiid: 'tla_charge', apikey: 'tlk_charge' }), 415);
     expectProblem(await postRaw('/v1/authenticate', 'apiid=tla_charge', 'application/x-www-form-urlencoded'), 400);
-    expectProblem(await postRaw('/v1/authenticate', 'apiid=tla_charge&apikey=wrong', 'application/x-www-form-urlencoded'), 401, 'urn:tessera:problem:invalid-credentials');
+    const wrongKey = await postRaw('/v1/authenticate', 'apiid=tla_charge&apikey=wrong', 'application/x-www-form-urlencoded');
+    expectProblem(wrongKey, 401, 'urn:tessera:problem:invalid-credentials');
+    // A credential endpoint, not a bearer-protected one: no Bearer challenge.
+    expect(wrongKey.headers['www-authenticate']).toBeUndefined();
   });
 });

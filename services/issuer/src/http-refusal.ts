@@ -3,7 +3,11 @@ import type { EventMetadata } from '@tessera/contracts';
 import { problemTypes, sendProblem, unauthorized } from '@tessera/http';
 import { IssuerRefusal } from './issuer-errors.js';
 
-/** Every issuer refusal is a 401 (spec section 7); the code stays in the log, not the body. */
+/**
+ * Every issuer refusal is a 401 (spec section 7); the code stays in the log, not the body. These
+ * endpoints take their credentials in the body and are not bearer-protected, so the 401 carries no
+ * Bearer challenge (RFC 6750 applies to bearer-protected resources).
+ */
 export function answerRefusal(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (!(error instanceof IssuerRefusal)) throw error;
   request.log.info({ refusal: error.code }, 'token request refused');

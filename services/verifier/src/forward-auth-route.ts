@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forbidden, sendProblem, unauthorized } from '@tessera/http';
-import type { BearerVerifier } from '@tessera/verification';
+import { sendAccessRefusal, type BearerVerifier } from '@tessera/verification';
 
 /**
  * For reverse proxies (NGINX auth_request, Envoy ext_authz, Traefik ForwardAuth): the proxy
@@ -26,8 +25,7 @@ export async function forwardAuthRoute(app: FastifyInstance, options: { verifier
         interface: request.query.interface === 'v1' ? 'v1' : 'v5',
         permission: request.query.permission || undefined,
       });
-      if (decision.status === 401) return sendProblem(reply, unauthorized(decision.detail));
-      if (decision.status === 403) return sendProblem(reply, forbidden(decision.detail));
+      if (decision.status !== 200) return sendAccessRefusal(reply, decision);
       const { claims } = decision;
       return reply
         .header('cache-control', 'no-store')
