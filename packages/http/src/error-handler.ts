@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { Problem } from '@tessera/contracts';
 import { problemTypes, sendProblem } from './problem.js';
+import { trackRouteMethods } from './route-methods.js';
 
 /**
  * The one place that turns errors into HTTP answers: every 4xx is problem+json, and a 5xx
@@ -9,6 +10,7 @@ import { problemTypes, sendProblem } from './problem.js';
  * mapped by the routes; this handles what fastify and the validator throw.
  */
 export function installErrorHandlers(app: FastifyInstance): void {
+  const routes = trackRouteMethods(app);
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (unavailableCodes.has(error.code)) {
       // An outage, not a bug: the client may retry, and nothing was answered 200 without a durable append.
@@ -24,9 +26,20 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (problem.status >= 500) request.log.error({ err: { type: error.name, code: error.code, message: error.message } }, 'request failed');
     return sendProblem(reply, problem);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, { type: problemTypes.notFound, title: 'Not Found', status: 404, detail: `no route ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routes.allowedMethods(path);
+    // RFC 9110 15.5.6: a path that exists answers a wrong method with 405 and the methods it takes.
+    if (allowed.length > 0) {
+      return sendProblem(reply.header('allow', allowed.join(', ')), {
+        type: problemTypes.methodNotAllowed,
+        title: 'Method Not Allowed',
+        status: 405,
+        detail: `${path} does not take ${request.method}; it takes ${allowed.join(', ')}`,
+      });
+    }
+    return sendProblem(reply, { type: problemTypes.notFound, title: 'Not Found', status: 404, detail: `no route ${request.method} ${path}` });
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ export const problemTypes = {
   invalidToken: 'urn:tessera:problem:invalid-token',
   forbidden: 'urn:tessera:problem:forbidden',
   notFound: 'urn:tessera:problem:not-found',
+  methodNotAllowed: 'urn:tessera:problem:method-not-allowed',
   payloadTooLarge: 'urn:tessera:problem:payload-too-large',
   unsupportedMediaType: 'urn:tessera:problem:unsupported-media-type',
   tooManyRequests: 'urn:tessera:problem:too-many-requests',

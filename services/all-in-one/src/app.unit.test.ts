@@ -234,6 +234,21 @@ describe('protected routes', () => {
 
   it('an unknown route is 404 problem+json', async () => {
     expectProblem(await app.inject({ method: 'GET', url: '/v5/nowhere' }), 404, 'urn:tessera:problem:not-found');
+    expect((await app.inject({ method: 'POST', url: '/v5/nowhere' })).statusCode).toBe(404);
+  });
+
+  it.each([
+    ['GET', v5.get, 'POST'],
+    ['PUT', v5.refresh, 'POST'],
+    ['DELETE', `${v5.revoke}/`, 'POST'],
+    ['POST', '/healthz', 'GET, HEAD'],
+    ['DELETE', '/.well-known/jwks.json?x=1', 'GET, HEAD'],
+    ['GET', '/v5/Transaction/charge', 'POST'],
+    ['TRACE', '/forward-auth', 'DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT'],
+  ])('%s %s, a known path with a method it does not take, is 405 problem+json with Allow: %s', async (method, url, allow) => {
+    const answer = await expectNothingAppended(() => app.inject({ method: method as 'GET', url }));
+    expectProblem(answer, 405, 'urn:tessera:problem:method-not-allowed');
+    expect(answer.headers.allow).toBe(allow);
   });
 
   it('the JWKS names the key tokens are signed with, cacheable for a minute', async () => {
