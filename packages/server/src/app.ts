@@ -3,7 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
+import { answerClientError, installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
 import { logEachRequestOnce } from './access-log.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { loggerOptions } from './logger.js';
@@ -47,6 +47,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    // What Node's parser refuses (unknown method, bad header, 431, 408) is problem+json too.
+    clientErrorHandler: answerClientError,
   });
   // --- Transport hardening (issue 11): connection caps, and headers on every answer. ---
   const { metrics } = parts;
