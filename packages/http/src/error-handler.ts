@@ -55,12 +55,13 @@ const retryAfterSeconds = 2;
 
 function toProblem(error: FastifyError): Problem {
   if (hasZodFastifySchemaValidationErrors(error)) {
+    const part = requestParts[error.validationContext ?? 'body'] ?? requestParts.body!;
     return {
       type: problemTypes.badRequest,
       title: 'Bad Request',
       status: 400,
-      detail: 'the request body is missing a required field, or has an empty, unknown or invalid one',
-      errors: error.validation.map((issue) => fieldError(issue)),
+      detail: part.detail,
+      errors: error.validation.map((issue) => fieldError(issue, part.whole)),
     };
   }
   switch (error.code) {
@@ -85,6 +86,14 @@ function toProblem(error: FastifyError): Problem {
   return { type: problemTypes.internal, title: 'Internal Server Error', status: 500, detail: 'the server could not complete the request' };
 }
 
+/** Which part of the request failed validation, in the words a client reads. */
+const requestParts: Record<string, { detail: string; whole: string }> = {
+  body: { detail: 'the request body is missing a required field, or has an empty, unknown or invalid one', whole: '(body)' },
+  querystring: { detail: 'the query string is missing a required parameter, or has an empty, unknown or invalid one', whole: '(query)' },
+  params: { detail: 'a path parameter is invalid', whole: '(path)' },
+  headers: { detail: 'a request header is missing or invalid', whole: '(headers)' },
+};
+
 const badRequest = (detail: string): Problem => ({ type: problemTypes.badRequest, title: 'Bad Request', status: 400, detail });
 
 interface ValidationIssue {
@@ -93,11 +102,11 @@ interface ValidationIssue {
   readonly params?: { issue?: { code?: string; keys?: string[]; path?: PropertyKey[] } };
 }
 
-function fieldError(issue: ValidationIssue): { field: string; message: string } {
+function fieldError(issue: ValidationIssue, whole: string): { field: string; message: string } {
   const zodIssue = issue.params?.issue;
   if (zodIssue?.code === 'unrecognized_keys' && zodIssue.keys) {
     return { field: zodIssue.keys.join(', '), message: 'unknown field' };
   }
   const path = zodIssue?.path?.map(String).join('.') ?? issue.instancePath?.replace(/^\//, '').replaceAll('/', '.') ?? '';
-  return { field: path === '' ? '(body)' : path, message: issue.message ?? 'invalid' };
+  return { field: path === '' ? whole : path, message: issue.message ?? 'invalid' };
 }

@@ -179,6 +179,13 @@ describe('v5 refusals', () => {
     expectProblem(await postRaw(url, 'x', 'text/plain'), 415, 'urn:tessera:problem:unsupported-media-type');
   });
 
+  it('a query-parameter error names the query parameter, not the body', async () => {
+    const problem = expectProblem(await app.inject({ method: 'GET', url: '/forward-auth?permission=transaction:charge&interface=v9' }), 400, 'urn:tessera:problem:bad-request');
+    expect(problem.detail).toMatch(/query/);
+    expect(problem.detail).not.toMatch(/body/);
+    expect(problem.errors).toEqual([{ field: 'interface', message: expect.any(String) }]);
+  });
+
   it('a body over 16 KiB is 413', async () => {
     expectProblem(await postJson(v5.get, { api_login_id: 'x', transaction_key: 'k'.repeat(17 * 1024) }), 413, 'urn:tessera:problem:payload-too-large');
   });
