@@ -37,7 +37,12 @@ let charges = 0;
 while (Date.now() < until) {
   charges += 1;
   try {
-    const response = await client.fetch('/v5/Transaction/charge', { method: 'POST', body: '{"amount":"1.00"}', retryNonIdempotent: true });
+    const response = await client.fetch('/v5/Transaction/charge', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"amount":"1.00"}',
+      retryNonIdempotent: true,
+    });
     await response.body?.cancel();
     statuses[response.status] = (statuses[response.status] ?? 0) + 1;
   } catch (error) {

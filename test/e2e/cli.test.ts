@@ -17,7 +17,7 @@ afterAll(async () => {
 
 const getToken = (api_login_id: string, transaction_key: string) =>
   tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id, transaction_key });
-const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
 
 describe('tessera accounts', () => {
   it('create --json prints exactly account_id, api_login_id and transaction_key, accepted by the running server within 1 s', async () => {

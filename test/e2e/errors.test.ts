@@ -112,7 +112,7 @@ describe('401 — forged access tokens on protected routes', () => {
       HS256: `${b64({ alg: 'HS256', typ: 'at+jwt', kid: JSON.parse(Buffer.from(header, 'base64url').toString()).kid })}.${payload}.${signature}`,
       'tampered payload': `${header}.${b64({ ...claims, scope: 'transaction:charge admin' })}.${signature}`,
     };
-    const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
     expect((await charge(pair.token)).status).toBe(200);
     for (const [what, token] of Object.entries(forged)) {
       const problem = await expectRefusedWithoutAppending(401, () => charge(token));

@@ -17,7 +17,7 @@ const getPair = async () =>
   (
     await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })
   ).json() as { token: string; refresh_token: string; timestamp: string; expires: string };
-const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
 
 describe('expiry', () => {
   it('spec 3.1 valid → expired: after `expires` protected requests get 401, and the refresh token still renews', async () => {

@@ -43,7 +43,7 @@ describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
       await home.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })
     ).json() as { token: string; refresh_token: string };
   const chargeAt = (server: TesseraProcess, token: string) =>
-    server.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    server.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
 
   it('accepts a token issued at home, and rejects it once it is revoked at home', async () => {
     const { token, refresh_token } = await pair();

@@ -68,7 +68,7 @@ describe('the all-in-one process', () => {
       const pair = (await server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).json() as {
         token: string;
       };
-      await server.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${pair.token}` } });
+      await server.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${pair.token}` }, body: '{}' });
       await server.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: 'Bearer not-a-token' } });
       await server.request('/healthz');
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -101,7 +101,7 @@ describe('metrics', () => {
     const pair = (
       await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })
     ).json() as { token: string };
-    await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${pair.token}` } });
+    await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${pair.token}` }, body: '{}' });
     await tessera.request('/v5/Transaction/charge', { method: 'POST' });
     const answer = await tessera.adminRequest('/metrics');
     expect(answer.status).toBe(200);
@@ -137,7 +137,7 @@ describe('restart', () => {
     const dataDir = tessera.dataDir;
     await tessera.stop();
     tessera = await startTessera({}, { dataDir });
-    const charge = (token: string) => tessera!.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const charge = (token: string) => tessera!.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
     expect((await charge(revoked.token)).status).toBe(401);
     expect((await charge(rotated.token)).status).toBe(401);
     expect((await charge(successor.token)).status).toBe(200);

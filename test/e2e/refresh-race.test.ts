@@ -22,7 +22,7 @@ async function newPair() {
   });
   return answer.json() as { token: string; refresh_token: string };
 }
-const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
 
 describe('concurrent refreshes of one refresh token', () => {
   it.each([1, 2, 3, 4, 5])('round %i: of 16 parallel refreshes exactly one gets 200 and 15 get 401', async () => {

@@ -20,7 +20,7 @@ describe('secrets', () => {
       await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })
     ).json() as { token: string; refresh_token: string };
     secrets.push(pair.token, pair.refresh_token);
-    await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${pair.token}` } });
+    await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${pair.token}` }, body: '{}' });
     await tessera.request(`/forward-auth?permission=transaction:charge`, { headers: { authorization: `Bearer ${pair.token}` } });
     const next = (await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: pair.refresh_token })).json() as {
       token: string;
@@ -28,7 +28,7 @@ describe('secrets', () => {
     };
     secrets.push(next.token, next.refresh_token);
     await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: pair.refresh_token });
-    await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${pair.token}` } });
+    await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${pair.token}` }, body: '{}' });
     await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: next.refresh_token });
     await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: `${account.transaction_key}x` });
     const legacy = await tessera.request('/v1/authenticate', {

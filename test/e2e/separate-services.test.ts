@@ -22,7 +22,7 @@ afterAll(async () => {
   await issuerA?.stop();
 });
 
-const charge = (token: string) => verifier.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+const charge = (token: string) => verifier.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
 
 describe('issuer and verifier as separate processes', () => {
   it('an issuer serves the token routes and the JWKS but no protected routes; a verifier the reverse', async () => {

@@ -88,7 +88,8 @@ afterAll(async () => {
 
 const postJson = (url: string, body: unknown) => app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 const postRaw = (url: string, payload: string, contentType?: string) => app.inject({ method: 'POST', url, payload, headers: contentType ? { 'content-type': contentType } : {} });
-const charge = (token: string) => app.inject({ method: 'POST', url: '/v5/Transaction/charge', headers: { authorization: `Bearer ${token}` } });
+const charge = (token: string, payload = '{}', contentType = 'application/json') =>
+  app.inject({ method: 'POST', url: '/v5/Transaction/charge', payload, headers: { authorization: `Bearer ${token}`, 'content-type': contentType } });
 const getToken = async (apiLoginId = 'tsl_charge', transactionKey = 'tsk_charge') => {
   const answer = await postJson(v5.get, { api_login_id: apiLoginId, transaction_key: transactionKey });
   expect(answer.statusCode).toBe(200);
@@ -237,6 +238,19 @@ describe('protected routes', () => {
     const forbidden = await charge(readOnly.token);
     expectProblem(forbidden, 403, 'urn:tessera:problem:forbidden');
     expect(forbidden.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="transaction:charge"');
+  });
+
+  it('the charge route takes a JSON object as its body: anything else is 400 or 415, checked after the token', async () => {
+    const { token } = await getToken();
+    expect((await charge(token, '{"amount":"1.00"}')).statusCode).toBe(200);
+    for (const body of ['', '[]', 'null', '"x"', '42', '{"amount":']) {
+      expectProblem(await charge(token, body), 400, 'urn:tessera:problem:bad-request');
+    }
+    const noBody = await app.inject({ method: 'POST', url: '/v5/Transaction/charge', headers: { authorization: `Bearer ${token}` } });
+    expectProblem(noBody, 400, 'urn:tessera:problem:bad-request');
+    expectProblem(await charge(token, 'amount=1', 'application/x-www-form-urlencoded'), 415, 'urn:tessera:problem:unsupported-media-type');
+    expectProblem(await charge(token, 'x', 'text/plain'), 415, 'urn:tessera:problem:unsupported-media-type');
+    expectProblem(await charge('not-a-token', '[]'), 401, 'urn:tessera:problem:invalid-token');
   });
 
   it('an unknown route is 404 problem+json', async () => {

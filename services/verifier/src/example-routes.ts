@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { ChargeAcknowledgement, Problem } from '@tessera/contracts';
 import type { CredentialDirectory } from '@tessera/domain';
 
+const ChargeRequest = z.looseObject({}).describe('Any JSON object: the example route charges nothing and reads none of it');
+
 /**
  * The protected operations the spec names as examples (4.4, 4.6). They move no money and
  * store nothing: they exist so a client can prove its token works end to end.
@@ -26,7 +28,9 @@ export async function exampleRoutes(
         summary: 'Example protected v5 operation (charges nothing); needs permission transaction:charge',
         tags: ['examples'],
         security: [{ bearer: [] }],
-        response: { 200: ChargeAcknowledgement, 401: Problem, 403: Problem },
+        // Spec 4.4 sends a JSON body; the example reads none of it, but takes nothing that is not a JSON object.
+        body: ChargeRequest,
+        response: { 200: ChargeAcknowledgement, 400: Problem, 401: Problem, 403: Problem, 413: Problem, 415: Problem },
       },
     },
     async (request) => ({

@@ -59,11 +59,7 @@ export function verifierRouteRegistrar(verifier: Pick<VerifierParts, 'bearer' | 
   return async (app, listener) => {
     await app.register(tesseraAuth, { verifier: verifier.bearer });
     await app.register(forwardAuthRoute, { verifier: verifier.bearer });
-    await app.register(async (scope) => {
-      // The example routes ignore their bodies: any content type, or none, is accepted.
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
-      await scope.register(exampleRoutes, { accounts: verifier.state.accounts, v1: listener.v1, v5: listener.v5 });
-    });
+    // The app's JSON parser serves the charge route (spec 4.4: a JSON body); the v1 GET has no body.
+    await app.register(exampleRoutes, { accounts: verifier.state.accounts, v1: listener.v1, v5: listener.v5 });
   };
 }
