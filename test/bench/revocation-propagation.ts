@@ -60,7 +60,7 @@ export async function measureRevocationPropagation(options: { revocations?: numb
       pairs.push(answer.json() as { token: string; refresh_token: string });
     }
     // Every token must be accepted remotely before its revocation is timed.
-    const check = (token: string) => remote!.request('/forward-auth', { headers: { authorization: `Bearer ${token}` } });
+    const check = (token: string) => remote!.request('/forward-auth?authenticated=true', { headers: { authorization: `Bearer ${token}` } });
     if ((await check(pairs[0]!.token)).status !== 200) throw new Error('the remote verifier does not accept tokens from home');
 
     const latencies: number[] = [];

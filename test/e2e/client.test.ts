@@ -246,7 +246,7 @@ describe('TesseraClient.fetch — one retry after a 401', () => {
       return caFetch(input, { ...init, headers });
     };
     const client = v5Client({ fetch: spoiling });
-    const response = await client.fetch('/forward-auth');
+    const response = await client.fetch('/forward-auth?authenticated=true');
     expect(response.status).toBe(401);
     const requests = await settledRequestsSince(tessera, mark);
     expect(requests.filter(to('/forward-auth'))).toHaveLength(2);

@@ -112,10 +112,10 @@ describe('protected v1 requests', () => {
 
   it('the forward-auth endpoint handles v1 tokens when asked for the v1 interface', async () => {
     const token = await legacyToken();
-    const asV1 = await tessera.request('/forward-auth?interface=v1', { headers: { authorization: `bearer ${token}` } });
+    const asV1 = await tessera.request('/forward-auth?interface=v1&authenticated=true', { headers: { authorization: `bearer ${token}` } });
     expect(asV1.status).toBe(200);
     expect(asV1.headers['x-tessera-subject']).toBe(account.account_id);
-    expect((await tessera.request('/forward-auth?interface=v5', { headers: { authorization: `bearer ${token}` } })).status).toBe(401);
+    expect((await tessera.request('/forward-auth?interface=v5&authenticated=true', { headers: { authorization: `bearer ${token}` } })).status).toBe(401);
   });
 });
 

@@ -66,10 +66,11 @@ beforeAll(async () => {
   await keyring.ensureKey(store, nowSeconds());
   await register('acct-charge', ['transaction:charge'], { apiLoginId: 'tsl_charge', transactionKey: 'tsk_charge', apiId: 'tla_charge', apiKey: 'tlk_charge' });
   await register('acct-read', ['reports:read'], { apiLoginId: 'tsl_read', transactionKey: 'tsk_read' });
+  await register('acct-none', [], { apiLoginId: 'tsl_none', transactionKey: 'tsk_none' });
   await following.caughtUp;
   // The log delivers to the read models after the appends returned, as it does in the server.
   await vi.waitFor(() => {
-    if (!verifier.accounts.apiCredential('tsl_read') || !keyring.ready) throw new Error('read models are not caught up yet');
+    if (!verifier.accounts.apiCredential('tsl_none') || !keyring.ready) throw new Error('read models are not caught up yet');
   });
   app = await buildApp({
     logLevel: 'silent',
@@ -279,6 +280,54 @@ describe('protected routes', () => {
     expect(answer.headers['cache-control']).toBe('public, max-age=60');
     expect(answer.json<{ keys: { kid: string; d?: string }[] }>().keys).toEqual([expect.objectContaining({ kid, alg: 'ES256', use: 'sig' })]);
     expect(answer.body).not.toContain('"d"');
+  });
+});
+
+describe('forward-auth fails closed', () => {
+  const forwardAuth = (query: string, token?: string, method: 'GET' | 'HEAD' | 'POST' = 'GET') =>
+    app.inject({ method, url: `/forward-auth${query}`, headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+  it.each(['', '?permission=', '?interface=v5', '?authenticated=false', '?permission=&authenticated=false', '?permision=transaction:charge'])(
+    '%s (no permission, no authenticated=true) is 400 naming permission, even for a valid token with no permissions',
+    async (query) => {
+      const { token } = await getToken('tsl_none', 'tsk_none');
+      for (const method of ['GET', 'HEAD', 'POST'] as const) {
+        const answer = await forwardAuth(query, token, method);
+        expect(answer.statusCode).toBe(400);
+        if (method !== 'HEAD') expect(expectProblem(answer, 400, 'urn:tessera:problem:bad-request').errors).toEqual([{ field: 'permission', message: expect.stringContaining('authenticated=true') }]);
+      }
+      expect((await forwardAuth(query)).statusCode).toBe(400);
+    },
+  );
+
+  it('authenticated=true asks for authentication only: any valid token of the interface is 200, no token is 401', async () => {
+    const { token } = await getToken('tsl_none', 'tsk_none');
+    const answer = await forwardAuth('?authenticated=true', token);
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['x-tessera-subject']).toBe('acct-none');
+    expect(answer.headers['x-tessera-scope']).toBe('');
+    const missing = await forwardAuth('?authenticated=true');
+    expectProblem(missing, 401);
+    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect((await forwardAuth('?authenticated=true&interface=v1', token)).statusCode).toBe(401);
+  });
+
+  it('a permission is checked whenever it is named, authenticated=true or not; 403 carries the insufficient_scope challenge', async () => {
+    const { token } = await getToken('tsl_read', 'tsk_read');
+    for (const query of ['?permission=transaction:charge', '?permission=transaction:charge&authenticated=true']) {
+      const answer = await forwardAuth(query, token);
+      expectProblem(answer, 403, 'urn:tessera:problem:forbidden');
+      expect(answer.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="transaction:charge"');
+    }
+    expect((await forwardAuth('?permission=reports:read', token)).statusCode).toBe(200);
+  });
+
+  it('a permission that is not an RFC 6750 scope token (a space, a quote, a backslash) is 400', async () => {
+    const { token } = await getToken();
+    for (const permission of ['a%20b', 'a%22b', 'a%5Cb', 'x'.repeat(129)]) {
+      const problem = expectProblem(await forwardAuth(`?permission=${permission}`, token), 400, 'urn:tessera:problem:bad-request');
+      expect(problem.errors).toEqual([{ field: 'permission', message: expect.any(String) }]);
+    }
   });
 });
 

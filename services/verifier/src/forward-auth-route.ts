@@ -1,29 +1,74 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { Problem } from '@tessera/contracts';
+import { problemTypes, sendProblem } from '@tessera/http';
 import { sendAccessRefusal, type BearerVerifier } from '@tessera/verification';
+
+/** RFC 6750 3 scope-token: what a scope (and so the challenge's `scope="…"`) may hold. Empty is allowed here to be refused below, by name. */
+const scopeToken = /^[\x21\x23-\x5B\x5D-\x7E]*$/;
+
+const ForwardAuthQuery = z.object({
+  permission: z
+    .string()
+    .max(128)
+    .regex(scopeToken, 'must be a scope token: printable ASCII without spaces, quotes or backslashes')
+    .optional()
+    .describe('The permission (scope) the token must carry. Required unless authenticated=true'),
+  authenticated: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('true: any valid token of the interface will do. Must be said explicitly; a permission, when named, is still checked'),
+  interface: z.enum(['v5', 'v1']).optional().describe('Which interface the token must belong to (default v5)'),
+});
+
+const ForwardAuthAnswer = z.object({
+  active: z.literal(true),
+  sub: z.string(),
+  client_id: z.string(),
+  scope: z.string(),
+  exp: z.number().int(),
+});
 
 /**
  * For reverse proxies (NGINX auth_request, Envoy ext_authz, Traefik ForwardAuth): the proxy
  * forwards the client's Authorization header; 200 lets the request through with the
  * subject and scope as headers, 401/403 stop it. The requirement is in the query string.
+ *
+ * Fails closed: a request that names no permission is a configuration mistake (an NGINX location
+ * that forgot `set $tessera_permission`), answered 400, never 200. A route that really needs
+ * only authentication says so with authenticated=true.
  */
 export async function forwardAuthRoute(app: FastifyInstance, options: { verifier: BearerVerifier }): Promise<void> {
   app.withTypeProvider<ZodTypeProvider>().route({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: '/forward-auth',
+    // Every proxied request comes through here: the answers are built from verified claims in the
+    // schema's shape, so they are not re-validated (the schemas are for the OpenAPI document).
+    serializerCompiler: () => (answer: unknown) => JSON.stringify(answer),
     schema: {
       summary: 'Forward-auth check for reverse proxies',
+      description:
+        'Checks the forwarded `Authorization: Bearer` token. Name the `permission` the protected route needs, or say `authenticated=true` for a route that needs only a valid token: a request that does neither is 400.',
       tags: ['verification'],
-      querystring: z.object({
-        permission: z.string().max(128).optional().describe('A scope the token must carry'),
-        interface: z.enum(['v5', 'v1']).optional().describe('Which interface the token must belong to (default v5)'),
-      }),
+      security: [{ bearer: [] }],
+      querystring: ForwardAuthQuery,
+      response: { 200: ForwardAuthAnswer, 400: Problem, 401: Problem, 403: Problem },
     },
     handler: async (request, reply) => {
+      const { permission, authenticated } = request.query;
+      if (!permission && authenticated !== 'true') {
+        return sendProblem(reply, {
+          type: problemTypes.badRequest,
+          title: 'Bad Request',
+          status: 400,
+          detail: 'forward-auth needs the permission to check, or authenticated=true for authentication only',
+          errors: [{ field: 'permission', message: 'required: name the permission the route needs, or ask for authentication only with authenticated=true' }],
+        });
+      }
       const decision = await options.verifier.check(request.headers.authorization, {
         interface: request.query.interface === 'v1' ? 'v1' : 'v5',
-        permission: request.query.permission || undefined,
+        permission: permission || undefined,
       });
       if (decision.status !== 200) return sendAccessRefusal(reply, decision);
       const { claims } = decision;
@@ -33,7 +78,7 @@ export async function forwardAuthRoute(app: FastifyInstance, options: { verifier
         .header('x-tessera-client-id', claims.client_id)
         .header('x-tessera-scope', claims.scope)
         .code(200)
-        .send({ active: true, sub: claims.sub, client_id: claims.client_id, scope: claims.scope, exp: claims.exp });
+        .send({ active: true as const, sub: claims.sub, client_id: claims.client_id, scope: claims.scope, exp: claims.exp });
     },
   });
 }
