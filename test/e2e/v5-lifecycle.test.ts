@@ -47,6 +47,14 @@ function expectUnauthorized(answer: Awaited<ReturnType<typeof charge>>, challeng
   expect(answer.json()).toMatchObject({ status: 401, title: 'Unauthorized' });
 }
 
+/** Refresh and revoke take the refresh token in the body, not a bearer header: 401 without a Bearer challenge. */
+function expectRefusedWithoutChallenge(answer: Awaited<ReturnType<typeof charge>>) {
+  expect(answer.status).toBe(401);
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(answer.headers['www-authenticate']).toBeUndefined();
+  expect(answer.json()).toMatchObject({ status: 401, title: 'Unauthorized' });
+}
+
 describe('spec 3.1 — access token, current interface', () => {
   it('(none) → valid: get-oauth-token with valid credentials issues an access token and a refresh token', async () => {
     const answer = await tessera.postJson('/v5/Authorization/get-oauth-token', {
@@ -111,7 +119,7 @@ describe('spec 3.2 — refresh token, current interface', () => {
     const pair = await getToken();
     expect((await refresh(pair.refresh_token)).status).toBe(200);
     expectUnauthorized(await charge(pair.token));
-    expectUnauthorized(await refresh(pair.refresh_token));
+    expectRefusedWithoutChallenge(await refresh(pair.refresh_token));
   });
 
   it('valid → revoked by revoke-oauth-token: its access token becomes invalid', async () => {
@@ -123,8 +131,8 @@ describe('spec 3.2 — refresh token, current interface', () => {
   it('used → unchanged: refresh answers 401 every time, and the successor pair still works', async () => {
     const pair = await getToken();
     const successor = (await refresh(pair.refresh_token)).json() as unknown as Pair;
-    expectUnauthorized(await refresh(pair.refresh_token));
-    expectUnauthorized(await refresh(pair.refresh_token));
+    expectRefusedWithoutChallenge(await refresh(pair.refresh_token));
+    expectRefusedWithoutChallenge(await refresh(pair.refresh_token));
     expect((await charge(successor.token)).status).toBe(200);
     expect((await refresh(successor.refresh_token)).status).toBe(200);
   });
@@ -132,8 +140,8 @@ describe('spec 3.2 — refresh token, current interface', () => {
   it('revoked → unchanged: refresh answers 401, and so does a second revoke', async () => {
     const pair = await getToken();
     expect((await revoke(pair.refresh_token)).status).toBe(200);
-    expectUnauthorized(await refresh(pair.refresh_token));
-    expectUnauthorized(await revoke(pair.refresh_token));
+    expectRefusedWithoutChallenge(await refresh(pair.refresh_token));
+    expectRefusedWithoutChallenge(await revoke(pair.refresh_token));
   });
 
   it('a revoked pair needs the API Login ID and Transaction Key again (spec 5.7)', async () => {
@@ -179,7 +187,7 @@ describe('spec 4.4 — protected requests', () => {
 
   it('accepts the bearer scheme in any case', async () => {
     const pair = await getToken();
-    const answer = await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `bEaReR ${pair.token}` } });
+    const answer = await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `bEaReR ${pair.token}` }, body: '{}' });
     expect(answer.status).toBe(200);
   });
 });
