@@ -26,7 +26,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (problem.status >= 500) request.log.error({ err: { type: error.name, code: error.code, message: error.message } }, 'request failed');
     return sendProblem(reply, problem);
   });
-  app.setNotFoundHandler((request, reply) => {
+  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = routes.allowedMethods(path);
     // RFC 9110 15.5.6: a path that exists answers a wrong method with 405 and the methods it takes.
@@ -39,7 +39,14 @@ export function installErrorHandlers(app: FastifyInstance): void {
       });
     }
     return sendProblem(reply, { type: problemTypes.notFound, title: 'Not Found', status: 404, detail: `no route ${request.method} ${path}` });
+  };
+  // Answered as the request arrives, before fastify looks at a body for a route that does not
+  // exist: otherwise its content-type rules (a QUERY must name one) would answer 400 for what
+  // is a 404 or a 405.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return answerUnrouted(request, reply);
   });
+  app.setNotFoundHandler(answerUnrouted);
 }
 
 /**

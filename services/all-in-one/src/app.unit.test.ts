@@ -257,6 +257,8 @@ describe('protected routes', () => {
   it('an unknown route is 404 problem+json', async () => {
     expectProblem(await app.inject({ method: 'GET', url: '/v5/nowhere' }), 404, 'urn:tessera:problem:not-found');
     expect((await app.inject({ method: 'POST', url: '/v5/nowhere' })).statusCode).toBe(404);
+    // Whatever the body: a route that does not exist is not there to take it.
+    expectProblem(await app.inject({ method: 'POST', url: '/v5/nowhere', payload: 'x', headers: { 'content-type': 'text/plain' } }), 404);
   });
 
   it.each([
@@ -267,6 +269,7 @@ describe('protected routes', () => {
     ['DELETE', '/.well-known/jwks.json?x=1', 'GET, HEAD'],
     ['GET', '/v5/Transaction/charge', 'POST'],
     ['TRACE', '/forward-auth', 'DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT'],
+    ['QUERY', '/healthz', 'GET, HEAD'],
   ])('%s %s, a known path with a method it does not take, is 405 problem+json with Allow: %s', async (method, url, allow) => {
     const answer = await expectNothingAppended(() => app.inject({ method: method as 'GET', url }));
     expectProblem(answer, 405, 'urn:tessera:problem:method-not-allowed');
