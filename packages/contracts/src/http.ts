@@ -65,3 +65,28 @@ export const ChargeAcknowledgement = z.object({
   account_id: z.string(),
   note: z.string(),
 });
+
+/** `GET /healthz`: the process is up. */
+export const HealthStatus = z.object({ status: z.literal('ok') });
+
+/** `GET /readyz` when ready; otherwise a 503 Problem with `causes`. */
+export const ReadinessStatus = z.object({ status: z.literal('ready') });
+
+/** `GET /.well-known/jwks.json` (RFC 7517): the public signing keys, current and retired-but-unexpired. */
+export const Jwks = z.object({
+  // Not loose: a serializer holding this schema drops any other member, so a private `d` could never be sent.
+  keys: z.array(
+    z.object({
+      kty: z.literal('EC'),
+      crv: z.literal('P-256'),
+      x: z.string(),
+      y: z.string(),
+      kid: z.string(),
+      alg: z.literal('ES256'),
+      use: z.literal('sig'),
+    }),
+  ),
+});
+
+/** `GET /openapi.json`. */
+export const OpenApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }).describe('An OpenAPI 3.1 document');

@@ -2,3 +2,4 @@ export * from './problem.js';
 export * from './error-handler.js';
 export * from './bearer-challenge.js';
 export * from './client-error.js';
+export * from './problem-responses.js';

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { answerClientError, installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
 import { logEachRequestOnce } from './access-log.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { loggerOptions } from './logger.js';
 import { countOutcomes, type Metrics } from './metrics.js';
+import { builtInRouteSchemas, registerOpenApi } from './openapi.js';
 import type { Readiness } from './readiness.js';
 import type { Listener, RouteRegistrar } from './host.js';
 import { capConnections } from './connection-caps.js';
@@ -60,14 +60,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installErrorHandlers(app);
   // JSON only by default (fastify also parses text/plain): anything else is a 415.
   app.removeContentTypeParser('text/plain');
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Tessera', version: '0.1.0', description: 'Event-sourced token authority (spec: auth-service-spec.md)' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-    },
-    transform: jsonSchemaTransform,
-  });
+  await registerOpenApi(app);
 
   logEachRequestOnce(app);
   countOutcomes(app, parts.metrics);
@@ -85,8 +78,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
       detail: `not ready: ${readiness.causes().join('; ')}`,
     });
   });
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/healthz', { schema: builtInRouteSchemas.healthz }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: builtInRouteSchemas.readyz }, async (_request, reply) => {
     const causes = readiness.causes();
     if (causes.length === 0) return { status: 'ready' };
     return sendProblem(reply.header('retry-after', '1'), {
@@ -97,7 +90,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
       causes,
     });
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: builtInRouteSchemas.openapi }, async () => app.swagger());
 
   for (const register of parts.routes) await register(app, parts.listener ?? { v5: true, v1: true });
   return app;

@@ -1,4 +1,6 @@
+import { Jwks } from '@tessera/contracts';
 import type { GuardedEventStore } from '@tessera/event-store';
+import { problemResponses } from '@tessera/http';
 import { untilAvailable, type Host, type RouteRegistrar } from '@tessera/server';
 import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
@@ -48,6 +50,13 @@ function attemptThrottle(host: Host): AttemptThrottle {
   };
 }
 
+// 503 only before the process is first ready; after that the keys are served from memory.
+const jwksSchema = {
+  summary: 'The public signing keys (RFC 7517), current and retired-but-unexpired; cacheable for a minute',
+  tags: ['keys'],
+  response: { 200: Jwks, ...problemResponses(503) },
+};
+
 /**
  * The issuer's routes alone: the JWKS, and the token operations of the interfaces a listener
  * serves, throttled when a throttle is given (in their own context, so no other route pays for
@@ -55,7 +64,7 @@ function attemptThrottle(host: Host): AttemptThrottle {
  */
 export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys'>, throttle?: AttemptThrottle): RouteRegistrar {
   return async (app, listener) => {
-    app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) =>
+    app.get('/.well-known/jwks.json', { schema: jwksSchema }, async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(nowSeconds())),
     );
     await app.register(async (tokenOperations) => {

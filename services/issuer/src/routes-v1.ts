@@ -1,7 +1,8 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { LegacyAuthenticateRequest, LegacyAuthenticateResponse, Problem } from '@tessera/contracts';
+import { LegacyAuthenticateRequest, LegacyAuthenticateResponse } from '@tessera/contracts';
+import { problemResponses } from '@tessera/http';
 import type { TokenService } from './token-service.js';
 import { answerRefusal, noStore, requestMetadata } from './http-refusal.js';
 
@@ -21,7 +22,7 @@ export async function v1AuthenticateRoutes(app: FastifyInstance, options: { toke
         tags: ['v1'],
         consumes: ['application/x-www-form-urlencoded'],
         body: LegacyAuthenticateRequest,
-        response: { 200: LegacyAuthenticateResponse, 400: Problem, 401: Problem, 413: Problem, 415: Problem, 429: Problem },
+        response: { 200: LegacyAuthenticateResponse, ...problemResponses(400, 401, 413, 415, 429, 503) },
       },
     },
     async (request, reply) => {

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { GetTokenRequest, Problem, RefreshTokenRequest, RevokeResponse, TokenResponse } from '@tessera/contracts';
+import { GetTokenRequest, RefreshTokenRequest, RevokeResponse, TokenResponse } from '@tessera/contracts';
+import { problemResponses } from '@tessera/http';
 import type { IssuedPair, TokenService } from './token-service.js';
 import { answerRefusal, isoTime, noStore, requestMetadata } from './http-refusal.js';
 
-const errors = { 400: Problem, 401: Problem, 413: Problem, 415: Problem, 429: Problem };
+// 429 comes from the throttle on these routes, 503 from a store or signing-key outage (or before the first ready).
+const errors = problemResponses(400, 401, 413, 415, 429, 503);
 
 const tokenResponse = (pair: IssuedPair): TokenResponse => ({
   timestamp: isoTime(pair.issuedAt),

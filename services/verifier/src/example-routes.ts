@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ChargeAcknowledgement, Problem } from '@tessera/contracts';
+import { ChargeAcknowledgement } from '@tessera/contracts';
+import { problemResponses } from '@tessera/http';
 import type { CredentialDirectory } from '@tessera/domain';
 
 const ChargeRequest = z.looseObject({}).describe('Any JSON object: the example route charges nothing and reads none of it');
@@ -30,7 +31,8 @@ export async function exampleRoutes(
         security: [{ bearer: [] }],
         // Spec 4.4 sends a JSON body; the example reads none of it, but takes nothing that is not a JSON object.
         body: ChargeRequest,
-        response: { 200: ChargeAcknowledgement, 400: Problem, 401: Problem, 403: Problem, 413: Problem, 415: Problem },
+        // 503 only before the process is first ready: verification goes on from memory through an outage.
+        response: { 200: ChargeAcknowledgement, ...problemResponses(400, 401, 403, 413, 415, 503) },
       },
     },
     async (request) => ({
@@ -48,7 +50,7 @@ export async function exampleRoutes(
         summary: 'Example protected v1 resource: the calling account',
         tags: ['examples'],
         security: [{ bearer: [] }],
-        response: { 200: z.object({ account_id: z.string(), name: z.string() }), 401: Problem },
+        response: { 200: z.object({ account_id: z.string(), name: z.string() }), ...problemResponses(401, 503) },
       },
     },
     async (request) => {

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { Problem } from '@tessera/contracts';
-import { problemTypes, sendProblem } from '@tessera/http';
+import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
 import { sendAccessRefusal, type BearerVerifier } from '@tessera/verification';
 
 /** RFC 6750 3 scope-token: what a scope (and so the challenge's `scope="…"`) may hold. Empty is allowed here to be refused below, by name. */
@@ -21,6 +20,17 @@ const ForwardAuthQuery = z.object({
     .describe('true: any valid token of the interface will do. Must be said explicitly; a permission, when named, is still checked'),
   interface: z.enum(['v5', 'v1']).optional().describe('Which interface the token must belong to (default v5)'),
 });
+
+/**
+ * For the OpenAPI document: what no single query parameter can say, that the query must name a
+ * permission or say authenticated=true (server/openapi.ts turns it into one object parameter).
+ */
+const queryRequirement = {
+  'x-query-any-of': [
+    { required: ['permission'], properties: { permission: { minLength: 1 } } },
+    { required: ['authenticated'], properties: { authenticated: { const: 'true' } } },
+  ],
+};
 
 const ForwardAuthAnswer = z.object({
   active: z.literal(true),
@@ -53,7 +63,9 @@ export async function forwardAuthRoute(app: FastifyInstance, options: { verifier
       tags: ['verification'],
       security: [{ bearer: [] }],
       querystring: ForwardAuthQuery,
-      response: { 200: ForwardAuthAnswer, 400: Problem, 401: Problem, 403: Problem },
+      ...queryRequirement,
+      // 413 and 415 only for a request that sends a body, which proxies do not; 503 only before the first ready.
+      response: { 200: ForwardAuthAnswer, ...problemResponses(400, 401, 403, 413, 415, 503) },
     },
     handler: async (request, reply) => {
       const { permission, authenticated } = request.query;

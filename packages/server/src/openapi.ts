@@ -1,0 +1,101 @@
+import fastifySwagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { HealthStatus, OpenApiDocument, ReadinessStatus } from '@tessera/contracts';
+import { problemResponses } from '@tessera/http';
+
+/**
+ * The OpenAPI 3.1 document at /openapi.json, generated from the route schemas that check the
+ * requests. Every route a listener serves is in it (HEAD included: fastify answers HEAD for
+ * every GET), each error as problem+json. What no single operation can say is in the
+ * description: 405 for a method a path does not take, and what Node refuses before routing.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Tessera', version: '0.1.0', description },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    exposeHeadRoutes: true,
+    transform: jsonSchemaTransform,
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      addResponseHeaders(document.openapiObject);
+      return document.openapiObject;
+    },
+  });
+}
+
+const description = [
+  'Event-sourced token authority (spec: auth-service-spec.md).',
+  '',
+  'Every error is `application/problem+json` (RFC 9457). Beyond the statuses each operation lists:',
+  'a known path asked with a method it does not take answers 405 with `Allow`; a request Node cannot',
+  'parse answers 400, headers that are too large 431, a request that does not arrive in time 408,',
+  'and an unknown method 501, each on a connection that is then closed.',
+].join('\n');
+
+/** The schemas of the routes every listener serves: documented like the others. */
+export const builtInRouteSchemas = {
+  healthz: { summary: 'Liveness: the process is up', tags: ['health'], response: { 200: HealthStatus } },
+  readyz: {
+    summary: 'Readiness: 200 once projections have caught up and the store and signing key are usable; 503 naming the causes otherwise',
+    tags: ['health'],
+    response: { 200: ReadinessStatus, ...problemResponses(503) },
+  },
+  openapi: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: OpenApiDocument } },
+};
+
+type Parameter = { in: string; name: string; required?: boolean; description?: string; schema?: object };
+type Operation = {
+  security?: unknown[];
+  parameters?: Parameter[];
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  'x-query-any-of'?: object[];
+};
+
+const retryAfter = { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } };
+const challenge = { description: 'The RFC 6750 Bearer challenge', schema: { type: 'string' } };
+
+/**
+ * The headers an answer carries by its status: the zod transform keeps only a response's body,
+ * so they are added here. Only bearer-protected operations challenge; the token endpoints,
+ * which take credentials in the body, do not.
+ */
+function addResponseHeaders(openapiObject: { paths?: object }): void {
+  for (const path of Object.values((openapiObject.paths ?? {}) as Record<string, Record<string, Operation | undefined>>)) {
+    for (const operation of Object.values(path)) {
+      if (typeof operation !== 'object' || operation === null || !operation.responses) continue;
+      joinQueryParameters(operation);
+      const protectedByBearer = (operation.security ?? []).length > 0;
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if ((status === '401' || status === '403') && protectedByBearer) response.headers = { ...response.headers, 'WWW-Authenticate': challenge };
+        if (status === '429' || status === '503') response.headers = { ...response.headers, 'Retry-After': retryAfter };
+      }
+    }
+  }
+}
+
+/**
+ * A route whose query parameters depend on each other (`x-query-any-of`: forward-auth needs a
+ * permission or authenticated=true) is described as OpenAPI 3.1 allows it: one object
+ * parameter, `style: form, explode: true` (the same `?a=1&b=2` on the wire), whose schema
+ * carries the `anyOf`. Separate optional parameters would call a query with neither valid.
+ */
+function joinQueryParameters(operation: Operation): void {
+  const anyOf = operation['x-query-any-of'];
+  if (!anyOf) return;
+  delete operation['x-query-any-of'];
+  const query = (operation.parameters ?? []).filter((parameter) => parameter.in === 'query');
+  const properties = Object.fromEntries(query.map((parameter) => [parameter.name, { ...parameter.schema, ...(parameter.description ? { description: parameter.description } : {}) }]));
+  const joined: Parameter & { style: string; explode: boolean } = {
+    in: 'query',
+    name: 'requirement',
+    required: true,
+    style: 'form',
+    explode: true,
+    schema: { type: 'object', properties, anyOf },
+  };
+  operation.parameters = [...(operation.parameters ?? []).filter((parameter) => parameter.in !== 'query'), joined];
+}
