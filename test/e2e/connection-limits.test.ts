@@ -73,13 +73,14 @@ function stallBody(localAddress: string): Stalled {
 }
 
 describe('a stalled body', () => {
-  it(`is answered 408 and closed within TESSERA_REQUEST_TIMEOUT (${requestTimeoutSeconds} s here)`, async () => {
+  it(`is answered 408 problem+json and closed within TESSERA_REQUEST_TIMEOUT (${requestTimeoutSeconds} s here)`, async () => {
     const started = Date.now();
     const stalled = stallBody('127.0.0.1');
     expect(await stalled.sent).toBe('sent');
     const { text, at } = await stalled.closed;
     const elapsedMs = at - started;
     expect(text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(text).toMatch(/\r\ncontent-type: application\/problem\+json/i);
     expect(elapsedMs).toBeGreaterThanOrEqual(requestTimeoutSeconds * 1000 - 100);
     // Node looks for expired requests every 250 ms here (a quarter of the 1 s headers timeout).
     expect(elapsedMs).toBeLessThan(requestTimeoutSeconds * 1000 + 1000);

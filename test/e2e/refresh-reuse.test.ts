@@ -21,7 +21,7 @@ describe.each<{ setting: string; env: Record<string, string>; newerPairAfterReus
   });
 
   const refresh = (refreshToken: string) => tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: refreshToken });
-  const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  const charge = (token: string) => tessera.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${token}` });
 
   it(`a reused refresh token gets 401, and the newer access token then gets ${newerPairAfterReuse} on the charge route`, async () => {
     const first = (
