@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Fuzzes a running all-in-one against its own /openapi.json with schemathesis, every check on:
+# no 5xx, and every answer (status, content type, headers, body) as the document says.
+# Writes "<operations passed> <operations failed> <cases generated>" to $1 when given.
+# Needs schemathesis on PATH (.ci/run installs it from PyPI) and a build (npm run build).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+counts_file="${1:-}"
+examples="${TESSERA_FUZZ_EXAMPLES:-50}"
+work=$(mktemp -d)
+data="$work/data"
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+port=$(free_port)
+admin_port=$(free_port)
+
+TESSERA_DATA_DIR="$data" TESSERA_PORT="$port" TESSERA_ADMIN_PORT="$admin_port" TESSERA_LOG_LEVEL=warn \
+  node packages/cli/bin/tessera.js start >"$work/server.log" 2>&1 &
+server=$!
+cleanup() {
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+base="https://localhost:$port"
+for _ in $(seq 1 150); do
+  if [ -f "$data/tls/self-signed.crt" ] && curl -sf --cacert "$data/tls/self-signed.crt" "$base/readyz" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$server" 2>/dev/null; then echo "the all-in-one exited:"; cat "$work/server.log"; exit 1; fi
+  sleep 0.2
+done
+ca="$data/tls/self-signed.crt"
+
+# A real account and token, so protected routes are fuzzed past their 401. Neither is printed:
+# the token goes to schemathesis in a header, and --output-sanitize masks it in any report line.
+credentials=$(TESSERA_DATA_DIR="$data" node packages/cli/bin/tessera.js accounts create --name "Fuzz shop" --permission transaction:charge --json)
+sleep 1
+token=$(printf '%s' "$credentials" | NODE_EXTRA_CA_CERTS="$ca" node -e '
+  let input = ""; process.stdin.on("data", (c) => (input += c)).on("end", async () => {
+    const { api_login_id, transaction_key } = JSON.parse(input);
+    const answer = await fetch(process.argv[1] + "/v5/Authorization/get-oauth-token", {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ api_login_id, transaction_key }) });
+    if (answer.status !== 200) { console.error("could not get a token: HTTP " + answer.status); process.exit(1); }
+    process.stdout.write((await answer.json()).token);
+  });' "$base")
+
+set +e
+NODE_EXTRA_CA_CERTS="$ca" schemathesis run "$base/openapi.json" \
+  --tls-verify "$ca" \
+  --checks all \
+  --max-examples "$examples" \
+  --seed 20261123 \
+  --header "Authorization: Bearer $token" \
+  --output-sanitize true \
+  --report junit --report-dir "$work/report" \
+  --no-color 2>&1 | tee "$work/schemathesis.out" | grep -vE '^\s*$' | tail -60
+status=${PIPESTATUS[0]}
+set -e
+
+generated=$(grep -oE '[0-9]+ generated' "$work/schemathesis.out" | tail -1 | grep -oE '[0-9]+' || echo 0)
+junit=$(ls "$work"/report/junit*.xml 2>/dev/null | head -1)
+# The suite line carries the per-operation totals: tests="N" failures="F" errors="E".
+suite=$(grep -m1 '<testsuite ' "$junit" 2>/dev/null || true)
+attribute() { printf '%s' "$suite" | grep -oE " $1=\"[0-9]+\"" | grep -oE '[0-9]+' || echo 0; }
+operations=$(attribute tests)
+failed=$(( $(attribute failures) + $(attribute errors) ))
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+passed=$(( operations - failed ))
+[ "$passed" -lt 0 ] && passed=0
+echo "schemathesis: $generated cases generated over $operations operations; $failed operation(s) failed"
+if grep -q '"level":50\|"level":60' "$work/server.log"; then
+  echo "the server logged errors while being fuzzed:"; grep '"level":50\|"level":60' "$work/server.log" | cut -c1-300 | head -20
+  failed=$(( failed + 1 ))
+fi
+[ -n "$counts_file" ] && echo "$passed $failed $generated" >"$counts_file"
+[ "$failed" -eq 0 ]
