@@ -157,6 +157,26 @@ export const SigningKeyRetired = z.object({
   retainUntil: epochSeconds,
 });
 
+/**
+ * Failed authentications are audited as counts, never one event per failure, so an attacker
+ * cannot fill the disk: one event per credential per minute, and one per minute for every
+ * attempt that named no known credential (whose presented id is not kept: it may be a secret
+ * pasted into the wrong field).
+ */
+export const AuthenticationFailuresCounted = z.object({
+  type: z.literal('AuthenticationFailuresCounted'),
+  v: z.literal(1),
+  interface: z.enum(['v5', 'v1']),
+  /** Absent for attempts that named no known credential. */
+  accountId: id.optional(),
+  credentialId: id.optional(),
+  /** The API Login ID (v5) or API ID (v1) the attempts named, when it is a known one. */
+  clientId: id.optional(),
+  /** Epoch seconds at the start of the minute counted. */
+  minute: epochSeconds,
+  count: z.number().int().positive(),
+});
+
 export const TesseraEvent = z.discriminatedUnion('type', [
   AccountRegistered,
   ApiCredentialIssued,
@@ -170,6 +190,7 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   LegacyTokenIssued,
   SigningKeyPublished,
   SigningKeyRetired,
+  AuthenticationFailuresCounted,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -182,6 +203,7 @@ export type TokenIssued = z.infer<typeof TokenIssued>;
 export type TokenRotated = z.infer<typeof TokenRotated>;
 export type TokenRevoked = z.infer<typeof TokenRevoked>;
 export type LegacyTokenIssued = z.infer<typeof LegacyTokenIssued>;
+export type AuthenticationFailuresCounted = z.infer<typeof AuthenticationFailuresCounted>;
 export type SigningKeyPublished = z.infer<typeof SigningKeyPublished>;
 export type SigningKeyRetired = z.infer<typeof SigningKeyRetired>;
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
@@ -245,4 +267,6 @@ export const streams = {
   family: (familyId: string) => `tokenfamily-${familyId}`,
   legacyTokens: (accountId: string) => `legacytokens-${accountId}`,
   signingKeys: () => 'signingkeys',
+  /** Failed-authentication counts of one account, or of attempts that named no known credential. */
+  authenticationFailures: (accountId: string | undefined) => `authfailures-${accountId ?? 'unknown'}`,
 } as const;

@@ -151,6 +151,8 @@ export function feedKey(event: TesseraEvent): string {
     case 'PermissionsChanged':
     case 'LegacyTokenIssued':
       return event.accountId;
+    case 'AuthenticationFailuresCounted':
+      return event.accountId ?? 'unknown';
     default: {
       const unknownEvent: never = event;
       throw new TypeError(`no feed key for ${(unknownEvent as { type: string }).type}`);

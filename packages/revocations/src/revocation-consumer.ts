@@ -86,8 +86,9 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'LegacyCredentialIssued':
       case 'LegacyCredentialRevoked':
       case 'PermissionsChanged':
-        // Nothing for this projection: a token carries its scope, and a revoked credential's
-        // refreshes are refused by the issuer.
+      case 'AuthenticationFailuresCounted':
+        // Nothing for this projection: a token carries its scope, a revoked credential's
+        // refreshes are refused by the issuer, and failure counts are for the audit trail.
         return;
       default: {
         const unknownEvent: never = event;

@@ -33,6 +33,8 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
       host.onClose(async () => stopKeeping());
     }),
   );
+  // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
+  host.onClose(issuer.authenticationFailures.start());
   return issuerRoutes(issuer, attemptThrottle(host));
 }
 

@@ -3,6 +3,7 @@ import type { TesseraConfig } from '@tessera/config';
 import { CredentialDirectory } from '@tessera/domain';
 import type { EventStore, LogReader } from '@tessera/event-store';
 import { PublicKeySet, createSecretHasher, openKeyFolders } from '@tessera/tokens';
+import { createAuthenticationFailureCounter, type AuthenticationFailureCounter } from './authentication-failures.js';
 import { SigningKeyring } from './signing-keyring.js';
 import { createTokenService, type TokenService } from './token-service.js';
 
@@ -16,6 +17,8 @@ export interface IssuerParts {
   readonly keys: PublicKeySet;
   /** The read models the issuer needs from the log. */
   readonly readers: LogReader[];
+  /** Failed credential exchanges, counted per credential per minute for the audit trail. */
+  readonly authenticationFailures: AuthenticationFailureCounter;
 }
 
 /**
@@ -33,6 +36,7 @@ export function createIssuerParts(
   const directory = hooks.shared?.directory ?? new CredentialDirectory();
   const keyring = new SigningKeyring(signing);
   const keys = hooks.shared?.keys ?? new PublicKeySet();
+  const authenticationFailures = createAuthenticationFailureCounter({ store, now: nowSeconds });
   const tokens = createTokenService({
     store,
     directory,
@@ -47,6 +51,7 @@ export function createIssuerParts(
     now: nowSeconds,
     onFamilyEvent: hooks.onFamilyEvent,
     refreshReuse: config.TESSERA_REFRESH_REUSE,
+    onAuthenticationFailure: (failure) => authenticationFailures.record(failure),
   });
   const readers: LogReader[] = [{ types: signingKeyEventTypes, apply: ({ event }) => keyring.apply(event as SigningKeyEvent) }];
   if (!hooks.shared) {
@@ -55,5 +60,5 @@ export function createIssuerParts(
       { types: signingKeyEventTypes, apply: ({ event }) => keys.apply(event as SigningKeyEvent) },
     );
   }
-  return { tokens, keyring, directory, keys, readers };
+  return { tokens, keyring, directory, keys, readers, authenticationFailures };
 }

@@ -29,6 +29,7 @@ import {
   type SecretHasher,
   type SigningKey,
 } from '@tessera/tokens';
+import type { AuthenticationFailure } from './authentication-failures.js';
 import { IssuerRefusal, refreshRefusal } from './issuer-errors.js';
 import type { SigningKeyring } from './signing-keyring.js';
 
@@ -45,6 +46,8 @@ export interface TokenServiceDeps {
   readonly onFamilyEvent?: (event: FamilyEvent) => void;
   /** What a used refresh token presented again does (TESSERA_REFRESH_REUSE); `keep`, spec 3.2's, when absent. */
   readonly refreshReuse?: RefreshReusePolicy;
+  /** Told of each refused credential exchange, for the audit trail's per-minute counts. */
+  readonly onAuthenticationFailure?: (failure: AuthenticationFailure) => void;
 }
 
 export interface IssuedPair {
@@ -69,12 +72,19 @@ export function createTokenService(deps: TokenServiceDeps) {
   // Hash something even for an unknown login, so timing does not tell which logins exist.
   const absentSecretHash = hasher.hash('absent');
 
+  function refused(tokenInterface: AuthenticationFailure['interface'], known: AuthenticationFailure['known'] | undefined): void {
+    deps.onAuthenticationFailure?.({ interface: tokenInterface, ...(known ? { known } : {}) });
+  }
+
   function authenticateClient(apiLoginId: string, transactionKey: string) {
     const credential = directory.apiCredential(apiLoginId);
     const presented = hasher.hash(transactionKey);
     const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, presented);
     const account = credential && directory.account(credential.accountId);
-    if (!credential || !matches || !account) throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API Login ID or Transaction Key');
+    if (!credential || !matches || !account) {
+      refused('v5', credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiLoginId });
+      throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API Login ID or Transaction Key');
+    }
     return { credential, account };
   }
 
@@ -255,7 +265,10 @@ export function createTokenService(deps: TokenServiceDeps) {
       const credential = directory.legacyCredential(apiId);
       const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, hasher.hash(apiKey));
       const account = credential && directory.account(credential.accountId);
-      if (!credential || !matches || !account) throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API ID or API Key');
+      if (!credential || !matches || !account) {
+        refused('v1', credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiId });
+        throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API ID or API Key');
+      }
       const now = deps.now();
       const event: LegacyTokenIssued = {
         type: 'LegacyTokenIssued',
