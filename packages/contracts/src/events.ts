@@ -127,6 +127,48 @@ export const TokenRevoked = z.object({
   reason: z.enum(['refresh-token-reused']).optional(),
 });
 
+/**
+ * Why a cut was made: `operator` (POST /admin/v1/accounts/{id}/revoke-tokens), `transaction-key-rotated`,
+ * `legacy-key-revoked`, `permissions-changed` (the CLI's --revoke-tokens). A string rather than an enum, so
+ * that a reason added later never makes an older reader refuse the event (decision 0011).
+ */
+const cutReason = z.string().min(1).max(64);
+
+/**
+ * An account-level cut, like Keycloak's not-before push: every access token of the account, v5 or v1,
+ * whose `iat` is before `notBefore` is refused (docs/decisions/0011). Lives on the account stream.
+ */
+export const AccountTokensRevoked = z.object({
+  type: z.literal('AccountTokensRevoked'),
+  v: z.literal(1),
+  accountId: id,
+  /** Epoch seconds: tokens with `iat` < notBefore are refused; issuers date later tokens at or after it. */
+  notBefore: epochSeconds,
+  /** The last `exp` a token issued before `notBefore` can have, from the lifetimes the log shows: the cut matters until then. */
+  rejectsUntil: epochSeconds,
+  reason: cutReason,
+  at: epochSeconds,
+});
+
+/**
+ * A credential-level cut: every access token whose `client_id` is this API Login ID (v5) or API ID
+ * (v1), issued before `notBefore`, is refused. Exactly one of `apiLoginId` and `apiId` is set: the
+ * same field names the other account events use, so audit filters find it.
+ */
+export const CredentialTokensRevoked = z.object({
+  type: z.literal('CredentialTokensRevoked'),
+  v: z.literal(1),
+  accountId: id,
+  /** The credential whose key was rotated away or revoked. */
+  credentialId: id,
+  apiLoginId: id.optional(),
+  apiId: id.optional(),
+  notBefore: epochSeconds,
+  rejectsUntil: epochSeconds,
+  reason: cutReason,
+  at: epochSeconds,
+});
+
 export const LegacyTokenIssued = z.object({
   type: z.literal('LegacyTokenIssued'),
   v: z.literal(1),
@@ -177,6 +219,28 @@ export const AuthenticationFailuresCounted = z.object({
   count: z.number().int().positive(),
 });
 
+/** Admin API scopes (CONTRACT.md). Events hold strings, so a scope added later never breaks an older reader. */
+export const adminScopes = ['audit:read', 'tokens:revoke'] as const;
+export type AdminScope = (typeof adminScopes)[number];
+
+/** An admin token for /admin/v1/*: stored only as a keyed hash, like every other secret. */
+export const AdminTokenIssued = z.object({
+  type: z.literal('AdminTokenIssued'),
+  v: z.literal(1),
+  adminTokenId: id,
+  name: z.string().min(1).max(200),
+  scopes: z.array(z.string().min(1).max(64)),
+  tokenHash: keyedHash,
+  at: epochSeconds,
+});
+
+export const AdminTokenRevoked = z.object({
+  type: z.literal('AdminTokenRevoked'),
+  v: z.literal(1),
+  adminTokenId: id,
+  at: epochSeconds,
+});
+
 export const TesseraEvent = z.discriminatedUnion('type', [
   AccountRegistered,
   ApiCredentialIssued,
@@ -184,6 +248,8 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   LegacyCredentialIssued,
   LegacyCredentialRevoked,
   PermissionsChanged,
+  AccountTokensRevoked,
+  CredentialTokensRevoked,
   TokenIssued,
   TokenRotated,
   TokenRevoked,
@@ -191,6 +257,8 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   SigningKeyPublished,
   SigningKeyRetired,
   AuthenticationFailuresCounted,
+  AdminTokenIssued,
+  AdminTokenRevoked,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -199,6 +267,8 @@ export type ApiCredentialRevoked = z.infer<typeof ApiCredentialRevoked>;
 export type LegacyCredentialIssued = z.infer<typeof LegacyCredentialIssued>;
 export type LegacyCredentialRevoked = z.infer<typeof LegacyCredentialRevoked>;
 export type PermissionsChanged = z.infer<typeof PermissionsChanged>;
+export type AccountTokensRevoked = z.infer<typeof AccountTokensRevoked>;
+export type CredentialTokensRevoked = z.infer<typeof CredentialTokensRevoked>;
 export type TokenIssued = z.infer<typeof TokenIssued>;
 export type TokenRotated = z.infer<typeof TokenRotated>;
 export type TokenRevoked = z.infer<typeof TokenRevoked>;
@@ -206,6 +276,8 @@ export type LegacyTokenIssued = z.infer<typeof LegacyTokenIssued>;
 export type AuthenticationFailuresCounted = z.infer<typeof AuthenticationFailuresCounted>;
 export type SigningKeyPublished = z.infer<typeof SigningKeyPublished>;
 export type SigningKeyRetired = z.infer<typeof SigningKeyRetired>;
+export type AdminTokenIssued = z.infer<typeof AdminTokenIssued>;
+export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
 export type TesseraEventType = TesseraEvent['type'];
 
@@ -215,9 +287,14 @@ export type AccountEvent =
   | ApiCredentialRevoked
   | LegacyCredentialIssued
   | LegacyCredentialRevoked
-  | PermissionsChanged;
+  | PermissionsChanged
+  | AccountTokensRevoked
+  | CredentialTokensRevoked;
+/** The cuts: account events that reject access tokens by account or by credential, issued before a time. */
+export type TokenCutEvent = AccountTokensRevoked | CredentialTokensRevoked;
 export type FamilyEvent = TokenIssued | TokenRotated | TokenRevoked;
 export type SigningKeyEvent = SigningKeyPublished | SigningKeyRetired;
+export type AdminTokenEvent = AdminTokenIssued | AdminTokenRevoked;
 
 export const accountEventTypes = [
   'AccountRegistered',
@@ -226,11 +303,15 @@ export const accountEventTypes = [
   'LegacyCredentialIssued',
   'LegacyCredentialRevoked',
   'PermissionsChanged',
+  'AccountTokensRevoked',
+  'CredentialTokensRevoked',
 ] as const satisfies readonly AccountEvent['type'][];
+export const tokenCutEventTypes = ['AccountTokensRevoked', 'CredentialTokensRevoked'] as const satisfies readonly TokenCutEvent['type'][];
 export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] as const satisfies readonly FamilyEvent['type'][];
 export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired'] as const satisfies readonly SigningKeyEvent['type'][];
-/** What a verifier needs: rotations and revocations, plus keys. The relay publishes these. */
-export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...signingKeyEventTypes] as const;
+export const adminTokenEventTypes = ['AdminTokenIssued', 'AdminTokenRevoked'] as const satisfies readonly AdminTokenEvent['type'][];
+/** What a verifier needs: rotations, revocations and cuts, plus keys. The relay publishes these. */
+export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes, ...signingKeyEventTypes] as const;
 
 /**
  * Until when a rotation or revocation can reject an unexpired access token. An event written
@@ -269,4 +350,5 @@ export const streams = {
   signingKeys: () => 'signingkeys',
   /** Failed-authentication counts of one account, or of attempts that named no known credential. */
   authenticationFailures: (accountId: string | undefined) => `authfailures-${accountId ?? 'unknown'}`,
+  adminToken: (adminTokenId: string) => `admintoken-${adminTokenId}`,
 } as const;

@@ -1,6 +1,7 @@
-import type { AccountEvent } from '@tessera/contracts';
+import type { AccountEvent, AccountTokensRevoked, CredentialTokensRevoked } from '@tessera/contracts';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
+import { cutTimes, type TokenCut } from './token-cut.js';
 
 /** An account and its credentials. Secrets never reach the domain: only their keyed hashes. */
 export type AccountState =
@@ -34,8 +35,10 @@ export type AccountCommand =
       readonly credentialId: string;
       readonly transactionKeyHash: string;
       readonly now: number;
+      /** Also cut the access tokens issued under the old key (--revoke-tokens). */
+      readonly revokeTokens?: TokenCut;
     }
-  | { readonly type: 'SetPermissions'; readonly permissions: readonly string[]; readonly now: number }
+  | { readonly type: 'SetPermissions'; readonly permissions: readonly string[]; readonly now: number; readonly revokeTokens?: TokenCut }
   | {
       readonly type: 'AddLegacyCredential';
       readonly credentialId: string;
@@ -43,7 +46,9 @@ export type AccountCommand =
       readonly apiKeyHash: string;
       readonly now: number;
     }
-  | { readonly type: 'RevokeLegacyCredential'; readonly apiId: string; readonly now: number };
+  | { readonly type: 'RevokeLegacyCredential'; readonly apiId: string; readonly now: number; readonly revokeTokens?: TokenCut }
+  /** An operator cuts every token of the account (POST /admin/v1/accounts/{id}/revoke-tokens). */
+  | { readonly type: 'RevokeAccountTokens'; readonly now: number; readonly revokeTokens: TokenCut };
 
 export function evolveAccount(state: AccountState, event: AccountEvent): AccountState {
   if (event.type === 'AccountRegistered') {
@@ -68,6 +73,10 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       return { ...state, legacyCredentials: withoutCredential(state.legacyCredentials, event.apiId, event.credentialId) };
     case 'PermissionsChanged':
       return { ...state, permissions: event.permissions };
+    case 'AccountTokensRevoked':
+    case 'CredentialTokensRevoked':
+      // A cut rejects tokens; the account and its credentials stay as they are.
+      return state;
     default:
       return assertNever(event);
   }
@@ -92,7 +101,7 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
       const current = state.apiCredentials.get(command.apiLoginId);
       if (!current) throw new DomainError('ERR_CREDENTIAL_NOT_FOUND', 'no active credential for that API Login ID');
       // Issue first, then revoke the old one: from this point only the new key authenticates.
-      return [
+      const events: AccountEvent[] = [
         {
           type: 'ApiCredentialIssued',
           v: 1,
@@ -104,9 +113,18 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
         },
         { type: 'ApiCredentialRevoked', v: 1, accountId, credentialId: current.credentialId, apiLoginId: command.apiLoginId, at: command.now },
       ];
+      // The cut comes after the change it backs (here and below): a reader that applies the events one
+      // by one, with requests between them, can then only issue a token the cut kills, never one it misses.
+      if (command.revokeTokens) {
+        events.push(credentialCut(accountId, current.credentialId, { apiLoginId: command.apiLoginId }, command.now, command.revokeTokens, 'transaction-key-rotated'));
+      }
+      return events;
     }
     case 'SetPermissions':
-      return [{ type: 'PermissionsChanged', v: 1, accountId, permissions: unique(command.permissions), at: command.now }];
+      return [
+        { type: 'PermissionsChanged', v: 1, accountId, permissions: unique(command.permissions), at: command.now },
+        ...(command.revokeTokens ? [accountCut(accountId, command.now, command.revokeTokens, 'permissions-changed')] : []),
+      ];
     case 'AddLegacyCredential':
       return [
         {
@@ -122,11 +140,31 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
     case 'RevokeLegacyCredential': {
       const current = state.legacyCredentials.get(command.apiId);
       if (!current) throw new DomainError('ERR_CREDENTIAL_NOT_FOUND', 'no active legacy credential with that API ID');
-      return [{ type: 'LegacyCredentialRevoked', v: 1, accountId, credentialId: current.credentialId, apiId: command.apiId, at: command.now }];
+      return [
+        { type: 'LegacyCredentialRevoked', v: 1, accountId, credentialId: current.credentialId, apiId: command.apiId, at: command.now },
+        ...(command.revokeTokens ? [credentialCut(accountId, current.credentialId, { apiId: command.apiId }, command.now, command.revokeTokens, 'legacy-key-revoked')] : []),
+      ];
     }
+    case 'RevokeAccountTokens':
+      return [accountCut(accountId, command.now, command.revokeTokens, 'operator')];
     default:
       return assertNever(command);
   }
+}
+
+function accountCut(accountId: string, now: number, cut: TokenCut, reason: string): AccountTokensRevoked {
+  return { type: 'AccountTokensRevoked', v: 1, accountId, ...cutTimes(now, cut), reason, at: now };
+}
+
+function credentialCut(
+  accountId: string,
+  credentialId: string,
+  client: { apiLoginId: string } | { apiId: string },
+  now: number,
+  cut: TokenCut,
+  reason: string,
+): CredentialTokensRevoked {
+  return { type: 'CredentialTokensRevoked', v: 1, accountId, credentialId, ...client, ...cutTimes(now, cut), reason, at: now };
 }
 
 function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V): ReadonlyMap<string, V> {

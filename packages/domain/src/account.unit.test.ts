@@ -56,3 +56,63 @@ describe('account decider', () => {
     expect(directory.legacyCredential('apiid')).toBeUndefined();
   });
 });
+
+/** Issue 12, point 4: cuts by account and by credential (docs/decisions/0011). */
+describe('token cuts', () => {
+  const registered = run([], register);
+  const cut = { longestTokenLifetime: 3600 };
+
+  it('rotate-key with revokeTokens cuts the old credential after the rotation: tokens of that API Login ID issued up to this second', () => {
+    const events = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), now: 200, revokeTokens: cut });
+    expect(events.map((e) => e.type)).toEqual(['ApiCredentialIssued', 'ApiCredentialRevoked', 'CredentialTokensRevoked']);
+    expect(events[2]).toEqual({
+      type: 'CredentialTokensRevoked',
+      v: 1,
+      accountId: 'acc',
+      credentialId: 'c1',
+      apiLoginId: 'login',
+      notBefore: 201,
+      rejectsUntil: 200 + 3600,
+      reason: 'transaction-key-rotated',
+      at: 200,
+    });
+  });
+
+  it('revoke-legacy-key with revokeTokens cuts that API ID', () => {
+    const events = run(registered, { type: 'RevokeLegacyCredential', apiId: 'apiid', now: 300, revokeTokens: { longestTokenLifetime: 1800 } });
+    expect(events.map((e) => e.type)).toEqual(['LegacyCredentialRevoked', 'CredentialTokensRevoked']);
+    expect(events[1]).toMatchObject({ credentialId: 'l1', apiId: 'apiid', notBefore: 301, rejectsUntil: 2100, reason: 'legacy-key-revoked' });
+    expect(events[1]).not.toHaveProperty('apiLoginId');
+  });
+
+  it('set-permissions with revokeTokens cuts the whole account after the change; without it, nothing is cut', () => {
+    const events = run(registered, { type: 'SetPermissions', permissions: ['a'], now: 400, revokeTokens: cut });
+    expect(events.map((e) => e.type)).toEqual(['PermissionsChanged', 'AccountTokensRevoked']);
+    expect(events[1]).toEqual({ type: 'AccountTokensRevoked', v: 1, accountId: 'acc', notBefore: 401, rejectsUntil: 4000, reason: 'permissions-changed', at: 400 });
+    expect(run(registered, { type: 'SetPermissions', permissions: ['a'], now: 400 }).map((e) => e.type)).toEqual(['PermissionsChanged']);
+  });
+
+  it('an operator cut of an account is refused for an unknown account, and leaves the account as it was', () => {
+    expect(() => run([], { type: 'RevokeAccountTokens', now: 1, revokeTokens: cut })).toThrow(expect.objectContaining({ code: 'ERR_ACCOUNT_NOT_FOUND' }));
+    const events = run(registered, { type: 'RevokeAccountTokens', now: 500, revokeTokens: cut });
+    expect(events).toMatchObject([{ type: 'AccountTokensRevoked', notBefore: 501, rejectsUntil: 4100, reason: 'operator' }]);
+    const before = registered.reduce(evolveAccount, initialAccountState());
+    expect(events.reduce(evolveAccount, before)).toEqual(before);
+  });
+
+  it('a log with no tokens gives a cut that rejects nothing beyond its own second', () => {
+    expect(run(registered, { type: 'RevokeAccountTokens', now: 500, revokeTokens: { longestTokenLifetime: 0 } })).toMatchObject([{ notBefore: 501, rejectsUntil: 500 }]);
+  });
+
+  it('the directory dates new tokens at the latest cut of the account or of the client id, whichever is later, in any order it learns them', () => {
+    const directory = new CredentialDirectory();
+    for (const e of registered) directory.apply(e);
+    expect(directory.tokensValidFrom('acc', 'login')).toBe(0);
+    const accountCut = run(registered, { type: 'RevokeAccountTokens', now: 500, revokeTokens: cut });
+    const keyCut = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), now: 700, revokeTokens: cut });
+    for (const e of [...keyCut, ...accountCut, ...accountCut]) directory.apply(e);
+    expect(directory.tokensValidFrom('acc', 'login')).toBe(701);
+    expect(directory.tokensValidFrom('acc', 'apiid')).toBe(501);
+    expect(directory.tokensValidFrom('other', 'other-login')).toBe(0);
+  });
+});

@@ -22,6 +22,8 @@ export class CredentialDirectory {
   private readonly apiLogins = new Map<string, ActiveCredential>();
   private readonly legacyApiIds = new Map<string, ActiveCredential>();
   private readonly accounts = new Map<string, AccountProfile>();
+  /** Account id or client id (API Login ID, API ID) → the `notBefore` of its latest cut. */
+  private readonly cuts = new Map<string, number>();
 
   apply(event: AccountEvent): void {
     switch (event.type) {
@@ -45,6 +47,12 @@ export class CredentialDirectory {
         if (account) this.accounts.set(event.accountId, { ...account, permissions: event.permissions });
         return;
       }
+      case 'AccountTokensRevoked':
+        this.cut(`account:${event.accountId}`, event.notBefore);
+        return;
+      case 'CredentialTokensRevoked':
+        this.cut(`client:${event.apiLoginId ?? event.apiId ?? ''}`, event.notBefore);
+        return;
       default:
         assertNever(event);
     }
@@ -60,6 +68,21 @@ export class CredentialDirectory {
 
   account(accountId: string): AccountProfile | undefined {
     return this.accounts.get(accountId);
+  }
+
+  /**
+   * The earliest `iat` a new token for this account and client id may carry: a cut refuses tokens
+   * issued before its `notBefore`, which lies up to a second ahead (token-cut.ts), so a token issued
+   * meanwhile is dated at it rather than born refused. 0 when neither was ever cut.
+   */
+  tokensValidFrom(accountId: string, clientId: string): number {
+    if (this.cuts.size === 0) return 0;
+    return Math.max(this.cuts.get(`account:${accountId}`) ?? 0, this.cuts.get(`client:${clientId}`) ?? 0);
+  }
+
+  /** Applying a cut twice, or out of order (once at once in-process, once from the log), keeps the latest. */
+  private cut(key: string, notBefore: number): void {
+    this.cuts.set(key, Math.max(this.cuts.get(key) ?? 0, notBefore));
   }
 
   /** Whether a credential is still active: a refresh of a family made with a rotated-away key is refused. */

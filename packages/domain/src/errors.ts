@@ -8,7 +8,10 @@ export type DomainErrorCode =
   | 'ERR_ACCOUNT_EXISTS'
   | 'ERR_ACCOUNT_NOT_FOUND'
   | 'ERR_CREDENTIAL_NOT_FOUND'
-  | 'ERR_SIGNING_KEY_NOT_FOUND';
+  | 'ERR_SIGNING_KEY_NOT_FOUND'
+  | 'ERR_FAMILY_NOT_FOUND'
+  | 'ERR_ADMIN_TOKEN_NOT_FOUND'
+  | 'ERR_ADMIN_TOKEN_EXISTS';
 
 export class DomainError extends Error {
   constructor(

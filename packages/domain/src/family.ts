@@ -82,6 +82,11 @@ export type FamilyCommand =
       readonly type: 'RevokeToken';
       readonly presentedRefreshTokenHash: string;
       readonly now: number;
+    }
+  | {
+      /** An operator's revocation (admin API): no refresh token needed, and revoking a revoked family changes nothing. */
+      readonly type: 'RevokeFamily';
+      readonly now: number;
     };
 
 /**
@@ -135,6 +140,8 @@ export function decideFamily(command: FamilyCommand, state: FamilyState): Family
       return [rotate(command, state)];
     case 'RevokeToken':
       return [revoke(command, state)];
+    case 'RevokeFamily':
+      return revokeByOperator(command, state);
     default:
       return assertNever(command);
   }
@@ -212,6 +219,23 @@ function wasUsed(state: FamilyState, presentedHash: string): state is Extract<Fa
 
 function revoke(command: Extract<FamilyCommand, { type: 'RevokeToken' }>, state: FamilyState): TokenRevoked {
   return revokedFamily(requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now), command.now);
+}
+
+/**
+ * No `reason` on the event: TokenRevoked's reason is an enum that readers before this one check, so a
+ * new value would make them drop the revocation. Who revoked it is in the event's metadata (decision 0011).
+ */
+function revokeByOperator(command: Extract<FamilyCommand, { type: 'RevokeFamily' }>, state: FamilyState): TokenRevoked[] {
+  switch (state.status) {
+    case 'none':
+      throw new DomainError('ERR_FAMILY_NOT_FOUND', 'no such token family');
+    case 'revoked':
+      return [];
+    case 'active':
+      return [revokedFamily(state, command.now)];
+    default:
+      return assertNever(state);
+  }
 }
 
 function revokedFamily(current: Extract<FamilyState, { status: 'active' }>, now: number, reason?: TokenRevoked['reason']): TokenRevoked {

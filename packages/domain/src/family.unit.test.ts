@@ -273,3 +273,29 @@ describe('reuse of a used refresh token', () => {
     expect(state).toMatchObject({ status: 'active', refreshTokenHash: hash('c'), usedRefreshTokenHashes: [hash('a'), hash('b')] });
   });
 });
+
+/** Issue 12, point 4: an operator revokes a family without its refresh token (POST /admin/v1/families/{id}/revoke). */
+describe('operator revocation of a family', () => {
+  const byOperator = (now: number): FamilyCommand => ({ type: 'RevokeFamily', now });
+
+  it('revokes an active family at its newest generation, covering every generation until the last expiry, with no reason an older reader would refuse', () => {
+    given([...issued, ...rotated]).when(byOperator(t0 + 20)).then((events) => {
+      expect(events).toEqual([
+        { type: 'TokenRevoked', v: 1, familyId: 'fam', accountId: 'acc', generation: 1, revokedAt: t0 + 20, accessExpiresAt: t0 + 10 + 3600, rejectsUntil: t0 + 10 + 3600 },
+      ]);
+    });
+  });
+
+  it('changes nothing on a family already revoked, whoever revoked it', () => {
+    given([...issued, ...revokedAfterIssue]).when(byOperator(t0 + 20)).then((events) => expect(events).toEqual([]));
+  });
+
+  it('refuses an unknown family as not found', () => {
+    given([]).when(byOperator(t0)).thenThrows('ERR_FAMILY_NOT_FOUND');
+  });
+
+  it('after it, the refresh token is refused as revoked', () => {
+    const revoked = decideFamily(byOperator(t0 + 20), issued.reduce(evolveFamily, initialFamilyState()));
+    given([...issued, ...revoked]).when(rotate(hash('a'), t0 + 30)).thenThrows('ERR_REFRESH_TOKEN_REVOKED');
+  });
+});

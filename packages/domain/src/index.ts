@@ -5,3 +5,5 @@ export * from './family.js';
 export * from './account.js';
 export * from './credential-directory.js';
 export * from './signing-keys.js';
+export * from './token-cut.js';
+export * from './admin-token.js';

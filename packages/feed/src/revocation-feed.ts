@@ -8,7 +8,10 @@ import { revocationEventTypes } from '@tessera/contracts';
  * `revocationFeedContract` unchanged.
  */
 
-/** What the relay publishes: what a verifier elsewhere needs to reject a token or trust a key. */
+/**
+ * What the relay publishes: what a verifier elsewhere needs to reject a token or trust a key. The
+ * cuts (AccountTokensRevoked, CredentialTokensRevoked) come with revocationEventTypes.
+ */
 export const feedEventTypes = [
   ...revocationEventTypes,
   // A revoked credential or a narrowed permission set changes what a live token may do.
@@ -149,10 +152,16 @@ export function feedKey(event: TesseraEvent): string {
     case 'LegacyCredentialIssued':
     case 'LegacyCredentialRevoked':
     case 'PermissionsChanged':
+    case 'AccountTokensRevoked':
+    case 'CredentialTokensRevoked':
     case 'LegacyTokenIssued':
       return event.accountId;
     case 'AuthenticationFailuresCounted':
       return event.accountId ?? 'unknown';
+    case 'AdminTokenIssued':
+    case 'AdminTokenRevoked':
+      // Never published (not a feed event type); keyed all the same, so every event has a key.
+      return event.adminTokenId;
     default: {
       const unknownEvent: never = event;
       throw new TypeError(`no feed key for ${(unknownEvent as { type: string }).type}`);

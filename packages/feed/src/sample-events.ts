@@ -37,6 +37,7 @@ export function signingKeyPublished(kid: string, at: number): SigningKeyPublishe
 function streamOf(event: TesseraEvent): string {
   if ('familyId' in event) return streams.family(event.familyId);
   if ('kid' in event) return streams.signingKeys();
+  if ('adminTokenId' in event) return streams.adminToken(event.adminTokenId);
   if (event.type === 'AuthenticationFailuresCounted') return streams.authenticationFailures(event.accountId);
   return streams.account(event.accountId);
 }
