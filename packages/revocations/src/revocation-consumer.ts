@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SigningKeyEvent } from '@tessera/contracts';
 import { consoleLogger, type Delivery, type FeedConsumer, type FeedEvent, type FeedLogger, type RevocationFeed } from '@tessera/feed';
-import { RevocationProjection } from '@tessera/verification';
+import { RevocationProjection, type CutCandidate } from '@tessera/verification';
 import { createPositionDeduper } from './position-deduper.js';
 
 export interface RevocationConsumerOptions {
@@ -37,6 +37,8 @@ export interface RevocationConsumer {
   isReady(): boolean;
   /** True when a token of this family and generation has been rotated away or revoked. */
   isRejected(familyId: string, generation: number): boolean;
+  /** True when a cut of the token's account or client id (API Login ID, API ID) came after its `iat`. */
+  isCutOff(token: CutCandidate): boolean;
   stats(): RevocationConsumerStats;
   close(): Promise<void>;
 }
@@ -70,6 +72,8 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
     switch (event.type) {
       case 'TokenRotated':
       case 'TokenRevoked':
+      case 'AccountTokensRevoked':
+      case 'CredentialTokensRevoked':
         projection.apply(event);
         return;
       case 'SigningKeyPublished':
@@ -88,7 +92,12 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'PermissionsChanged':
       case 'AuthenticationFailuresCounted':
         // Nothing for this projection: a token carries its scope, a revoked credential's
-        // refreshes are refused by the issuer, and failure counts are for the audit trail.
+        // refreshes are refused by the issuer (cutting its tokens is a cut event of its own),
+        // and failure counts are for the audit trail.
+        return;
+      case 'AdminTokenIssued':
+      case 'AdminTokenRevoked':
+        // Not published; nothing for a verifier.
         return;
       default: {
         const unknownEvent: never = event;
@@ -119,6 +128,7 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
     ready: readyPromise,
     isReady: () => ready,
     isRejected: (familyId, generation) => projection.isRejected(familyId, generation),
+    isCutOff: (token) => projection.isCutOff(token),
     stats: () => ({ applied, duplicatesIgnored, failed, entries: projection.size }),
     close: async () => {
       clearInterval(forget);

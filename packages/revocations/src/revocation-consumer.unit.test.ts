@@ -81,3 +81,25 @@ describe('revocation consumer (in-process feed)', () => {
     await feed.close();
   });
 });
+
+describe('revocation consumer cuts (in-process feed)', () => {
+  it('refuses tokens issued before an account cut or a credential cut, v1 ones included, and forgets a cut whose tokens have all expired', async () => {
+    const feed = createInProcessFeed();
+    const record = createRecorder();
+    const now = 1_800_000_000;
+    await feed.publish([
+      record({ type: 'AccountTokensRevoked', v: 1, accountId: 'acc', notBefore: now, rejectsUntil: now + 3600, reason: 'operator', at: now - 1 }),
+      record({ type: 'CredentialTokensRevoked', v: 1, accountId: 'acc2', credentialId: 'c', apiId: 'tla_old', notBefore: now, rejectsUntil: now + 1800, reason: 'legacy-key-revoked', at: now - 1 }),
+      record({ type: 'AccountTokensRevoked', v: 1, accountId: 'stale', notBefore: now - 9000, rejectsUntil: now - 7200, reason: 'operator', at: now - 9001 }),
+    ]);
+    const consumer = await startRevocationConsumer({ feed, now: () => now * 1000 });
+    await consumer.ready;
+    expect(consumer.isCutOff({ accountId: 'acc', clientId: 'tsl_a', issuedAt: now - 1 })).toBe(true);
+    expect(consumer.isCutOff({ accountId: 'acc', clientId: 'tsl_a', issuedAt: now })).toBe(false);
+    expect(consumer.isCutOff({ accountId: 'acc2', clientId: 'tla_old', issuedAt: now - 1 })).toBe(true);
+    expect(consumer.isCutOff({ accountId: 'stale', clientId: 'tsl_s', issuedAt: now - 9999 })).toBe(false);
+    expect(consumer.stats()).toMatchObject({ applied: 3, entries: 2 });
+    await consumer.close();
+    await feed.close();
+  });
+});

@@ -1,5 +1,6 @@
 import { audiences, type AccessTokenClaims, type TokenInterface } from '@tessera/contracts';
 import { VerifiedTokenCache, checkClaims, type PublicKeySet, type TokenRejection } from '@tessera/tokens';
+import type { CutCandidate } from './revocation-projection.js';
 
 /**
  * Decides whether a bearer token may do an operation, in the design's order: header →
@@ -27,6 +28,11 @@ export interface AccessRequirement {
 /** The projection as the verifier sees it: fed from the log in-process, or from Kafka elsewhere. */
 export interface RevocationCheck {
   isRejected(familyId: string, generation: number): boolean;
+  /**
+   * Cuts by account and by credential (issue 12). Optional, so that a check written before them
+   * still compiles; such a check knows only families and lets a cut-off token through.
+   */
+  isCutOff?(token: CutCandidate): boolean;
 }
 
 export interface BearerVerifierDeps {
@@ -75,7 +81,11 @@ export function createBearerVerifier(deps: BearerVerifierDeps) {
     });
     if (!checked.ok) return { status: 401, code: checked.code, detail: details[checked.code] };
     const { claims } = checked;
-    if (claims.fid !== undefined && deps.projection.isRejected(claims.fid, claims.gen ?? 0)) {
+    const { projection } = deps;
+    if (
+      (claims.fid !== undefined && projection.isRejected(claims.fid, claims.gen ?? 0)) ||
+      projection.isCutOff?.({ accountId: claims.sub, clientId: claims.client_id, issuedAt: claims.iat }) === true
+    ) {
       return { status: 401, code: 'ERR_TOKEN_REVOKED', detail: details.ERR_TOKEN_REVOKED };
     }
     if (requirement.permission !== undefined && !claims.scope.split(' ').includes(requirement.permission)) {

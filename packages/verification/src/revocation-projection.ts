@@ -1,4 +1,4 @@
-import { rejectsUntilOf, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
+import { rejectsUntilOf, type AccountTokensRevoked, type CredentialTokensRevoked, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
 
 /**
  * family id → lowest valid generation (or revoked). An entry is forgotten once every token it
@@ -26,10 +26,32 @@ export interface RevocationProjectionOptions {
   readonly clockSkewSeconds?: number;
 }
 
-export type RevocationEvent = TokenRotated | TokenRevoked;
+export type RevocationEvent = TokenRotated | TokenRevoked | AccountTokensRevoked | CredentialTokensRevoked;
+
+/**
+ * A cut (docs/decisions/0011): tokens of an account, or of a client id, with `iat` before `notBefore`
+ * are rejected until `forgetAt`. Cuts are operator actions, so there are few; they sit in maps of their own.
+ */
+class Cut {
+  constructor(
+    public forgetAt: number,
+    public notBefore: number,
+  ) {}
+}
+
+/** What a cut looks at in a token: its subject (the account), its client_id and its iat. */
+export interface CutCandidate {
+  readonly accountId: string;
+  readonly clientId: string;
+  /** Epoch seconds. */
+  readonly issuedAt: number;
+}
 
 export class RevocationProjection {
   private readonly entries = new Map<string, Entry>();
+  private readonly accountCuts = new Map<string, Cut>();
+  /** Keyed by client id: API Login IDs and API IDs are random with distinct prefixes, so they never collide. */
+  private readonly credentialCuts = new Map<string, Cut>();
   private readonly clockSkewSeconds: number;
   /** The latest time given to forgetExpired(): time only moves on, so nothing that expires by then is worth storing. */
   private forgottenUpTo = Number.NEGATIVE_INFINITY;
@@ -38,11 +60,14 @@ export class RevocationProjection {
     this.clockSkewSeconds = options.clockSkewSeconds ?? 60;
   }
 
+  /** Families and cuts held. */
   get size(): number {
-    return this.entries.size;
+    return this.entries.size + this.accountCuts.size + this.credentialCuts.size;
   }
 
   apply(event: RevocationEvent): void {
+    if (event.type === 'AccountTokensRevoked') return this.applyCut(this.accountCuts, event.accountId, event);
+    if (event.type === 'CredentialTokensRevoked') return this.applyCut(this.credentialCuts, event.apiLoginId ?? event.apiId, event);
     const forgetAt = rejectsUntilOf(event) + this.clockSkewSeconds;
     // Every token this event rejects has expired already: a rebuild over a long window stores only live entries.
     if (forgetAt <= this.forgottenUpTo) return;
@@ -70,6 +95,29 @@ export class RevocationProjection {
     return entry.revoked || generation < entry.lowestValid;
   }
 
+  /** True when a cut of the token's account or client id was made after the token was issued. */
+  isCutOff(token: CutCandidate): boolean {
+    // The common case, no cut at all, costs two size checks on the verification path.
+    if (this.accountCuts.size === 0 && this.credentialCuts.size === 0) return false;
+    const byAccount = this.accountCuts.get(token.accountId);
+    if (byAccount !== undefined && token.issuedAt < byAccount.notBefore) return true;
+    const byClient = this.credentialCuts.get(token.clientId);
+    return byClient !== undefined && token.issuedAt < byClient.notBefore;
+  }
+
+  /** A max() of each part, like apply(): duplicates and any order change nothing. */
+  private applyCut(cuts: Map<string, Cut>, key: string | undefined, event: AccountTokensRevoked | CredentialTokensRevoked): void {
+    const forgetAt = event.rejectsUntil + this.clockSkewSeconds;
+    if (key === undefined || forgetAt <= this.forgottenUpTo) return;
+    const cut = cuts.get(key);
+    if (cut === undefined) {
+      cuts.set(key, new Cut(forgetAt, event.notBefore));
+      return;
+    }
+    cut.forgetAt = Math.max(cut.forgetAt, forgetAt);
+    cut.notBefore = Math.max(cut.notBefore, event.notBefore);
+  }
+
   /**
    * Drops entries that can no longer reject an unexpired token; returns how many went. It scans
    * from the front and stops at the first entry still needed, so its cost follows what it drops.
@@ -83,6 +131,14 @@ export class RevocationProjection {
       if (entry.forgetAt > nowSeconds) break;
       this.entries.delete(familyId);
       forgotten += 1;
+    }
+    // Cuts are few: a full scan.
+    for (const cuts of [this.accountCuts, this.credentialCuts]) {
+      for (const [key, cut] of cuts) {
+        if (cut.forgetAt > nowSeconds) continue;
+        cuts.delete(key);
+        forgotten += 1;
+      }
     }
     return forgotten;
   }

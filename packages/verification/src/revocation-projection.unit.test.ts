@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TokenRevoked, TokenRotated } from '@tessera/contracts';
+import type { AccountTokensRevoked, CredentialTokensRevoked, TokenRevoked, TokenRotated } from '@tessera/contracts';
 import { RevocationProjection } from './revocation-projection.js';
 
 const hash = 'A'.repeat(43);
@@ -162,5 +162,71 @@ describe('RevocationProjection', () => {
         expect(projection.forgetExpired(at + 3600 + 60)).toBe(5);
       });
     }
+  });
+});
+
+/** Issue 12: cuts by account and by credential (docs/decisions/0011). */
+describe('RevocationProjection cuts', () => {
+  const accountCut = (accountId: string, notBefore: number, rejectsUntil = notBefore + 3600): AccountTokensRevoked => ({
+    type: 'AccountTokensRevoked',
+    v: 1,
+    accountId,
+    notBefore,
+    rejectsUntil,
+    reason: 'operator',
+    at: notBefore - 1,
+  });
+  const credentialCut = (client: { apiLoginId: string } | { apiId: string }, notBefore: number, rejectsUntil = notBefore + 3600): CredentialTokensRevoked => ({
+    type: 'CredentialTokensRevoked',
+    v: 1,
+    accountId: 'acc',
+    credentialId: 'cred-old',
+    ...client,
+    notBefore,
+    rejectsUntil,
+    reason: 'transaction-key-rotated',
+    at: notBefore - 1,
+  });
+  const token = (accountId: string, clientId: string, issuedAt: number) => ({ accountId, clientId, issuedAt });
+
+  it('an account cut rejects every token of the account issued before notBefore, whatever its client id, and no other account', () => {
+    const projection = new RevocationProjection();
+    projection.apply(accountCut('acc', 2_000));
+    expect(projection.isCutOff(token('acc', 'tsl_a', 1_999))).toBe(true);
+    expect(projection.isCutOff(token('acc', 'tla_b', 1_000))).toBe(true);
+    expect(projection.isCutOff(token('acc', 'tsl_a', 2_000))).toBe(false);
+    expect(projection.isCutOff(token('other', 'tsl_c', 1_000))).toBe(false);
+  });
+
+  it('a credential cut rejects the tokens of that API Login ID or API ID issued before notBefore, and not the account\'s others', () => {
+    const projection = new RevocationProjection();
+    projection.apply(credentialCut({ apiLoginId: 'tsl_old' }, 2_000));
+    projection.apply(credentialCut({ apiId: 'tla_old' }, 3_000));
+    expect(projection.isCutOff(token('acc', 'tsl_old', 1_999))).toBe(true);
+    expect(projection.isCutOff(token('acc', 'tsl_old', 2_000))).toBe(false);
+    expect(projection.isCutOff(token('acc', 'tla_old', 2_999))).toBe(true);
+    expect(projection.isCutOff(token('acc', 'tsl_new', 1_000))).toBe(false);
+  });
+
+  it('is indifferent to duplicates and order: the latest notBefore and the latest forgetting win', () => {
+    const projection = new RevocationProjection({ clockSkewSeconds: 0 });
+    projection.apply(accountCut('acc', 3_000, 5_000));
+    projection.apply(accountCut('acc', 2_000, 9_000));
+    projection.apply(accountCut('acc', 3_000, 5_000));
+    expect(projection.isCutOff(token('acc', 'x', 2_500))).toBe(true);
+    projection.forgetExpired(8_999);
+    expect(projection.isCutOff(token('acc', 'x', 2_500))).toBe(true);
+    expect(projection.size).toBe(1);
+  });
+
+  it('forgets a cut once every token it rejects has expired, plus clock skew, and skips one that is stale when it arrives', () => {
+    const projection = new RevocationProjection({ clockSkewSeconds: 60 });
+    projection.apply(accountCut('acc', 2_000, 5_000));
+    projection.apply(credentialCut({ apiLoginId: 'tsl_old' }, 2_000, 5_000));
+    expect(projection.forgetExpired(5_059)).toBe(0);
+    expect(projection.forgetExpired(5_060)).toBe(2);
+    expect(projection.isCutOff(token('acc', 'tsl_old', 1_000))).toBe(false);
+    projection.apply(accountCut('late', 2_000, 5_000));
+    expect(projection.size).toBe(0);
   });
 });

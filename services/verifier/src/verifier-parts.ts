@@ -23,7 +23,10 @@ export function createVerifierParts(config: TesseraConfig): VerifierParts {
   let refreshKeys: (() => Promise<void>) | undefined;
   const bearer = createBearerVerifier({
     keys: state.keys,
-    projection: { isRejected: (familyId, generation) => source.isRejected(familyId, generation) },
+    projection: {
+      isRejected: (familyId, generation) => source.isRejected(familyId, generation),
+      isCutOff: (token) => source.isCutOff?.(token) === true,
+    },
     issuer: config.TESSERA_ISSUER,
     now: nowSeconds,
     clockSkewSeconds: config.TESSERA_CLOCK_SKEW,

@@ -1,9 +1,11 @@
 import {
   accountEventTypes,
   signingKeyEventTypes,
+  tokenCutEventTypes,
   type AccountEvent,
   type FamilyEvent,
   type SigningKeyEvent,
+  type TokenCutEvent,
 } from '@tessera/contracts';
 import { CredentialDirectory } from '@tessera/domain';
 import type { LogReader } from '@tessera/event-store';
@@ -18,10 +20,14 @@ export function createVerifierState(options: { clockSkewSeconds: number }) {
   const keys = new PublicKeySet();
   const projection = new RevocationProjection({ clockSkewSeconds: options.clockSkewSeconds });
   const accounts = new CredentialDirectory();
-  /** Keys and accounts need the whole history. */
+  /**
+   * Keys and accounts need the whole history. So do cuts, which are account events: read with them,
+   * no rebuild window has to argue where they lie (the projection stores only those still live).
+   */
   const readers: LogReader[] = [
     { types: signingKeyEventTypes, apply: ({ event }) => keys.apply(event as SigningKeyEvent) },
     { types: accountEventTypes, apply: ({ event }) => accounts.apply(event as AccountEvent) },
+    { types: tokenCutEventTypes, apply: ({ event }) => projection.apply(event as TokenCutEvent) },
   ];
   /** Rotations and revocations matter for one token lifetime only: followed from that far back (DESIGN §5). */
   const revocationReader: LogReader = {
@@ -31,7 +37,15 @@ export function createVerifierState(options: { clockSkewSeconds: number }) {
   function applyFamilyEvent(event: FamilyEvent): void {
     if (event.type !== 'TokenIssued') projection.apply(event);
   }
-  return { keys, projection, accounts, readers, revocationReader, applyFamilyEvent };
+  /**
+   * A cut this process appended, applied before its answer is sent (read-your-writes, as
+   * applyFamilyEvent); the log brings it again, which changes nothing.
+   */
+  function applyCut(event: TokenCutEvent): void {
+    projection.apply(event);
+    accounts.apply(event);
+  }
+  return { keys, projection, accounts, readers, revocationReader, applyFamilyEvent, applyCut };
 }
 
 export type VerifierState = ReturnType<typeof createVerifierState>;
