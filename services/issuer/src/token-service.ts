@@ -142,6 +142,15 @@ export function createTokenService(deps: TokenServiceDeps) {
     }
   }
 
+  /**
+   * When a new token for this account and client id is issued: now, or the `notBefore` of a cut made
+   * in this same second if that is later (up to a second ahead; token-cut.ts in the domain). Without
+   * it, a client that gets a new token right after `--revoke-tokens` would get one already refused.
+   */
+  function issueTime(accountId: string, clientId: string): number {
+    return Math.max(deps.now(), directory.tokensValidFrom(accountId, clientId));
+  }
+
   // ---- Refresh-token reuse (TESSERA_REFRESH_REUSE, RFC 9700 section 4.14.2, docs/decisions/0010) ----
 
   /**
@@ -208,7 +217,7 @@ export function createTokenService(deps: TokenServiceDeps) {
           refreshTokenHash: hasher.hash(refreshToken),
           jti: newJti(),
           scope: account.permissions,
-          now: deps.now(),
+          now: issueTime(account.accountId, apiLoginId),
           lifetimes: deps.lifetimes,
         }),
         metadata,
@@ -236,7 +245,7 @@ export function createTokenService(deps: TokenServiceDeps) {
             jti: newJti(),
             // The account's permissions now: a refresh picks up permission changes.
             scope: state.status === 'active' ? (directory.account(state.accountId)?.permissions ?? []) : [],
-            now: deps.now(),
+            now: state.status === 'active' ? issueTime(state.accountId, state.apiLoginId) : deps.now(),
             lifetimes: deps.lifetimes,
             refreshReuse,
           };
@@ -269,7 +278,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         refused('v1', credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiId });
         throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API ID or API Key');
       }
-      const now = deps.now();
+      const now = issueTime(account.accountId, apiId);
       const event: LegacyTokenIssued = {
         type: 'LegacyTokenIssued',
         v: 1,

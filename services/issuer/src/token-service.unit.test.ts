@@ -293,3 +293,31 @@ describe('legacyAuthenticate (spec 4.5)', () => {
     expect(await store.headPosition()).toBeUndefined();
   });
 });
+
+/** Issue 12: after a cut, new tokens carry an iat the cut does not refuse (token-cut.ts in the domain). */
+describe('tokens issued in the second of a cut', () => {
+  const cutAccount = () =>
+    account({ type: 'AccountTokensRevoked', v: 1, accountId: 'acct_1', notBefore: t0 + 1, rejectsUntil: t0 + 3600, reason: 'permissions-changed', at: t0 });
+
+  it('get, refresh and v1 authenticate date the token at the cut\'s notBefore, expiries counted from it', async () => {
+    const before = await issue();
+    cutAccount();
+    const pair = await issue();
+    expect(claimsOf(pair.accessToken)).toMatchObject({ iat: t0 + 1, exp: t0 + 1 + 3600 });
+    const refreshed = await tokens.refreshToken(before.refreshToken, metadata);
+    expect(claimsOf(refreshed.accessToken)).toMatchObject({ iat: t0 + 1, gen: 1 });
+    const legacy = await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata);
+    const v1 = verify(legacy.authenticationToken, audiences.v1);
+    expect(v1.ok && v1.claims.iat).toBe(t0 + 1);
+    expect(legacy.expiresInSeconds).toBe(1800);
+  });
+
+  it('a credential cut dates only that client id\'s tokens; once the clock passes notBefore, tokens carry the time again', async () => {
+    account({ type: 'CredentialTokensRevoked', v: 1, accountId: 'acct_1', credentialId: 'cred_v1', apiId: 'tla_1', notBefore: t0 + 1, rejectsUntil: t0 + 1800, reason: 'legacy-key-revoked', at: t0 });
+    expect(claimsOf((await issue()).accessToken).iat).toBe(t0);
+    now = t0 + 5;
+    const legacy = await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata);
+    const v1 = verify(legacy.authenticationToken, audiences.v1);
+    expect(v1.ok && v1.claims.iat).toBe(t0 + 5);
+  });
+});
