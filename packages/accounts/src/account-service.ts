@@ -1,5 +1,14 @@
 import { accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/contracts';
-import { DomainError, accountDecider, evolveAccount, initialAccountState, type AccountCommand, type AccountState } from '@tessera/domain';
+import {
+  DomainError,
+  accountDecider,
+  evolveAccount,
+  initialAccountState,
+  unsafeNameCharacter,
+  type AccountCommand,
+  type AccountState,
+  type TokenCut,
+} from '@tessera/domain';
 import { handleCommand, type CommandStore, type EventStore } from '@tessera/event-store';
 import {
   newAccountId,
@@ -19,6 +28,16 @@ export interface AccountServiceDeps {
   readonly now: () => number;
   /** Who changes accounts through this service ('cli', an admin API): written on each event for the audit trail. */
   readonly actor: string;
+  /**
+   * The longest lifetime (exp − iat, seconds) among the access tokens the log shows that can still be
+   * live: how long a cut must be remembered (docs/decisions/0011). Asked only by `revokeTokens`.
+   */
+  readonly longestTokenLifetime?: () => Promise<number>;
+}
+
+/** Also cut the tokens issued before now (`--revoke-tokens`). */
+export interface RevokeTokensOption {
+  readonly revokeTokens?: boolean;
 }
 
 /** A new account's identifiers and secrets. The secrets exist only here: the log keeps their keyed hashes. */
@@ -48,16 +67,11 @@ export interface AccountChange {
   readonly accountId: string;
   /** The types of the events appended. */
   readonly events: readonly AccountEvent['type'][];
+  /** With `revokeTokens`: tokens issued before this time (epoch seconds) are refused. */
+  readonly tokensRevokedBefore?: number;
 }
 
 const permissionPattern = /^[A-Za-z0-9:._*-]{1,128}$/;
-/**
- * Characters a name must not hold, because a terminal acts on them when `accounts list` or an
- * audit prints the name: control characters (C0, DEL, C1: escape sequences, line breaks), bidi
- * overrides and isolates (which reorder what is shown), line and paragraph separators. Joiners
- * (U+200C, U+200D) stay allowed: several scripts need them.
- */
-const unsafeNameCharacter = /[\p{Cc}\u202a-\u202e\u2066-\u2069\u2028\u2029]/u;
 /** Administrators seldom change one account at the same moment; a few fresh reads settle it. */
 const conflictRetries = 3;
 
@@ -81,6 +95,13 @@ export function createAccountService(deps: AccountServiceDeps) {
       metadata,
       onConflict: { retries: conflictRetries },
     });
+  }
+
+  /** Asked before the command, once: a retry after a conflict decides with the same figure. */
+  async function cutOf(option: RevokeTokensOption | undefined): Promise<TokenCut | undefined> {
+    if (!option?.revokeTokens) return undefined;
+    if (!deps.longestTokenLifetime) throw new Error('revokeTokens needs longestTokenLifetime in the account service deps');
+    return { longestTokenLifetime: await deps.longestTokenLifetime() };
   }
 
   async function accountOfLogin(apiLoginId: string): Promise<string> {
@@ -123,23 +144,33 @@ export function createAccountService(deps: AccountServiceDeps) {
     },
 
     /** A new Transaction Key for one API Login ID (the account's first when only the account is named); the old key is refused from then on. */
-    async rotateKey(target: { accountId?: string; apiLoginId?: string }): Promise<{ accountId: string; apiLoginId: string; transactionKey: string }> {
+    /**
+     * A new Transaction Key for one API Login ID (the account's first when only the account is named); the
+     * old key is refused from then on. With `revokeTokens`, the access tokens issued under it are too.
+     */
+    async rotateKey(
+      target: { accountId?: string; apiLoginId?: string },
+      option?: RevokeTokensOption,
+    ): Promise<{ accountId: string; apiLoginId: string; transactionKey: string; tokensRevokedBefore?: number }> {
       if (!target.accountId && !target.apiLoginId) throw new InvalidAccountInput('account', 'name the account or the API Login ID whose key to rotate');
       const accountId = target.accountId ?? (await accountOfLogin(target.apiLoginId!));
       const transactionKey = newTransactionKey();
+      const revokeTokens = await cutOf(option);
       const { events } = await change(accountId, (state) => {
         const apiLoginId = target.apiLoginId ?? [...state.apiCredentials.keys()][0];
         if (!apiLoginId) throw new DomainError('ERR_CREDENTIAL_NOT_FOUND', `account ${accountId} has no active API Login ID`);
-        return { type: 'RotateTransactionKey', apiLoginId, credentialId: newCredentialId(), transactionKeyHash: hasher.hash(transactionKey), now: deps.now() };
+        return { type: 'RotateTransactionKey', apiLoginId, credentialId: newCredentialId(), transactionKeyHash: hasher.hash(transactionKey), now: deps.now(), revokeTokens };
       });
       const issued = events.find((event) => event.type === 'ApiCredentialIssued');
-      return { accountId, apiLoginId: issued!.apiLoginId, transactionKey };
+      return { accountId, apiLoginId: issued!.apiLoginId, transactionKey, ...cutBefore(events) };
     },
 
-    async setPermissions(accountId: string, permissions: readonly string[]): Promise<AccountChange> {
+    /** With `revokeTokens` the change holds at once: every token of the account issued before now is refused, and clients get new ones with the new scope. */
+    async setPermissions(accountId: string, permissions: readonly string[], option?: RevokeTokensOption): Promise<AccountChange> {
       const valid = validPermissions(permissions);
-      const { events } = await change(accountId, () => ({ type: 'SetPermissions', permissions: valid, now: deps.now() }));
-      return { accountId, events: events.map((event) => event.type) };
+      const revokeTokens = await cutOf(option);
+      const { events } = await change(accountId, () => ({ type: 'SetPermissions', permissions: valid, now: deps.now(), revokeTokens }));
+      return { accountId, events: events.map((event) => event.type), ...cutBefore(events) };
     },
 
     async addLegacyKey(accountId: string): Promise<{ accountId: string } & NewLegacyKey> {
@@ -149,12 +180,19 @@ export function createAccountService(deps: AccountServiceDeps) {
       return { accountId, apiId, apiKey };
     },
 
-    /** v1 tokens already issued under the key live out their lifetime. */
-    async revokeLegacyKey(accountId: string, apiId: string): Promise<AccountChange> {
-      const { events } = await change(accountId, () => ({ type: 'RevokeLegacyCredential', apiId, now: deps.now() }));
-      return { accountId, events: events.map((event) => event.type) };
+    /** v1 tokens already issued under the key live out their lifetime, unless `revokeTokens` refuses them too. */
+    async revokeLegacyKey(accountId: string, apiId: string, option?: RevokeTokensOption): Promise<AccountChange> {
+      const revokeTokens = await cutOf(option);
+      const { events } = await change(accountId, () => ({ type: 'RevokeLegacyCredential', apiId, now: deps.now(), revokeTokens }));
+      return { accountId, events: events.map((event) => event.type), ...cutBefore(events) };
     },
   };
+}
+
+/** When the cut among these events, if any, starts refusing tokens. */
+function cutBefore(events: readonly AccountEvent[]): { tokensRevokedBefore?: number } {
+  const cut = events.find((event) => event.type === 'AccountTokensRevoked' || event.type === 'CredentialTokensRevoked');
+  return cut ? { tokensRevokedBefore: cut.notBefore } : {};
 }
 
 /** Every account, folded from the log. */

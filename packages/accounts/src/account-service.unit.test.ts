@@ -128,3 +128,55 @@ describe('account service', () => {
     expect(events.filter((type) => type === 'PermissionsChanged')).toHaveLength(1);
   });
 });
+
+/** Issue 12, point 4: --revoke-tokens on rotate-key, revoke-legacy-key and set-permissions. */
+describe('account service with revokeTokens', () => {
+  let asked: number;
+  beforeEach(() => {
+    asked = 0;
+    accounts = createAccountService({
+      store,
+      hasher,
+      now: () => now,
+      actor: 'cli',
+      longestTokenLifetime: async () => {
+        asked += 1;
+        return 3600;
+      },
+    });
+  });
+
+  it('rotateKey cuts the old credential\'s tokens after the rotation, from the next second until the longest lifetime the log shows', async () => {
+    const created = await accounts.create({ name: 'Shop', permissions: [], legacy: false });
+    const rotated = await accounts.rotateKey({ accountId: created.accountId }, { revokeTokens: true });
+    expect(rotated.tokensRevokedBefore).toBe(now + 1);
+    const recorded = await store.readStream(streams.account(created.accountId));
+    const last = recorded.slice(-3);
+    expect(last.map((r) => r.event.type)).toEqual(['ApiCredentialIssued', 'ApiCredentialRevoked', 'CredentialTokensRevoked']);
+    expect(last[2]?.event).toMatchObject({ apiLoginId: created.apiLoginId, notBefore: now + 1, rejectsUntil: now + 3600, reason: 'transaction-key-rotated' });
+    expect(last[2]?.metadata).toEqual({ accountId: created.accountId, actor: 'cli' });
+    expect(asked).toBe(1);
+  });
+
+  it('revokeLegacyKey and setPermissions cut with it; without it they cut nothing and never read the lifetimes', async () => {
+    const created = await accounts.create({ name: 'Shop', permissions: [], legacy: true });
+    expect(await accounts.setPermissions(created.accountId, ['a'])).toEqual({ accountId: created.accountId, events: ['PermissionsChanged'] });
+    expect(asked).toBe(0);
+    expect(await accounts.setPermissions(created.accountId, ['b'], { revokeTokens: true })).toEqual({
+      accountId: created.accountId,
+      events: ['PermissionsChanged', 'AccountTokensRevoked'],
+      tokensRevokedBefore: now + 1,
+    });
+    expect(await accounts.revokeLegacyKey(created.accountId, created.legacy!.apiId, { revokeTokens: true })).toMatchObject({
+      events: ['LegacyCredentialRevoked', 'CredentialTokensRevoked'],
+      tokensRevokedBefore: now + 1,
+    });
+  });
+
+  it('a refused change appends no cut', async () => {
+    const created = await accounts.create({ name: 'Shop', permissions: [], legacy: false });
+    const head = await store.headPosition();
+    expect(await refusal(accounts.revokeLegacyKey(created.accountId, 'tla_nope', { revokeTokens: true }))).toMatchObject({ code: 'ERR_CREDENTIAL_NOT_FOUND' });
+    expect(await store.headPosition()).toBe(head);
+  });
+});

@@ -7,5 +7,6 @@ export {
   type AccountSummary,
   type CreatedAccount,
   type NewLegacyKey,
+  type RevokeTokensOption,
 } from './account-service.js';
 export { InvalidAccountInput } from './invalid-account-input.js';

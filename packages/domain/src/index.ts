@@ -7,3 +7,4 @@ export * from './credential-directory.js';
 export * from './signing-keys.js';
 export * from './token-cut.js';
 export * from './admin-token.js';
+export * from './names.js';
