@@ -17,6 +17,8 @@ export const redactedPaths = [
   '*.apikey',
   '*.apiKey',
   '*.authentication_token',
+  '*.admin_token',
+  '*.adminToken',
   'body',
   '*.body',
 ];

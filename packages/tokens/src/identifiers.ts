@@ -32,3 +32,6 @@ export const newApiLoginId = () => `tsl_${randomToken(9)}`;
 export const newTransactionKey = () => `tsk_${randomToken(32)}`;
 export const newLegacyApiId = () => `tla_${randomToken(9)}`;
 export const newLegacyApiKey = () => `tlk_${randomToken(32)}`;
+export const newAdminTokenId = () => randomUUID();
+/** For /admin/v1/*: `tsa_` so a scanner that knows the other prefixes finds a leaked one too. */
+export const newAdminToken = () => `tsa_${randomToken(32)}`;

@@ -1,0 +1,55 @@
+import { adminTokenEventTypes, type AdminTokenEvent } from '@tessera/contracts';
+import { sameKeyedHash } from '@tessera/domain';
+import type { LogReader } from '@tessera/event-store';
+import type { SecretHasher } from '@tessera/tokens';
+
+/** The admin token a request presented, once authenticated: never the token or its hash. */
+export interface AuthenticatedAdmin {
+  readonly id: string;
+  readonly name: string;
+  readonly scopes: ReadonlySet<string>;
+}
+
+/**
+ * The read model the admin API authenticates against: the active admin tokens by keyed hash. It
+ * follows the log (a LogReader), so a token made by the CLI works within a poll of the log, and a
+ * revoked one stops as soon as its revocation is read.
+ */
+export class AdminTokenDirectory {
+  private readonly byHash = new Map<string, { readonly tokenHash: string; readonly admin: AuthenticatedAdmin }>();
+  private readonly hashById = new Map<string, string>();
+
+  constructor(private readonly hasher: SecretHasher) {}
+
+  /** What to follow in the log; the whole history, as admin tokens do not expire. */
+  get reader(): LogReader {
+    return { types: adminTokenEventTypes, apply: ({ event }) => this.apply(event as AdminTokenEvent) };
+  }
+
+  apply(event: AdminTokenEvent): void {
+    if (event.type === 'AdminTokenIssued') {
+      this.byHash.set(event.tokenHash, { tokenHash: event.tokenHash, admin: { id: event.adminTokenId, name: event.name, scopes: new Set(event.scopes) } });
+      this.hashById.set(event.adminTokenId, event.tokenHash);
+      return;
+    }
+    const hash = this.hashById.get(event.adminTokenId);
+    if (hash !== undefined) this.byHash.delete(hash);
+    this.hashById.delete(event.adminTokenId);
+  }
+
+  /**
+   * The active admin token presented, or undefined. The presented token is hashed with the keyed
+   * hasher and looked up by that hash; the stored hash is then compared in constant time, so what
+   * decides is never a byte-by-byte comparison of secrets.
+   */
+  authenticate(presented: string): AuthenticatedAdmin | undefined {
+    const presentedHash = this.hasher.hash(presented);
+    const found = this.byHash.get(presentedHash);
+    if (found === undefined || !sameKeyedHash(found.tokenHash, presentedHash)) return undefined;
+    return found.admin;
+  }
+
+  get size(): number {
+    return this.byHash.size;
+  }
+}

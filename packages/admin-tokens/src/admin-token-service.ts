@@ -1,0 +1,122 @@
+import { adminScopes, adminTokenEventTypes, streams, type AdminScope, type AdminTokenEvent, type EventMetadata } from '@tessera/contracts';
+import { adminTokenDecider, unsafeNameCharacter, type AdminTokenCommand } from '@tessera/domain';
+import { handleCommand, type CommandStore, type EventStore } from '@tessera/event-store';
+import { newAdminToken, newAdminTokenId, type SecretHasher } from '@tessera/tokens';
+import { InvalidAdminTokenInput } from './invalid-admin-token-input.js';
+
+export interface AdminTokenServiceDeps {
+  readonly store: CommandStore;
+  readonly hasher: SecretHasher;
+  /** Epoch seconds. */
+  readonly now: () => number;
+  /** Who manages admin tokens through this service ('cli'): written on each event for the audit trail. */
+  readonly actor: string;
+}
+
+/** A new admin token. The token exists only here: the log keeps its keyed hash. */
+export interface CreatedAdminToken {
+  readonly id: string;
+  readonly adminToken: string;
+  readonly name: string;
+  readonly scopes: readonly AdminScope[];
+}
+
+/** What `list` shows of an admin token: never the token or its hash. */
+export interface AdminTokenSummary {
+  readonly id: string;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  /** Epoch seconds. */
+  readonly createdAt: number;
+  /** Epoch seconds; undefined while the token is active. */
+  readonly revokedAt: number | undefined;
+}
+
+export interface RevokedAdminToken {
+  readonly id: string;
+  readonly revokedAt: number;
+  /** Revoked before this call: nothing was appended. */
+  readonly alreadyRevoked: boolean;
+}
+
+/**
+ * Admin tokens for /admin/v1/*: the CLI calls it. Each operation is one command on the token's own
+ * stream through the command handler.
+ */
+export function createAdminTokenService(deps: AdminTokenServiceDeps) {
+  const { store, hasher } = deps;
+  const metadata: EventMetadata = { actor: deps.actor };
+
+  return {
+    async create(input: { name: string; scopes: readonly string[] }): Promise<CreatedAdminToken> {
+      const name = validName(input.name);
+      const scopes = validScopes(input.scopes);
+      const id = newAdminTokenId();
+      const adminToken = newAdminToken();
+      await handleCommand(store, {
+        stream: streams.adminToken(id),
+        decider: adminTokenDecider,
+        command: (): AdminTokenCommand => ({ type: 'IssueAdminToken', adminTokenId: id, name, scopes, tokenHash: hasher.hash(adminToken), now: deps.now() }),
+        metadata,
+        // A fresh random id: nothing to read, and nobody else writes there.
+        newStream: true,
+      });
+      return { id, adminToken, name, scopes };
+    },
+
+    /** Refused from then on by every process that follows the log; revoking twice changes nothing. */
+    async revoke(id: string): Promise<RevokedAdminToken> {
+      const { events, state } = await handleCommand(store, {
+        stream: streams.adminToken(id),
+        decider: adminTokenDecider,
+        command: (): AdminTokenCommand => ({ type: 'RevokeAdminToken', now: deps.now() }),
+        metadata,
+        onConflict: { retries: 3 },
+      });
+      // The decider refuses an unknown token, so the state is revoked here.
+      const revokedAt = state.status === 'revoked' ? state.revokedAt : deps.now();
+      return { id, revokedAt, alreadyRevoked: events.length === 0 };
+    },
+  };
+}
+
+export type AdminTokenService = ReturnType<typeof createAdminTokenService>;
+
+/** Every admin token, folded from the log. Reading needs only the log: no hashing key. */
+export async function listAdminTokens(store: Pick<EventStore, 'readAll'>): Promise<AdminTokenSummary[]> {
+  const tokens = new Map<string, AdminTokenSummary>();
+  const pageSize = 1000;
+  let after: bigint | undefined;
+  for (;;) {
+    const page = await store.readAll({ after, types: adminTokenEventTypes, maxCount: pageSize });
+    for (const { event } of page) {
+      const adminEvent = event as AdminTokenEvent;
+      if (adminEvent.type === 'AdminTokenIssued') {
+        tokens.set(adminEvent.adminTokenId, { id: adminEvent.adminTokenId, name: adminEvent.name, scopes: adminEvent.scopes, createdAt: adminEvent.at, revokedAt: undefined });
+      } else {
+        const token = tokens.get(adminEvent.adminTokenId);
+        if (token) tokens.set(token.id, { ...token, revokedAt: adminEvent.at });
+      }
+    }
+    if (page.length < pageSize) return [...tokens.values()];
+    after = page[page.length - 1]!.position;
+  }
+}
+
+function validName(name: string): string {
+  if (name.trim() === '' || name.length > 200) throw new InvalidAdminTokenInput('name', 'an admin token name is 1 to 200 characters, not blank');
+  if (unsafeNameCharacter.test(name)) throw new InvalidAdminTokenInput('name', 'an admin token name may not hold control characters (escape sequences, line breaks, tabs, bidi overrides)');
+  return name;
+}
+
+function validScopes(scopes: readonly string[]): AdminScope[] {
+  if (scopes.length === 0) throw new InvalidAdminTokenInput('scope', `an admin token needs at least one scope: ${adminScopes.join(', ')}`);
+  for (const scope of scopes) {
+    if (!isAdminScope(scope)) throw new InvalidAdminTokenInput('scope', `unknown scope "${scope}"; one of: ${adminScopes.join(', ')}`);
+  }
+  return [...new Set(scopes as AdminScope[])];
+}
+
+export function isAdminScope(scope: string): scope is AdminScope {
+  return (adminScopes as readonly string[]).includes(scope);
+}

@@ -1,0 +1,89 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { streams, type AdminTokenEvent } from '@tessera/contracts';
+import { InMemoryEventStore } from '@tessera/event-store';
+import { createSecretHasher } from '@tessera/tokens';
+import { AdminTokenDirectory } from './admin-token-directory.js';
+import { createAdminTokenService, listAdminTokens, type AdminTokenService } from './admin-token-service.js';
+import { InvalidAdminTokenInput } from './invalid-admin-token-input.js';
+
+const now = 1_800_000_000;
+const hasher = createSecretHasher(Buffer.alloc(32, 3));
+let store: InMemoryEventStore;
+let service: AdminTokenService;
+beforeEach(() => {
+  store = new InMemoryEventStore();
+  service = createAdminTokenService({ store, hasher, now: () => now, actor: 'cli' });
+});
+
+const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
+const logText = async () => JSON.stringify((await store.readAll()).map(({ event, metadata }) => ({ event, metadata })));
+/** The directory as a process has it after following the log. */
+async function followed(): Promise<AdminTokenDirectory> {
+  const directory = new AdminTokenDirectory(hasher);
+  for (const { event } of await store.readAll({ types: directory.reader.types })) directory.apply(event as AdminTokenEvent);
+  return directory;
+}
+
+describe('admin token service', () => {
+  it('create appends AdminTokenIssued with the keyed hash on the token\'s own stream, and returns a tsa_ token the log never holds', async () => {
+    const created = await service.create({ name: 'ops', scopes: ['audit:read', 'tokens:revoke', 'audit:read'] });
+    expect(created.adminToken).toMatch(/^tsa_[A-Za-z0-9_-]{43}$/);
+    const recorded = await store.readStream(streams.adminToken(created.id));
+    expect(recorded.map((r) => r.event)).toEqual([
+      { type: 'AdminTokenIssued', v: 1, adminTokenId: created.id, name: 'ops', scopes: ['audit:read', 'tokens:revoke'], tokenHash: hasher.hash(created.adminToken), at: now },
+    ]);
+    expect(recorded[0]?.metadata).toEqual({ actor: 'cli' });
+    expect(await logText()).not.toContain(created.adminToken);
+  });
+
+  it.each([
+    ['an unknown scope', { name: 'ops', scopes: ['admin:everything'] }, 'scope'],
+    ['no scope', { name: 'ops', scopes: [] }, 'scope'],
+    ['a blank name', { name: ' ', scopes: ['audit:read'] }, 'name'],
+    ['a name with an escape sequence', { name: 'ops\u001b[2J', scopes: ['audit:read'] }, 'name'],
+  ])('create refuses %s as the caller\'s mistake, appending nothing', async (_what, input, field) => {
+    const error = await refusal(service.create(input));
+    expect(error).toBeInstanceOf(InvalidAdminTokenInput);
+    expect(error).toMatchObject({ field });
+    expect(await store.headPosition()).toBeUndefined();
+  });
+
+  it('list shows id, name, scopes, created and revoked, and never the token or its hash', async () => {
+    const a = await service.create({ name: 'reader', scopes: ['audit:read'] });
+    const b = await service.create({ name: 'revoker', scopes: ['tokens:revoke'] });
+    await service.revoke(b.id);
+    const listed = await listAdminTokens(store);
+    expect(listed).toEqual([
+      { id: a.id, name: 'reader', scopes: ['audit:read'], createdAt: now, revokedAt: undefined },
+      { id: b.id, name: 'revoker', scopes: ['tokens:revoke'], createdAt: now, revokedAt: now },
+    ]);
+    const text = JSON.stringify(listed);
+    expect(text).not.toContain(a.adminToken);
+    expect(text).not.toContain(hasher.hash(a.adminToken));
+  });
+
+  it('revoke appends AdminTokenRevoked once; a second revoke appends nothing; an unknown id is not found', async () => {
+    const created = await service.create({ name: 'ops', scopes: ['audit:read'] });
+    expect(await service.revoke(created.id)).toEqual({ id: created.id, revokedAt: now, alreadyRevoked: false });
+    const head = await store.headPosition();
+    expect(await service.revoke(created.id)).toEqual({ id: created.id, revokedAt: now, alreadyRevoked: true });
+    expect(await store.headPosition()).toBe(head);
+    expect(await refusal(service.revoke('nobody'))).toMatchObject({ code: 'ERR_ADMIN_TOKEN_NOT_FOUND' });
+  });
+});
+
+describe('admin token directory', () => {
+  it('authenticates an active token to its id, name and scopes; refuses an unknown one, a near miss, and a revoked one', async () => {
+    const created = await service.create({ name: 'ops', scopes: ['tokens:revoke'] });
+    const other = await service.create({ name: 'other', scopes: ['audit:read'] });
+    let directory = await followed();
+    expect(directory.authenticate(created.adminToken)).toEqual({ id: created.id, name: 'ops', scopes: new Set(['tokens:revoke']) });
+    expect(directory.authenticate('tsa_unknown')).toBeUndefined();
+    expect(directory.authenticate(`${created.adminToken.slice(0, -1)}x`)).toBeUndefined();
+    await service.revoke(created.id);
+    directory = await followed();
+    expect(directory.authenticate(created.adminToken)).toBeUndefined();
+    expect(directory.authenticate(other.adminToken)?.id).toBe(other.id);
+    expect(directory.size).toBe(1);
+  });
+});

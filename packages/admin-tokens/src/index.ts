@@ -1,0 +1,12 @@
+export {
+  createAdminTokenService,
+  isAdminScope,
+  listAdminTokens,
+  type AdminTokenService,
+  type AdminTokenServiceDeps,
+  type AdminTokenSummary,
+  type CreatedAdminToken,
+  type RevokedAdminToken,
+} from './admin-token-service.js';
+export { AdminTokenDirectory, type AuthenticatedAdmin } from './admin-token-directory.js';
+export { InvalidAdminTokenInput } from './invalid-admin-token-input.js';

@@ -1,0 +1,12 @@
+/** A value the caller gave that no admin token may have: the caller's mistake (CLI exit 2), not a state of a token. */
+export class InvalidAdminTokenInput extends Error {
+  readonly code = 'ERR_INVALID_ADMIN_TOKEN_INPUT';
+  constructor(
+    /** Which input: the CLI names its flag after it. */
+    readonly field: 'name' | 'scope',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InvalidAdminTokenInput';
+  }
+}
