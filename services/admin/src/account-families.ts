@@ -1,0 +1,126 @@
+import type { LegacyTokenIssued, RecordedEvent, TesseraEventType, TokenIssued, TokenRotated } from '@tessera/contracts';
+import type { LogReader } from '@tessera/event-store';
+
+/** The events that issue an access token (v5 or v1). */
+export const tokenIssuingTypes = ['TokenIssued', 'TokenRotated', 'LegacyTokenIssued'] as const satisfies readonly TesseraEventType[];
+
+/** Seconds from the `iat` to the `exp` of the access token an event issued, as the event says. */
+export function tokenLifetimeOf(event: TokenIssued | TokenRotated | LegacyTokenIssued): number {
+  return event.type === 'LegacyTokenIssued' ? event.expiresAt - event.issuedAt : event.accessExpiresAt - event.issuedAt;
+}
+
+/**
+ * The admin API's small read model of tokens (issue 12, point 4): which families of an account are
+ * still live, to revoke them all, and the longest token lifetime the log shows, which a cut must
+ * outlive (docs/decisions/0011). It follows every token event from the start of the log, and holds
+ * only families that can still produce or carry a usable token: not revoked, and with a refresh
+ * token or an access token unexpired. Memory follows the live families, a Map entry each.
+ */
+export class AccountFamilies implements LogReader {
+  readonly types: readonly TesseraEventType[] = [...tokenIssuingTypes, 'TokenRevoked', 'AccountTokensRevoked'];
+  /** family id → its account and when it stops mattering; Map order is the order entries were last extended. */
+  private readonly families = new Map<string, { readonly accountId: string; forgetAt: number }>();
+  private readonly byAccount = new Map<string, Set<string>>();
+  private longest = 0;
+  private position: bigint | undefined;
+  private readonly waiters = new Set<{ readonly position: bigint; readonly resolve: () => void }>();
+
+  apply(recorded: RecordedEvent): void {
+    const { event } = recorded;
+    switch (event.type) {
+      case 'TokenIssued':
+      case 'TokenRotated':
+        this.longest = Math.max(this.longest, tokenLifetimeOf(event));
+        this.extend(event.familyId, event.accountId, Math.max(event.refreshExpiresAt, event.accessExpiresAt));
+        break;
+      case 'TokenRevoked':
+        this.remove(event.familyId);
+        break;
+      case 'LegacyTokenIssued':
+        this.longest = Math.max(this.longest, tokenLifetimeOf(event));
+        break;
+      default:
+        // A cut moves the position on, which is what revokeAccountTokens waits for.
+        break;
+    }
+    this.position = recorded.position;
+    for (const waiter of this.waiters) {
+      if (waiter.position <= recorded.position) {
+        this.waiters.delete(waiter);
+        waiter.resolve();
+      }
+    }
+  }
+
+  /** The families of the account that are not revoked and can still produce or carry a token at `nowSeconds`. */
+  liveFamilies(accountId: string, nowSeconds: number): string[] {
+    return [...(this.byAccount.get(accountId) ?? [])].filter((familyId) => (this.families.get(familyId)?.forgetAt ?? 0) > nowSeconds);
+  }
+
+  /** Seconds: the longest exp − iat among every access token (v5 or v1) read so far; 0 before any. */
+  get longestTokenLifetime(): number {
+    return this.longest;
+  }
+
+  get size(): number {
+    return this.families.size;
+  }
+
+  /** Position of the last event applied. */
+  get lastPosition(): bigint | undefined {
+    return this.position;
+  }
+
+  /** Resolves once an event at or after `position` has been applied; false if that takes longer than `timeoutMs`. */
+  async reached(position: bigint, timeoutMs: number): Promise<boolean> {
+    if (this.position !== undefined && this.position >= position) return true;
+    let waiter: { position: bigint; resolve: () => void } | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const reached = new Promise<boolean>((resolve) => {
+      waiter = { position, resolve: () => resolve(true) };
+      this.waiters.add(waiter);
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await reached;
+    } finally {
+      clearTimeout(timer);
+      this.waiters.delete(waiter!);
+    }
+  }
+
+  /** Drops families that can no longer produce or carry a token; scans from the front and stops at the first still needed. */
+  forgetExpired(nowSeconds: number): number {
+    let forgotten = 0;
+    for (const [familyId, family] of this.families) {
+      if (family.forgetAt > nowSeconds) break;
+      this.remove(familyId);
+      forgotten += 1;
+    }
+    return forgotten;
+  }
+
+  private extend(familyId: string, accountId: string, forgetAt: number): void {
+    const family = this.families.get(familyId);
+    if (family === undefined) {
+      this.families.set(familyId, { accountId, forgetAt });
+      const ofAccount = this.byAccount.get(accountId);
+      if (ofAccount) ofAccount.add(familyId);
+      else this.byAccount.set(accountId, new Set([familyId]));
+      return;
+    }
+    family.forgetAt = Math.max(family.forgetAt, forgetAt);
+    // Move it to the back, so forgetExpired() finds the oldest first.
+    this.families.delete(familyId);
+    this.families.set(familyId, family);
+  }
+
+  private remove(familyId: string): void {
+    const family = this.families.get(familyId);
+    if (family === undefined) return;
+    this.families.delete(familyId);
+    const ofAccount = this.byAccount.get(family.accountId);
+    ofAccount?.delete(familyId);
+    if (ofAccount?.size === 0) this.byAccount.delete(family.accountId);
+  }
+}

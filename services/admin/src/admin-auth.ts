@@ -1,0 +1,106 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import type { AdminScope, Problem } from '@tessera/contracts';
+import type { AdminTokenDirectory, AuthenticatedAdmin } from '@tessera/admin-tokens';
+import { problemTypes } from '@tessera/http';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The admin token an /admin/v1/* request presented, once authenticated. */
+    adminToken?: AuthenticatedAdmin;
+  }
+}
+
+/** Every route under it needs an admin token (CONTRACT.md, admin listener). */
+export const adminPathPrefix = '/admin/v1/';
+
+export interface AdminGuardDeps {
+  readonly tokens: Pick<AdminTokenDirectory, 'authenticate'>;
+  /** False while the admin token read model catches up with the log: the guard then answers 503, not a misleading 401. */
+  readonly ready?: () => boolean;
+}
+
+export interface AdminGuard {
+  /**
+   * For each admin route (`onRequest` or `preHandler`): 401 without a usable admin token, 403 when
+   * the token lacks `scope`. The token is then on `request.adminToken`.
+   */
+  requireScope(scope: AdminScope): onRequestAsyncHookHandler;
+  /**
+   * Registered once on the admin listener's app, before the routes: every request under /admin/v1/
+   * needs a usable admin token, whatever route it reaches — one that forgot requireScope, or none
+   * (an unknown path answers 401, not 404, to a caller without a token).
+   */
+  readonly plugin: (app: FastifyInstance) => Promise<void>;
+}
+
+const bearer = /^bearer +([^\s]+) *$/i;
+
+/**
+ * Admin tokens with scopes, RFC 6750 challenges and problem+json (DESIGN.md section 7): no token is
+ * `WWW-Authenticate: Bearer` alone; an unknown or revoked one adds `error="invalid_token"`; a token
+ * without the scope is 403 `error="insufficient_scope", scope="…"`.
+ */
+export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
+  /** The request's admin token; undefined when a refusal was sent instead. */
+  function authenticate(request: FastifyRequest, reply: FastifyReply): AuthenticatedAdmin | undefined {
+    if (request.adminToken) return request.adminToken;
+    if (deps.ready && !deps.ready()) {
+      refuse(reply.header('retry-after', '1'), 503, undefined, {
+        type: problemTypes.unavailable,
+        title: 'Service Unavailable',
+        status: 503,
+        detail: 'the admin token read model is catching up with the event log',
+      });
+      return undefined;
+    }
+    const header = request.headers.authorization;
+    const presented = header === undefined ? undefined : bearer.exec(header)?.[1];
+    if (!presented) {
+      refuse(reply, 401, 'Bearer', unauthorized('an admin token is required: Authorization: Bearer <admin_token>'));
+      return undefined;
+    }
+    const admin = deps.tokens.authenticate(presented);
+    if (!admin) {
+      refuse(reply, 401, 'Bearer error="invalid_token"', unauthorized('the admin token is unknown or revoked'));
+      return undefined;
+    }
+    request.adminToken = admin;
+    return admin;
+  }
+
+  return {
+    requireScope(scope) {
+      return async (request, reply) => {
+        const admin = authenticate(request, reply);
+        if (!admin) return reply;
+        if (admin.scopes.has(scope)) return;
+        return refuse(reply, 403, `Bearer error="insufficient_scope", scope="${scope}"`, {
+          type: problemTypes.forbidden,
+          title: 'Forbidden',
+          status: 403,
+          detail: `the admin token lacks the scope ${scope}`,
+        });
+      };
+    },
+    plugin: fp(
+      async (app: FastifyInstance) => {
+        app.decorateRequest('adminToken', undefined);
+        app.addHook('onRequest', async (request, reply) => {
+          // The route matched as well as the raw path: a percent-encoded path can reach a route its raw form does not name.
+          if (!request.url.startsWith(adminPathPrefix) && !(request.routeOptions.url ?? '').startsWith(adminPathPrefix)) return;
+          if (!authenticate(request, reply)) return reply;
+        });
+      },
+      { name: '@tessera/admin-auth', fastify: '5.x' },
+    ),
+  };
+}
+
+const unauthorized = (detail: string): Problem => ({ type: problemTypes.invalidToken, title: 'Unauthorized', status: 401, detail });
+
+/** sendProblem's shape, with the challenge this refusal needs (sendProblem always says invalid_token on a 401). */
+function refuse(reply: FastifyReply, status: number, challenge: string | undefined, problem: Problem): FastifyReply {
+  if (challenge !== undefined) reply.header('www-authenticate', challenge);
+  return reply.code(status).header('content-type', 'application/problem+json').header('cache-control', 'no-store').send(problem);
+}

@@ -1,0 +1,265 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { accountEventTypes, signingKeyEventTypes, streams, type AccountEvent, type SigningKeyEvent } from '@tessera/contracts';
+import { AdminTokenDirectory, createAdminTokenService, type AdminTokenService } from '@tessera/admin-tokens';
+import { InMemoryEventStore, followLog, type LogReader, type Subscription } from '@tessera/event-store';
+import { SigningKeyring, createTokenService, issuerRoutes } from '@tessera/issuer';
+import { buildApp, createMetrics, createReadiness } from '@tessera/server';
+import { KeyFolder, createSecretHasher } from '@tessera/tokens';
+import { createBearerVerifier } from '@tessera/verification';
+import { createVerifierState, verifierRouteRegistrar } from '@tessera/verifier';
+import { AccountFamilies, adminRoutes, createAdminGuard, createOperatorRevocation } from '@tessera/admin';
+
+/**
+ * The admin API's routes (services/admin) through inject(), on the in-memory store, in one app with
+ * the issuer's and the verifier's routes wired as the all-in-one wires them: the read models follow
+ * the log, and the admin API hands its family events and cuts to this process's verifier before it
+ * answers. Here rather than next to the routes, because the issuer depends on the admin package.
+ */
+const issuer = 'urn:tessera:test';
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const hasher = createSecretHasher(Buffer.alloc(32, 5));
+
+let keysDir: string;
+let store: InMemoryEventStore;
+let following: Subscription;
+let readModelFailure: unknown;
+let app: FastifyInstance;
+let adminTokens: AdminTokenService;
+let directory: AdminTokenDirectory;
+let families: AccountFamilies;
+/** tokens:revoke, audit:read only, and one revoked. */
+const admin = { revoker: { id: '', token: '' }, reader: { id: '', token: '' }, revoked: { id: '', token: '' } };
+
+async function register(accountId: string, credentials: { apiLoginId: string; transactionKey: string; apiId?: string; apiKey?: string }) {
+  const at = nowSeconds();
+  const events: AccountEvent[] = [
+    { type: 'AccountRegistered', v: 1, accountId, name: `Shop ${accountId}`, permissions: ['transaction:charge'], at },
+    { type: 'ApiCredentialIssued', v: 1, accountId, credentialId: `${accountId}-v5`, apiLoginId: credentials.apiLoginId, transactionKeyHash: hasher.hash(credentials.transactionKey), at },
+  ];
+  if (credentials.apiId && credentials.apiKey) {
+    events.push({ type: 'LegacyCredentialIssued', v: 1, accountId, credentialId: `${accountId}-v1`, apiId: credentials.apiId, apiKeyHash: hasher.hash(credentials.apiKey), at });
+  }
+  await store.append(streams.account(accountId), events.map((event) => ({ event })), { expectedRevision: 'no_stream' });
+}
+
+beforeAll(async () => {
+  keysDir = mkdtempSync(join(tmpdir(), 'tessera-admin-routes-'));
+  store = new InMemoryEventStore();
+  const verifier = createVerifierState({ clockSkewSeconds: 60 });
+  const keyring = new SigningKeyring(new KeyFolder(keysDir));
+  const tokens = createTokenService({
+    store,
+    directory: verifier.accounts,
+    keyring,
+    hasher,
+    issuer,
+    lifetimes: { accessTokenSeconds: 3600, refreshTokenSeconds: 86_400, legacyTokenSeconds: 1800 },
+    now: nowSeconds,
+    onFamilyEvent: verifier.applyFamilyEvent,
+  });
+  const bearer = createBearerVerifier({ keys: verifier.keys, projection: verifier.projection, issuer, now: nowSeconds, clockSkewSeconds: 60 });
+  const keyringReader: LogReader = { types: signingKeyEventTypes, apply: ({ event }) => keyring.apply(event as SigningKeyEvent) };
+  directory = new AdminTokenDirectory(hasher);
+  families = new AccountFamilies();
+  // The projection is fed by nothing but the hand-overs (onFamilyEvent, onCut), as if its log follower
+  // lagged: each refusal right after an answer below proves the answer waited for them.
+  const keysAndAccounts: LogReader[] = [
+    { types: signingKeyEventTypes, apply: ({ event }) => verifier.keys.apply(event as SigningKeyEvent) },
+    { types: accountEventTypes, apply: ({ event }) => verifier.accounts.apply(event as AccountEvent) },
+  ];
+  following = followLog(store, [keyringReader, ...keysAndAccounts, directory.reader, families], (error) => (readModelFailure = error));
+  await keyring.ensureKey(store, nowSeconds());
+  await register('acct-a', { apiLoginId: 'tsl_a', transactionKey: 'tsk_a', apiId: 'tla_a', apiKey: 'tlk_a' });
+  await register('acct-b', { apiLoginId: 'tsl_b', transactionKey: 'tsk_b' });
+  await register('acct-c', { apiLoginId: 'tsl_c', transactionKey: 'tsk_c', apiId: 'tla_c', apiKey: 'tlk_c' });
+  adminTokens = createAdminTokenService({ store, hasher, now: nowSeconds, actor: 'cli' });
+  for (const [which, scopes] of [
+    ['revoker', ['tokens:revoke']],
+    ['reader', ['audit:read']],
+    ['revoked', ['tokens:revoke', 'audit:read']],
+  ] as const) {
+    const created = await adminTokens.create({ name: which, scopes });
+    admin[which] = { id: created.id, token: created.adminToken };
+  }
+  await adminTokens.revoke(admin.revoked.id);
+  await following.caughtUp;
+  await vi.waitFor(() => {
+    if (!verifier.accounts.apiCredential('tsl_b') || !keyring.ready || directory.size !== 2) throw new Error('read models are not caught up yet');
+  });
+  const revocation = createOperatorRevocation({ store, families, now: nowSeconds, onFamilyEvent: verifier.applyFamilyEvent, onCut: verifier.applyCut });
+  app = await buildApp({
+    logLevel: 'silent',
+    readiness: createReadiness(),
+    metrics: createMetrics(),
+    routes: [issuerRoutes({ tokens, keys: verifier.keys }), verifierRouteRegistrar({ state: verifier, bearer }), adminRoutes({ guard: createAdminGuard({ tokens: directory }), revocation })],
+  });
+});
+afterAll(async () => {
+  expect(readModelFailure).toBeUndefined();
+  await app?.close();
+  await following?.close();
+  await store?.close();
+  rmSync(keysDir, { recursive: true, force: true });
+});
+
+const post = (url: string, adminToken?: string, extra: { headers?: Record<string, string>; payload?: string } = {}) =>
+  app.inject({ method: 'POST', url, payload: extra.payload, headers: { ...(adminToken === undefined ? {} : { authorization: `Bearer ${adminToken}` }), ...extra.headers } });
+const getPair = async (apiLoginId = 'tsl_a', transactionKey = 'tsk_a') => {
+  const answer = await app.inject({ method: 'POST', url: '/v5/Authorization/get-oauth-token', payload: { api_login_id: apiLoginId, transaction_key: transactionKey } });
+  expect(answer.statusCode).toBe(200);
+  return answer.json<{ token: string; refresh_token: string }>();
+};
+const refresh = (refreshToken: string) => app.inject({ method: 'POST', url: '/v5/Authorization/refresh-oauth-token', payload: { refresh_token: refreshToken } });
+const charge = (token: string) => app.inject({ method: 'POST', url: '/v5/Transaction/charge', headers: { authorization: `Bearer ${token}` } });
+const legacyToken = async (apiId = 'tla_c', apiKey = 'tlk_c') => {
+  const answer = await app.inject({ method: 'POST', url: '/v1/authenticate', payload: `apiid=${apiId}&apikey=${apiKey}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  expect(answer.statusCode).toBe(200);
+  return answer.json<{ result: { authentication_token: string } }>().result.authentication_token;
+};
+const legacyAccount = (token: string) => app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${token}` } });
+const familyOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { fid: string }).fid;
+
+function expectProblem(answer: LightMyRequestResponse, status: number, challenge?: string): Record<string, unknown> {
+  expect(answer.statusCode).toBe(status);
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(answer.headers['cache-control']).toBe('no-store');
+  expect(answer.headers['www-authenticate']).toBe(challenge);
+  const problem = answer.json<Record<string, unknown>>();
+  expect(problem).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.stringMatching(/^urn:tessera:problem:/) });
+  return problem;
+}
+/** Refused requests change nothing: the head of the log stays where it was. */
+async function expectNothingAppended(send: () => Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
+  const before = await store.headPosition();
+  const answer = await send();
+  expect(await store.headPosition()).toBe(before);
+  return answer;
+}
+
+describe('admin token auth on /admin/v1/*', () => {
+  const url = '/admin/v1/families/some-family/revoke';
+
+  it('401 with WWW-Authenticate: Bearer and no error code when no token is presented', async () => {
+    expectProblem(await expectNothingAppended(() => post(url)), 401, 'Bearer');
+    expectProblem(await post(url, undefined, { headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 401, 'Bearer');
+  });
+
+  it('401 with error="invalid_token" for an unknown token, for a revoked one, and for a v5 access token', async () => {
+    expectProblem(await expectNothingAppended(() => post(url, 'tsa_unknown')), 401, 'Bearer error="invalid_token"');
+    expectProblem(await expectNothingAppended(() => post(url, admin.revoked.token)), 401, 'Bearer error="invalid_token"');
+    expectProblem(await post(url, (await getPair()).token), 401, 'Bearer error="invalid_token"');
+  });
+
+  it('403 with error="insufficient_scope" naming tokens:revoke for a token with audit:read only', async () => {
+    const problem = expectProblem(await expectNothingAppended(() => post(url, admin.reader.token)), 403, 'Bearer error="insufficient_scope", scope="tokens:revoke"');
+    expect(problem.type).toBe('urn:tessera:problem:forbidden');
+  });
+
+  it('an unknown path under /admin/v1/ is 401 without a token and 404 with one', async () => {
+    expectProblem(await app.inject({ method: 'GET', url: '/admin/v1/nothing-here' }), 401, 'Bearer');
+    expect((await app.inject({ method: 'GET', url: '/admin/v1/nothing-here', headers: { authorization: `Bearer ${admin.reader.token}` } })).statusCode).toBe(404);
+  });
+
+  it('503 with Retry-After, not 401, while the admin token read model is catching up', async () => {
+    const catchingUp = await buildApp({
+      logLevel: 'silent',
+      readiness: createReadiness(),
+      metrics: createMetrics(),
+      routes: [adminRoutes({ guard: createAdminGuard({ tokens: directory, ready: () => false }), revocation: createOperatorRevocation({ store, families, now: nowSeconds }) })],
+    });
+    try {
+      const answer = await catchingUp.inject({ method: 'POST', url, headers: { authorization: `Bearer ${admin.revoker.token}` } });
+      expectProblem(answer, 503, undefined);
+      expect(answer.headers['retry-after']).toBe('1');
+    } finally {
+      await catchingUp.close();
+    }
+  });
+});
+
+describe('POST /admin/v1/families/{family_id}/revoke', () => {
+  it('revokes the family: the answering app refuses its access token at once, and its refresh token; the event names the admin token, the request and the address', async () => {
+    const pair = await getPair();
+    expect((await charge(pair.token)).statusCode).toBe(200);
+    const familyId = familyOf(pair.token);
+    // An operator's `curl -X POST -d ''` sends a form content type and an empty body: accepted.
+    const answer = await post(`/admin/v1/families/${familyId}/revoke`, admin.revoker.token, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.json()).toEqual({ family_id: familyId, account_id: 'acct-a', revoked: true, already_revoked: false });
+    // No wait: the verifier in this process was told before the answer was sent.
+    expectProblem(await charge(pair.token), 401, 'Bearer error="invalid_token"');
+    expect((await refresh(pair.refresh_token)).statusCode).toBe(401);
+    const [revoked] = (await store.readStream(streams.family(familyId))).slice(-1);
+    expect(revoked?.event).toMatchObject({ type: 'TokenRevoked', familyId, accountId: 'acct-a', generation: 0 });
+    expect(revoked?.event).not.toHaveProperty('reason');
+    expect(revoked?.metadata).toEqual({ actor: `admin:${admin.revoker.id}`, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/), sourceAddress: '127.0.0.1', accountId: 'acct-a' });
+  });
+
+  it('a family already revoked answers 200 with already_revoked and appends nothing', async () => {
+    const pair = await getPair();
+    const familyId = familyOf(pair.token);
+    expect((await app.inject({ method: 'POST', url: '/v5/Authorization/revoke-oauth-token', payload: { refresh_token: pair.refresh_token } })).statusCode).toBe(200);
+    const answer = await expectNothingAppended(() => post(`/admin/v1/families/${familyId}/revoke`, admin.revoker.token));
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toMatchObject({ family_id: familyId, already_revoked: true });
+  });
+
+  it('an unknown family is 404 problem+json, appending nothing', async () => {
+    const problem = expectProblem(await expectNothingAppended(() => post('/admin/v1/families/no-such-family/revoke', admin.revoker.token)), 404, undefined);
+    expect(problem).toMatchObject({ type: 'urn:tessera:problem:not-found', detail: 'no token family no-such-family' });
+  });
+});
+
+describe('POST /admin/v1/accounts/{account_id}/revoke-tokens', () => {
+  it('revokes every live family of the account and every token issued up to now, v1 included, in the answering app at once; other accounts keep theirs', async () => {
+    const pairOfC = () => getPair('tsl_c', 'tsk_c');
+    const first = await pairOfC();
+    const second = await pairOfC();
+    const refreshed = (await refresh(second.refresh_token)).json<{ token: string; refresh_token: string }>();
+    const alreadyRevoked = await pairOfC();
+    await app.inject({ method: 'POST', url: '/v5/Authorization/revoke-oauth-token', payload: { refresh_token: alreadyRevoked.refresh_token } });
+    const v1 = await legacyToken();
+    const otherAccount = await getPair('tsl_b', 'tsk_b');
+    expect((await legacyAccount(v1)).statusCode).toBe(200);
+
+    const answer = await post('/admin/v1/accounts/acct-c/revoke-tokens', admin.revoker.token);
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    // The first family and the refreshed one: the family its client revoked is not counted.
+    expect(answer.json()).toEqual({ revoked_families: 2 });
+
+    // No wait: the cut and the revocations reached the verifier in this process before the answer.
+    for (const token of [first.token, refreshed.token]) expectProblem(await charge(token), 401, 'Bearer error="invalid_token"');
+    expectProblem(await legacyAccount(v1), 401, 'Bearer error="invalid_token"');
+    for (const token of [first.refresh_token, refreshed.refresh_token]) expect((await refresh(token)).statusCode).toBe(401);
+    expect((await charge(otherAccount.token)).statusCode).toBe(200);
+    // The account itself is not closed: a client that authenticates again gets a token that works, in this same second.
+    expect((await charge((await pairOfC()).token)).statusCode).toBe(200);
+    expect((await legacyAccount(await legacyToken())).statusCode).toBe(200);
+
+    const cut = (await store.readStream(streams.account('acct-c'))).at(-1);
+    expect(cut?.event).toMatchObject({ type: 'AccountTokensRevoked', accountId: 'acct-c', reason: 'operator', rejectsUntil: expect.any(Number) });
+    expect(cut?.metadata).toMatchObject({ actor: `admin:${admin.revoker.id}`, sourceAddress: '127.0.0.1', accountId: 'acct-c' });
+    const revocations = (await store.readAll({ types: ['TokenRevoked'], after: cut?.position })).filter((r) => r.event.type === 'TokenRevoked' && r.event.accountId === 'acct-c');
+    expect(revocations.map((r) => (r.event.type === 'TokenRevoked' ? r.event.familyId : '')).sort()).toEqual([familyOf(first.token), familyOf(refreshed.token)].sort());
+    expect(revocations.every((r) => r.metadata.actor === `admin:${admin.revoker.id}` && r.metadata.requestId === cut?.metadata.requestId)).toBe(true);
+  });
+
+  it('a second call finds no live family left: it answers 0, and the tokens stay refused', async () => {
+    const pair = await getPair('tsl_b', 'tsk_b');
+    expect((await post('/admin/v1/accounts/acct-b/revoke-tokens', admin.revoker.token)).json()).toEqual({ revoked_families: expect.any(Number) });
+    expect((await post('/admin/v1/accounts/acct-b/revoke-tokens', admin.revoker.token)).json()).toEqual({ revoked_families: 0 });
+    expect((await charge(pair.token)).statusCode).toBe(401);
+  });
+
+  it('an unknown account is 404 problem+json, appending nothing; a token without tokens:revoke is 403', async () => {
+    const problem = expectProblem(await expectNothingAppended(() => post('/admin/v1/accounts/no-such-account/revoke-tokens', admin.revoker.token)), 404, undefined);
+    expect(problem.detail).toBe('no account no-such-account');
+    expectProblem(await expectNothingAppended(() => post('/admin/v1/accounts/acct-a/revoke-tokens', admin.reader.token)), 403, 'Bearer error="insufficient_scope", scope="tokens:revoke"');
+  });
+});
