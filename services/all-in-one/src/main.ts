@@ -1,3 +1,4 @@
+import { wireAdminApi } from '@tessera/admin';
 import type { TesseraConfig } from '@tessera/config';
 import { createIssuerParts, wireIssuer } from '@tessera/issuer';
 import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
@@ -32,7 +33,10 @@ export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): 
         const { wireRelay } = await import('@tessera/relay');
         await wireRelay(host, store);
       }
-      return { routes };
+      // ---- Admin API (issue 12): for the admin listener only. Operator revocations reach this process's
+      // verifier before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
+      const admin = wireAdminApi(host, store, { onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut });
+      return { routes, adminRoutes: [admin.routes] };
     },
     options,
   );

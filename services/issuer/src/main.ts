@@ -1,3 +1,4 @@
+import { wireAdminApi } from '@tessera/admin';
 import type { TesseraConfig } from '@tessera/config';
 import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
 import { wireIssuer } from './issuer-composition.js';
@@ -12,7 +13,9 @@ export function runIssuer(config: TesseraConfig, options: StartOptions = {}): Pr
       const store = await openGuardedStore(host);
       const issuer = createIssuerParts(config, store);
       const following = followInto(host, store, issuer.readers, { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
-      return { routes: [wireIssuer(host, store, issuer, following.whenCaughtUp)] };
+      // ---- Admin API (issue 12): for the admin listener only. No verifier here; a cut dates this issuer's next tokens at once.
+      const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event) });
+      return { routes: [wireIssuer(host, store, issuer, following.whenCaughtUp)], adminRoutes: [admin.routes] };
     },
     options,
   );
