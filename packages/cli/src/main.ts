@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '@tessera/config';
 import { runAccounts } from './commands/accounts.js';
+import { runAdminTokens } from './commands/admin-tokens.js';
 import { runAudit } from './commands/audit.js';
 import { runKeys } from './commands/keys.js';
 import { runServe } from './commands/serve.js';
@@ -11,14 +12,17 @@ const usage = `usage: tessera <command>
   issuer | verifier | relay  one service alone, configured from TESSERA_* variables
   accounts create --name NAME [--permission P]... [--legacy] [--json]
   accounts list [--json]
-  accounts rotate-key (--account ID | --api-login-id ID) [--json]
-  accounts set-permissions --account ID (--permission P... | --none) [--json]
+  accounts rotate-key (--account ID | --api-login-id ID) [--revoke-tokens] [--json]
+  accounts set-permissions --account ID (--permission P... | --none) [--revoke-tokens] [--json]
   accounts add-legacy-key --account ID [--json]
-  accounts revoke-legacy-key --account ID --apiid APIID [--json]
+  accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
+  admin-tokens create --name NAME --scope audit:read|tokens:revoke... [--json]
+  admin-tokens list [--json]
+  admin-tokens revoke --id ID [--json]
   keys rotate [--kid KID]... [--json]
   audit [--account ID] [--family ID] [--type T]... [--since ISO] [--until ISO] [--limit N] [--json]
 
-exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, or no data)
+exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, or no data)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -40,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'accounts':
       return runAccounts(config, rest);
+    case 'admin-tokens':
+      return runAdminTokens(config, rest);
     case 'keys':
       return runKeys(config, rest);
     case 'audit':

@@ -1,4 +1,5 @@
 import { createAccountService, InvalidAccountInput, listAccounts, type AccountService } from '@tessera/accounts';
+import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
 import type { TesseraConfig } from '@tessera/config';
 import { DomainError } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
@@ -16,6 +17,7 @@ const options = {
   'api-login-id': { type: 'string' },
   apiid: { type: 'string' },
   none: { type: 'boolean' },
+  'revoke-tokens': { type: 'boolean' },
 } as const;
 
 const secretsNotice = 'The secrets below are shown once: store them now. Tessera keeps only keyed hashes.';
@@ -28,20 +30,29 @@ export async function runAccounts(config: TesseraConfig, argv: string[]): Promis
   const json = values.json ?? false;
   // Reading only: no store or hashing key is made where there is none.
   if (subcommand === 'list') return withExistingLog(config, (store) => list(store, json));
+  const revokeTokens = values['revoke-tokens'] ?? false;
+  if (revokeTokens && !['rotate-key', 'set-permissions', 'revoke-legacy-key'].includes(subcommand ?? '')) {
+    throw new CliError('--revoke-tokens goes with rotate-key, set-permissions or revoke-legacy-key');
+  }
   return withAdminContext(config, async ({ store, hasher, now }) => {
-    const accounts = createAccountService({ store, hasher, now: () => now, actor: 'cli' });
+    // How long a cut must last comes from the tokens in the log (docs/decisions/0011), read only when one is made.
+    const accounts = createAccountService({ store, hasher, now: () => now, actor: 'cli', longestTokenLifetime: () => longestLiveTokenLifetime(store, now) });
     try {
       switch (subcommand) {
         case 'create':
           return await create(accounts, required(values.name, '--name', ' (1 to 200 characters)'), permissions, values.legacy ?? false, json);
         case 'rotate-key':
-          return await rotateKey(accounts, values.account, values['api-login-id'], json);
+          return await rotateKey(accounts, values.account, values['api-login-id'], revokeTokens, json);
         case 'set-permissions': {
           // An empty list removes every permission: that must be asked for, not the result of a forgotten flag.
           if (permissions.length === 0 && !values.none) throw new CliError('set-permissions needs --permission P (one or more), or --none to remove every permission');
           if (permissions.length > 0 && values.none) throw new CliError('set-permissions takes --permission or --none, not both');
-          const changed = await accounts.setPermissions(required(values.account, '--account'), permissions);
-          print(json, { account_id: changed.accountId, events: changed.events }, `permissions of ${changed.accountId} set to: ${permissions.join(' ') || '(none)'}`);
+          const changed = await accounts.setPermissions(required(values.account, '--account'), permissions, { revokeTokens });
+          print(
+            json,
+            { account_id: changed.accountId, events: changed.events, ...tokensRevoked(changed.tokensRevokedBefore) },
+            `permissions of ${changed.accountId} set to: ${permissions.join(' ') || '(none)'}${cutNotice(changed.tokensRevokedBefore, 'of the account')}`,
+          );
           return 0;
         }
         case 'add-legacy-key': {
@@ -51,8 +62,12 @@ export async function runAccounts(config: TesseraConfig, argv: string[]): Promis
         }
         case 'revoke-legacy-key': {
           const apiId = required(values.apiid, '--apiid');
-          const changed = await accounts.revokeLegacyKey(required(values.account, '--account'), apiId);
-          print(json, { account_id: changed.accountId, events: changed.events }, `legacy API ID ${apiId} of ${changed.accountId} revoked`);
+          const changed = await accounts.revokeLegacyKey(required(values.account, '--account'), apiId, { revokeTokens });
+          print(
+            json,
+            { account_id: changed.accountId, events: changed.events, ...tokensRevoked(changed.tokensRevokedBefore) },
+            `legacy API ID ${apiId} of ${changed.accountId} revoked${cutNotice(changed.tokensRevokedBefore, 'of that API ID')}`,
+          );
           return 0;
         }
         default:
@@ -116,13 +131,22 @@ async function list(store: EventStore, json: boolean) {
   return 0;
 }
 
-async function rotateKey(accounts: AccountService, accountId: string | undefined, apiLoginId: string | undefined, json: boolean) {
+async function rotateKey(accounts: AccountService, accountId: string | undefined, apiLoginId: string | undefined, revokeTokens: boolean, json: boolean) {
   if (!accountId && !apiLoginId) throw new CliError('rotate-key needs --account or --api-login-id');
-  const rotated = await accounts.rotateKey({ accountId, apiLoginId });
+  const rotated = await accounts.rotateKey({ accountId, apiLoginId }, { revokeTokens });
   print(
     json,
-    { account_id: rotated.accountId, api_login_id: rotated.apiLoginId, transaction_key: rotated.transactionKey },
-    `New Transaction Key for ${rotated.apiLoginId}; the old one is refused from now on. ${secretsNotice}\n  transaction_key  ${rotated.transactionKey}`,
+    { account_id: rotated.accountId, api_login_id: rotated.apiLoginId, transaction_key: rotated.transactionKey, ...tokensRevoked(rotated.tokensRevokedBefore) },
+    `New Transaction Key for ${rotated.apiLoginId}; the old one is refused from now on.${cutNotice(rotated.tokensRevokedBefore, 'issued under the old key')} ${secretsNotice}\n  transaction_key  ${rotated.transactionKey}`,
   );
   return 0;
+}
+
+/** With --revoke-tokens: from when tokens are accepted again (--json). */
+function tokensRevoked(before: number | undefined): { tokens_revoked_before?: string } {
+  return before === undefined ? {} : { tokens_revoked_before: new Date(before * 1000).toISOString() };
+}
+
+function cutNotice(before: number | undefined, whose: string): string {
+  return before === undefined ? '' : ` Access tokens ${whose} issued before ${new Date(before * 1000).toISOString()} are refused from now on.`;
 }
