@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { wireAdminApi } from '@tessera/admin';
 import { loadConfig } from '@tessera/config';
-import { guardAvailability, type GuardedEventStore } from '@tessera/event-store';
+import { followLog, guardAvailability, type GuardedEventStore } from '@tessera/event-store';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { buildApp, createMetrics, createReadiness, type Host } from '@tessera/server';
 
@@ -42,6 +42,9 @@ beforeAll(async () => {
     warnDevelopmentDefault: () => undefined,
   };
   const admin = wireAdminApi(host, store);
+  // As the all-in-one and the issuer do: the admin token read model follows the log with the process's other read models.
+  const following = followLog(store, admin.readers, (error) => (failure = error));
+  closers.push(() => following.close());
   app = await buildApp({ logLevel: 'silent', readiness: host.readiness, metrics: host.metrics, routes: [admin.routes] });
 });
 afterAll(async () => {
@@ -93,6 +96,19 @@ describe('tessera admin-tokens', () => {
     await expect.poll(() => revokeUnknownFamily(created.admin_token!), withinASecond).toBe(401);
     const rows = JSON.parse((await tessera(['admin-tokens', 'list', '--json'])).stdout) as Record<string, unknown>[];
     expect(rows.find((row) => row.id === created.id)?.revoked).toBe(revoked.revoked);
+  });
+
+  it('as a process wires it, account revocation starts its families read model on first use, then answers; the cut is in the log with the admin token\'s id', async () => {
+    const admin = JSON.parse((await tessera(['admin-tokens', 'create', '--name', 'revoker', '--scope', 'tokens:revoke', '--json'])).stdout) as Record<string, string>;
+    const account = JSON.parse((await tessera(['accounts', 'create', '--name', 'Shop', '--json'])).stdout) as Record<string, string>;
+    const revokeTokens = (accountId: string) =>
+      app.inject({ method: 'POST', url: `/admin/v1/accounts/${accountId}/revoke-tokens`, headers: { authorization: `Bearer ${admin.admin_token}` } });
+    await expect.poll(async () => (await revokeTokens('no-such-account')).statusCode, withinASecond).toBe(404);
+    const answer = await revokeTokens(account.account_id!);
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toEqual({ revoked_families: 0 });
+    const [cut] = (await store.readStream(`account-${account.account_id}`)).filter((r) => r.event.type === 'AccountTokensRevoked');
+    expect(cut?.metadata).toMatchObject({ actor: `admin:${admin.id}`, accountId: account.account_id });
   });
 
   it.each([

@@ -15,9 +15,8 @@ declare module 'fastify' {
 export const adminPathPrefix = '/admin/v1/';
 
 export interface AdminGuardDeps {
+  /** Followed by the process with its other read models: until they have caught up, the app answers 503 anyway. */
   readonly tokens: Pick<AdminTokenDirectory, 'authenticate'>;
-  /** False while the admin token read model catches up with the log: the guard then answers 503, not a misleading 401. */
-  readonly ready?: () => boolean;
 }
 
 export interface AdminGuard {
@@ -45,15 +44,6 @@ export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
   /** The request's admin token; undefined when a refusal was sent instead. */
   function authenticate(request: FastifyRequest, reply: FastifyReply): AuthenticatedAdmin | undefined {
     if (request.adminToken) return request.adminToken;
-    if (deps.ready && !deps.ready()) {
-      refuse(reply.header('retry-after', '1'), 503, undefined, {
-        type: problemTypes.unavailable,
-        title: 'Service Unavailable',
-        status: 503,
-        detail: 'the admin token read model is catching up with the event log',
-      });
-      return undefined;
-    }
     const header = request.headers.authorization;
     const presented = header === undefined ? undefined : bearer.exec(header)?.[1];
     if (!presented) {

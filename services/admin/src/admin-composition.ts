@@ -19,39 +19,67 @@ export interface AdminApi {
   readonly guard: AdminGuard;
   /** The admin routes, for the admin listener only: never the public one. */
   readonly routes: RouteRegistrar;
+  /**
+   * The admin token read model, for the process's own follower of the whole log (with the account
+   * and key read models): admin token events are few, and one more subscription would cost a read
+   * of the log on every append.
+   */
+  readonly readers: readonly LogReader[];
 }
 
+/** How long the first account revocation waits for the families read model before answering 503. */
+const familiesCatchUpMs = 10_000;
+
 /**
- * Wires the admin API into a process (issue 12): the admin token read model and the families read
- * model, following the log together on one subscription of their own (one more read of the log per
- * append, not two), and the routes. They do not gate the process's readiness — a process whose admin
- * API is still reading serves tokens — the admin routes answer 503 until they have caught up.
+ * Wires the admin API into a process (issue 12): the admin token read model (followed by the
+ * process, see `readers`), the families read model and the routes.
+ *
+ * The families read model follows every token event from the start of the log, which costs every
+ * issuance one more read and parse of its event (roughly +10% server CPU per get-oauth-token in an
+ * A/B run on this machine, a noisy figure). So it starts on the first account revocation, which
+ * waits up to 10 s for it to catch up (503 after that), and follows from then on: a deployment that
+ * never revokes an account's tokens never pays for it.
  */
 export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks = {}): AdminApi {
   const { hashingKey } = openKeyFolders(host.config.TESSERA_DATA_DIR, host.config.TESSERA_KEYS_DIR);
   const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey));
   const families = new AccountFamilies();
-  const following = follow(host, store, [tokens.reader, families]);
-  const forget = setInterval(() => families.forgetExpired(nowSeconds()), 60_000);
-  forget.unref();
-  host.onClose(async () => clearInterval(forget));
-  const guard = createAdminGuard({ tokens, ready: following.live });
+  let following: ResilientSubscription | undefined;
+  async function familiesReady(): Promise<boolean> {
+    if (!following) {
+      following = followLog(store, [families], (error) => host.fatal(error, 'the admin families read model failed to apply an event'));
+      following.caughtUp.catch(() => undefined);
+      const forget = setInterval(() => families.forgetExpired(nowSeconds()), 60_000);
+      forget.unref();
+      const started = following;
+      host.onClose(async () => {
+        clearInterval(forget);
+        await started.close();
+      });
+    }
+    return following.live() || (await within(following.caughtUp, familiesCatchUpMs));
+  }
+  const guard = createAdminGuard({ tokens });
   const revocation = createOperatorRevocation({ store, families, now: nowSeconds, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut });
-  return { guard, routes: adminRoutes({ guard, revocation, familiesReady: following.live }) };
+  return { guard, routes: adminRoutes({ guard, revocation, familiesReady }), readers: [tokens.reader] };
 }
 
 /** The admin routes alone, guarded: the guard's plugin first, so every /admin/v1/* path needs a token. */
-export function adminRoutes(parts: { guard: AdminGuard; revocation: OperatorRevocation; familiesReady?: () => boolean }): RouteRegistrar {
+export function adminRoutes(parts: { guard: AdminGuard; revocation: OperatorRevocation; familiesReady?: () => Promise<boolean> }): RouteRegistrar {
   return async (app) => {
     await app.register(parts.guard.plugin);
     await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });
   };
 }
 
-function follow(host: Host, store: GuardedEventStore, readers: LogReader[]): ResilientSubscription {
-  // Only a read model that throws on an event gets here (dropped connections are retried by the guard).
-  const subscription = followLog(store, readers, (error) => host.fatal(error, 'an admin read model failed to apply an event'));
-  subscription.caughtUp.catch(() => undefined);
-  host.onClose(() => subscription.close());
-  return subscription;
+/** True once `promise` resolves, false if it takes longer than `ms` or rejects. */
+async function within(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -13,8 +13,8 @@ const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 503: Pr
 export interface RevocationRoutesOptions {
   readonly guard: AdminGuard;
   readonly revocation: OperatorRevocation;
-  /** False while the families read model catches up: revoke-tokens answers 503 rather than miss a family. */
-  readonly familiesReady?: () => boolean;
+  /** False when the families read model has not caught up (in time): revoke-tokens answers 503 rather than miss a family. */
+  readonly familiesReady?: () => Promise<boolean>;
 }
 
 /** Operator revocation on the admin listener (issue 12, point 4; CONTRACT.md). Scope tokens:revoke. */
@@ -61,7 +61,7 @@ export async function revocationRoutes(app: FastifyInstance, options: Revocation
       },
     },
     async (request, reply) => {
-      if (options.familiesReady && !options.familiesReady()) {
+      if (options.familiesReady && !(await options.familiesReady())) {
         return sendProblem(reply.header('retry-after', '1'), {
           type: problemTypes.unavailable,
           title: 'Service Unavailable',

@@ -21,7 +21,10 @@ export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): 
         onFamilyEvent: verifier.state.applyFamilyEvent,
         shared: { directory: verifier.state.accounts, keys: verifier.state.keys },
       });
-      const following = followInto(host, store, [...issuer.readers, ...verifier.state.readers], {
+      // ---- Admin API (issue 12): its routes are for the admin listener only. Operator revocations reach this
+      // process's verifier before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
+      const admin = wireAdminApi(host, store, { onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut });
+      const following = followInto(host, store, [...issuer.readers, ...verifier.state.readers, ...admin.readers], {
         name: 'read models',
         notReady: 'read models are catching up with the event log',
         positionGauge: true,
@@ -33,9 +36,6 @@ export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): 
         const { wireRelay } = await import('@tessera/relay');
         await wireRelay(host, store);
       }
-      // ---- Admin API (issue 12): for the admin listener only. Operator revocations reach this process's
-      // verifier before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
-      const admin = wireAdminApi(host, store, { onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut });
       return { routes, adminRoutes: [admin.routes] };
     },
     options,

@@ -12,9 +12,9 @@ export function runIssuer(config: TesseraConfig, options: StartOptions = {}): Pr
     async (host) => {
       const store = await openGuardedStore(host);
       const issuer = createIssuerParts(config, store);
-      const following = followInto(host, store, issuer.readers, { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
-      // ---- Admin API (issue 12): for the admin listener only. No verifier here; a cut dates this issuer's next tokens at once.
+      // ---- Admin API (issue 12): its routes are for the admin listener only. No verifier here; a cut dates this issuer's next tokens at once.
       const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event) });
+      const following = followInto(host, store, [...issuer.readers, ...admin.readers], { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
       return { routes: [wireIssuer(host, store, issuer, following.whenCaughtUp)], adminRoutes: [admin.routes] };
     },
     options,
