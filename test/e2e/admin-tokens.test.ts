@@ -3,68 +3,36 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { wireAdminApi } from '@tessera/admin';
-import { loadConfig } from '@tessera/config';
-import { followLog, guardAvailability, type GuardedEventStore } from '@tessera/event-store';
-import { SqliteEventStore } from '@tessera/event-store-sqlite';
-import { buildApp, createMetrics, createReadiness, type Host } from '@tessera/server';
+import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * `tessera admin-tokens` through the real CLI, against the admin API as a process wires it
- * (wireAdminApi over the SQLite log of the same data folder): a token the CLI makes works within a
- * second, and one it revokes stops within a second. The admin listener that will serve these routes
- * is not on this branch, so the app is built here and asked through inject().
+ * `tessera admin-tokens` through the real CLI, against the admin API of a running all-in-one on its
+ * admin listener (HTTPS, TESSERA_ADMIN_PORT): a token the CLI makes works within a second, one it
+ * revokes stops within a second, and operator revocation takes effect before the answer returns.
  */
 const run = promisify(execFile);
 const cli = join(resolve(import.meta.dirname, '..', '..'), 'packages', 'cli', 'bin', 'tessera.js');
-const dataDir = mkdtempSync(join(tmpdir(), 'tessera-admin-tokens-'));
-const env = { ...process.env, TESSERA_DATA_DIR: dataDir, NODE_OPTIONS: '' };
-const tessera = (args: string[]) => run(process.execPath, [cli, ...args], { env });
-
-let store: GuardedEventStore;
-let app: FastifyInstance;
-let failure: unknown;
-const closers: (() => Promise<void>)[] = [];
-
+let server: TesseraProcess;
+const tessera = (args: string[]) => server.tessera(args);
 beforeAll(async () => {
-  store = guardAvailability(new SqliteEventStore({ file: join(dataDir, 'events.db') }));
-  const host: Host = {
-    config: loadConfig({ TESSERA_DATA_DIR: dataDir }),
-    log: pino({ level: 'silent' }),
-    metrics: createMetrics(),
-    readiness: createReadiness(),
-    onClose: (close) => void closers.push(close),
-    untilReady: () => undefined,
-    fatal: (error) => (failure = error),
-    warnDevelopmentDefault: () => undefined,
-  };
-  const admin = wireAdminApi(host, store);
-  // As the all-in-one and the issuer do: the admin token read model follows the log with the process's other read models.
-  const following = followLog(store, admin.readers, (error) => (failure = error));
-  closers.push(() => following.close());
-  app = await buildApp({ logLevel: 'silent', readiness: host.readiness, metrics: host.metrics, routes: [admin.routes] });
+  server = await startTessera();
 });
 afterAll(async () => {
-  expect(failure).toBeUndefined();
-  await app?.close();
-  for (const close of closers.reverse()) await close();
-  await store?.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await server?.stop();
 });
+const env = () => ({ ...server.env, NODE_OPTIONS: '' });
 
+const adminPost = (path: string, adminToken: string) => server.adminRequest(path, { method: 'POST', headers: { authorization: `Bearer ${adminToken}` } });
 /** An admin route that needs tokens:revoke: 404 once authenticated (no such family), 401/403 otherwise. */
-const revokeUnknownFamily = async (adminToken: string) =>
-  (await app.inject({ method: 'POST', url: '/admin/v1/families/no-such-family/revoke', headers: { authorization: `Bearer ${adminToken}` } })).statusCode;
+const revokeUnknownFamily = async (adminToken: string) => (await adminPost('/admin/v1/families/no-such-family/revoke', adminToken)).status;
 const withinASecond = { timeout: 1_000, interval: 20 };
 
 describe('tessera admin-tokens', () => {
   it('list in a folder with no Tessera data is not found (exit 3), and creates nothing', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'tessera-admin-tokens-empty-'));
     try {
-      await expect(run(process.execPath, [cli, 'admin-tokens', 'list'], { env: { ...env, TESSERA_DATA_DIR: empty } })).rejects.toMatchObject({ code: 3 });
+      await expect(run(process.execPath, [cli, 'admin-tokens', 'list'], { env: { ...env(), TESSERA_DATA_DIR: empty } })).rejects.toMatchObject({ code: 3 });
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }
@@ -98,17 +66,29 @@ describe('tessera admin-tokens', () => {
     expect(rows.find((row) => row.id === created.id)?.revoked).toBe(revoked.revoked);
   });
 
-  it('as a process wires it, account revocation starts its families read model on first use, then answers; the cut is in the log with the admin token\'s id', async () => {
+  it('account revocation answers revoked_families over the admin listener, and the cut is in the log with the admin token\'s id', async () => {
     const admin = JSON.parse((await tessera(['admin-tokens', 'create', '--name', 'revoker', '--scope', 'tokens:revoke', '--json'])).stdout) as Record<string, string>;
-    const account = JSON.parse((await tessera(['accounts', 'create', '--name', 'Shop', '--json'])).stdout) as Record<string, string>;
-    const revokeTokens = (accountId: string) =>
-      app.inject({ method: 'POST', url: `/admin/v1/accounts/${accountId}/revoke-tokens`, headers: { authorization: `Bearer ${admin.admin_token}` } });
-    await expect.poll(async () => (await revokeTokens('no-such-account')).statusCode, withinASecond).toBe(404);
-    const answer = await revokeTokens(account.account_id!);
-    expect(answer.statusCode).toBe(200);
-    expect(answer.json()).toEqual({ revoked_families: 0 });
-    const [cut] = (await store.readStream(`account-${account.account_id}`)).filter((r) => r.event.type === 'AccountTokensRevoked');
-    expect(cut?.metadata).toMatchObject({ actor: `admin:${admin.id}`, accountId: account.account_id });
+    const account = await server.createAccount({ name: 'Shop' });
+    const pair = (await server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).json() as {
+      token: string;
+    };
+    const charge = async () => (await server.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${pair.token}` })).status;
+    expect(await charge()).toBe(200);
+    await expect.poll(async () => (await adminPost('/admin/v1/accounts/no-such-account/revoke-tokens', admin.admin_token!)).status, withinASecond).toBe(404);
+    const answer = await adminPost(`/admin/v1/accounts/${account.account_id}/revoke-tokens`, admin.admin_token!);
+    expect(answer.status).toBe(200);
+    // Two: createAccount's own acceptance check got a pair too.
+    expect(answer.json()).toEqual({ revoked_families: 2 });
+    // Before the answer returned, this process's verifier already refused the account's tokens.
+    expect(await charge()).toBe(401);
+    const rows = JSON.parse((await tessera(['audit', '--account', account.account_id, '--type', 'AccountTokensRevoked', '--json'])).stdout) as { actor?: string }[];
+    expect(rows.map((row) => row.actor)).toEqual([`admin:${admin.id}`]);
+  });
+
+  it('the admin API is on the admin listener only: the public port answers 404 for /admin/v1/*', async () => {
+    const admin = JSON.parse((await tessera(['admin-tokens', 'create', '--name', 'nowhere', '--scope', 'tokens:revoke', '--json'])).stdout) as Record<string, string>;
+    const publicAnswer = await server.request('/admin/v1/families/no-such-family/revoke', { method: 'POST', headers: { authorization: `Bearer ${admin.admin_token}` } });
+    expect(publicAnswer.status).toBe(404);
   });
 
   it.each([

@@ -22,7 +22,7 @@ const getPair = async (account: Pick<Credentials, 'api_login_id' | 'transaction_
   return answer.json() as { token: string; refresh_token: string };
 };
 const refresh = (refreshToken: string) => tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: refreshToken });
-const charge = async (token: string) => (await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status;
+const charge = async (token: string) => (await tessera.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${token}` })).status;
 const legacyToken = async (apiid: string, apikey: string) => {
   const answer = await tessera.request('/v1/authenticate', {
     method: 'POST',

@@ -1,7 +1,7 @@
 import type { FamilyEvent, TokenCutEvent } from '@tessera/contracts';
 import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import { followLog, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
-import { nowSeconds, type Host, type RouteRegistrar } from '@tessera/server';
+import { nowSeconds, type AdminRouteRegistrar, type Host } from '@tessera/server';
 import { createSecretHasher, openKeyFolders } from '@tessera/tokens';
 import { AccountFamilies } from './account-families.js';
 import { createAdminGuard, type AdminGuard } from './admin-auth.js';
@@ -18,7 +18,7 @@ export interface AdminApi {
   /** For other admin routes (audit): `onRequest: admin.guard.requireScope('audit:read')`. */
   readonly guard: AdminGuard;
   /** The admin routes, for the admin listener only: never the public one. */
-  readonly routes: RouteRegistrar;
+  readonly routes: AdminRouteRegistrar;
   /**
    * The admin token read model, for the process's own follower of the whole log (with the account
    * and key read models): admin token events are few, and one more subscription would cost a read
@@ -65,7 +65,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
 }
 
 /** The admin routes alone, guarded: the guard's plugin first, so every /admin/v1/* path needs a token. */
-export function adminRoutes(parts: { guard: AdminGuard; revocation: OperatorRevocation; familiesReady?: () => Promise<boolean> }): RouteRegistrar {
+export function adminRoutes(parts: { guard: AdminGuard; revocation: OperatorRevocation; familiesReady?: () => Promise<boolean> }): AdminRouteRegistrar {
   return async (app) => {
     await app.register(parts.guard.plugin);
     await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });

@@ -114,7 +114,8 @@ const getPair = async (apiLoginId = 'tsl_a', transactionKey = 'tsk_a') => {
   return answer.json<{ token: string; refresh_token: string }>();
 };
 const refresh = (refreshToken: string) => app.inject({ method: 'POST', url: '/v5/Authorization/refresh-oauth-token', payload: { refresh_token: refreshToken } });
-const charge = (token: string) => app.inject({ method: 'POST', url: '/v5/Transaction/charge', headers: { authorization: `Bearer ${token}` } });
+const charge = (token: string) =>
+  app.inject({ method: 'POST', url: '/v5/Transaction/charge', payload: '{}', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
 const legacyToken = async (apiId = 'tla_c', apiKey = 'tlk_c') => {
   const answer = await app.inject({ method: 'POST', url: '/v1/authenticate', payload: `apiid=${apiId}&apikey=${apiKey}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   expect(answer.statusCode).toBe(200);
@@ -159,8 +160,10 @@ describe('admin token auth on /admin/v1/*', () => {
     expect(problem.type).toBe('urn:tessera:problem:forbidden');
   });
 
-  it('an unknown path under /admin/v1/ is 401 without a token and 404 with one', async () => {
-    expectProblem(await app.inject({ method: 'GET', url: '/admin/v1/nothing-here' }), 401, 'Bearer');
+  // Unrouted requests are answered as they arrive (404/405), before any route's hooks: the admin
+  // API's paths are public in its contract, so a 404 without a token tells nothing.
+  it('an unknown path under /admin/v1/ is 404 with or without a token', async () => {
+    expect((await app.inject({ method: 'GET', url: '/admin/v1/nothing-here' })).statusCode).toBe(404);
     expect((await app.inject({ method: 'GET', url: '/admin/v1/nothing-here', headers: { authorization: `Bearer ${admin.reader.token}` } })).statusCode).toBe(404);
   });
 });
