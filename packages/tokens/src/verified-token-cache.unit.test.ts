@@ -53,6 +53,18 @@ describe('VerifiedTokenCache', () => {
     expect(cache.verify(t, now + 5)).toEqual({ ok: false, code: 'ERR_TOKEN_UNKNOWN_KEY' });
   });
 
+  it('when full, drops the expired entries at its front first, then the oldest live one', () => {
+    const cache = new VerifiedTokenCache(keys, 3);
+    for (let i = 0; i < 3; i += 1) cache.verify(token(now + 10, `short${i}`), now);
+    expect(cache.size).toBe(3);
+    cache.verify(token(now + 3600, 'live1'), now + 20);
+    expect(cache.size).toBe(1);
+    cache.verify(token(now + 3600, 'live2'), now + 20);
+    cache.verify(token(now + 3600, 'live3'), now + 20);
+    cache.verify(token(now + 3600, 'live4'), now + 20);
+    expect(cache.size).toBe(3);
+  });
+
   it('stays within its bound', () => {
     const cache = new VerifiedTokenCache(keys, 3);
     for (let i = 0; i < 10; i += 1) cache.verify(token(now + 3600, `j${i}`), now);
