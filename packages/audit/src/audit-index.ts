@@ -1,0 +1,297 @@
+import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { RecordedEvent } from '@tessera/contracts';
+import { accessAt, grantOf, type AccessAt, type AccessEvent } from './access-at.js';
+import { indexSchema, indexTables, indexVersion } from './audit-index-schema.js';
+import { indexedEventOf, type AuditRow } from './audit-row.js';
+import type { EventQuery } from './event-query.js';
+
+/** A page of the audit trail and the log position the index reflected when it was read. */
+export interface EventPage {
+  readonly rows: readonly AuditRow[];
+  /** The position of the page's last row when more rows match after it. */
+  readonly more: bigint | undefined;
+  readonly logPosition: bigint | undefined;
+}
+
+export interface AccessAtAnswer extends AccessAt {
+  readonly logPosition: bigint | undefined;
+}
+
+/** What apply() did: the position the index now reflects; `gap` when the batch did not follow it. */
+export interface ApplyOutcome {
+  readonly position: bigint | undefined;
+  readonly gap: boolean;
+}
+
+type RowTuple = [position: string, type: string, time: number, account: string | null, family: string | null, generation: number | null, reason: string | null, request: string | null, source: string | null, actor: string | null];
+
+const rowColumns = 'CAST(position AS TEXT), type, time, account_id, family_id, generation, reason, request_id, source_address, actor';
+/** No SQLite integer is larger: a bound that excludes nothing, or everything. */
+const maxPosition = 9_223_372_036_854_775_807n;
+
+/**
+ * The audit read model: every event of the log as one row in SQLite tables in a file of their
+ * own (`audit-index.db` in the data folder, 0600), so that a query by account, family or login
+ * reads an index rather than the log, on SQLite and EventStoreDB alike. It is derived data:
+ * a missing, unreadable or outdated file is rebuilt from the log, and it remembers the position
+ * it reflects so that a restart continues from there.
+ *
+ * Several processes may feed one file (the server and `tessera audit`): each batch is applied
+ * in one transaction that first reads the position the index reflects, so none is applied twice.
+ */
+export class AuditIndex {
+  private readonly statements;
+  private readonly queries = new Map<string, Database.Statement<unknown[], RowTuple>>();
+  private closed = false;
+
+  private constructor(
+    private readonly db: Database.Database,
+    /** Whether open() found the index unusable and started it again from an empty one. */
+    readonly rebuilt: boolean,
+  ) {
+    this.statements = {
+      meta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+      setMeta: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      insertEvent: db.prepare<[bigint, string, number, ...(string | number | null)[]]>(
+        'INSERT INTO events (position, type, time, account_id, family_id, generation, reason, request_id, source_address, actor, api_login_id, api_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      insertAccess: db.prepare<[bigint, string, string | null, string]>('INSERT INTO access_events (position, account_id, grant_id, event) VALUES (?, ?, ?, ?)'),
+      upsertGrant: db.prepare<[string, string, number, number, string | null]>(
+        `INSERT INTO grants (grant_id, account_id, first_at, last_expires_at, api_login_id) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (grant_id) DO UPDATE SET first_at = MIN(first_at, excluded.first_at), last_expires_at = MAX(last_expires_at, excluded.last_expires_at)`,
+      ),
+      grantLogin: db.prepare<[string], { api_login_id: string | null }>('SELECT api_login_id FROM grants WHERE grant_id = ?'),
+      knownAccount: db.prepare<[string], { found: number }>('SELECT 1 AS found FROM events WHERE account_id = ? LIMIT 1'),
+      accessEvents: db
+        .prepare<[{ account: string; at: number }], [string]>(
+          `SELECT event FROM (
+             SELECT a.position, a.event FROM grants g JOIN access_events a ON a.grant_id = g.grant_id
+              WHERE g.account_id = @account AND g.last_expires_at > @at AND g.first_at <= @at
+             UNION ALL
+             SELECT position, event FROM access_events WHERE account_id = @account AND grant_id IS NULL
+           ) ORDER BY position`,
+        )
+        .raw(true),
+    };
+  }
+
+  /**
+   * Opens the index in `file` (`:memory:` for a test), making it when missing; a file that is not
+   * an index of this version (corrupt, another program's, older) is emptied or replaced, and the
+   * index then fills again from the log.
+   */
+  static open(file: string): AuditIndex {
+    try {
+      return AuditIndex.openAs(file);
+    } catch (error) {
+      if (file === ':memory:' || !(error instanceof Database.SqliteError)) throw error;
+      // Unreadable as an index (SQLITE_NOTADB, SQLITE_CORRUPT, a file we may not write): derived
+      // data, so it is removed and made again. A second failure is not ours to hide.
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+      return AuditIndex.openAs(file, true);
+    }
+  }
+
+  private static openAs(file: string, replaced = false): AuditIndex {
+    if (file !== ':memory:') {
+      // The index names accounts, families and addresses: only the service's user may read it.
+      closeSync(openSync(file, 'a', 0o600));
+      ownerOnly(file);
+    }
+    const db = new Database(file);
+    try {
+      db.pragma('journal_mode = WAL');
+      if (file !== ':memory:') for (const suffix of ['-wal', '-shm']) ownerOnly(`${file}${suffix}`);
+      // Derived data: a commit lost in a power cut is read again from the log. No fsync per batch.
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+      db.pragma('cache_size = -32768');
+      const version = tableExists(db, 'meta') ? db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'version'").get()?.value : undefined;
+      const outdated = version !== indexVersion && (version !== undefined || tableExists(db, 'events'));
+      db.transaction(() => {
+        if (outdated) for (const table of indexTables) db.exec(`DROP TABLE IF EXISTS ${table}`);
+        db.exec(indexSchema);
+        db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(indexVersion);
+      }).immediate();
+      return new AuditIndex(db, replaced || outdated);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** The position of the last event the index reflects; undefined while it reflects none. */
+  position(): bigint | undefined {
+    const value = this.statements.meta.get('log_position')?.value;
+    return value === undefined ? undefined : BigInt(value);
+  }
+
+  /**
+   * Empties the index when it was built from another log than `store`'s (its first event is not
+   * the log's, or it reflects a position beyond the log's head): a data folder restored from a
+   * backup, or TESSERA_EVENT_STORE pointed elsewhere. True when it did.
+   */
+  async forgetIfAnotherLog(store: { readAll(options: { maxCount: number }): Promise<RecordedEvent[]>; headPosition(): Promise<bigint | undefined> }): Promise<boolean> {
+    const position = this.position();
+    if (position === undefined) return false;
+    const [first] = await store.readAll({ maxCount: 1 });
+    const head = await store.headPosition();
+    const same = first !== undefined && first.eventId === this.statements.meta.get('first_event_id')?.value && head !== undefined && head >= position;
+    if (same) return false;
+    this.db
+      .transaction(() => {
+        for (const table of indexTables) this.db.exec(`DELETE FROM ${table}`);
+        this.statements.setMeta.run('version', indexVersion);
+      })
+      .immediate();
+    return true;
+  }
+
+  /**
+   * Applies events that follow `from` in the log (the position the caller read after), in one
+   * transaction. Events the index already reflects are skipped, so a batch that overlaps another
+   * process's is harmless. If the index reflects less than `from` (emptied by another process
+   * meanwhile), nothing is applied and `gap` says to read again from `position`.
+   */
+  apply(batch: readonly RecordedEvent[], from: bigint | undefined): ApplyOutcome {
+    return this.db
+      .transaction((): ApplyOutcome => {
+        const reflected = this.position();
+        if ((reflected ?? -1n) < (from ?? -1n)) return { position: reflected, gap: true };
+        let lastTime = Number(this.statements.meta.get('last_time')?.value ?? 0);
+        let last: bigint | undefined;
+        for (const recorded of batch) {
+          if (reflected !== undefined && recorded.position <= reflected) continue;
+          if (reflected === undefined && last === undefined) this.statements.setMeta.run('first_event_id', recorded.eventId);
+          lastTime = Math.max(lastTime, recorded.recordedAt);
+          this.insert(recorded, lastTime);
+          last = recorded.position;
+        }
+        if (last === undefined) return { position: reflected, gap: false };
+        this.statements.setMeta.run('log_position', last.toString());
+        this.statements.setMeta.run('last_time', String(lastTime));
+        return { position: last, gap: false };
+      })
+      .immediate();
+  }
+
+  private insert(recorded: RecordedEvent, time: number): void {
+    const event = indexedEventOf(recorded);
+    // A family event that does not name its login (TokenRevoked) is the login's all the same.
+    const apiLoginId = event.apiLoginId ?? (event.familyId === undefined ? undefined : (this.statements.grantLogin.get(event.familyId)?.api_login_id ?? undefined));
+    const { statements } = this;
+    statements.insertEvent.run(
+      event.position,
+      event.type,
+      time,
+      event.accountId ?? null,
+      event.familyId ?? null,
+      event.generation ?? null,
+      event.reason ?? null,
+      event.requestId ?? null,
+      event.sourceAddress ?? null,
+      event.actor ?? null,
+      apiLoginId ?? null,
+      event.apiId ?? null,
+    );
+    if (event.access === undefined || event.accountId === undefined) return;
+    const grant = grantOf(event.access);
+    statements.insertAccess.run(event.position, event.accountId, grant?.id ?? null, JSON.stringify(event.access));
+    if (grant?.span) statements.upsertGrant.run(grant.id, event.accountId, grant.span.from, grant.span.until, apiLoginId ?? null);
+  }
+
+  /** One page of the rows matching `query`, in log order. */
+  events(query: EventQuery): EventPage {
+    const where: string[] = [];
+    const parameters: (string | number | bigint)[] = [];
+    const match = (column: string, value: string | undefined) => {
+      if (value === undefined) return;
+      where.push(`${column} = ?`);
+      parameters.push(value);
+    };
+    match('account_id', query.account);
+    match('family_id', query.family);
+    match('api_login_id', query.apiLoginId);
+    match('api_id', query.apiId);
+    if (query.types.length > 0) {
+      where.push(`type IN (${query.types.map(() => '?').join(', ')})`);
+      parameters.push(...query.types);
+    }
+    // Times never go backwards along the index, so a time range is a range of positions: found in
+    // the time index with one lookup each, then read in position order like any other filter.
+    const firstAtOrAfter = `COALESCE((SELECT position FROM events WHERE time >= ? ORDER BY time, position LIMIT 1), ${maxPosition})`;
+    if (query.since !== undefined) {
+      where.push(`position >= ${firstAtOrAfter}`);
+      parameters.push(query.since);
+    }
+    if (query.until !== undefined) {
+      where.push(`position < ${firstAtOrAfter}`);
+      parameters.push(query.until);
+    }
+    if (query.after !== undefined) {
+      where.push('position > ?');
+      parameters.push(query.after);
+    }
+    const sql = `SELECT ${rowColumns} FROM events${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY position LIMIT ?`;
+    const statement = this.query(sql);
+    return this.db.transaction((): EventPage => {
+      const tuples = statement.all(...parameters, query.limit + 1);
+      const rows = tuples.slice(0, query.limit).map(toAuditRow);
+      const more = tuples.length > query.limit ? BigInt(rows[rows.length - 1]!.position) : undefined;
+      return { rows, more, logPosition: this.position() };
+    })();
+  }
+
+  /**
+   * Which of the account's tokens were usable at `at` (epoch seconds), by replaying the access
+   * events of the grants whose span covers it; undefined for an account the index has never seen.
+   */
+  accessAt(accountId: string, at: number): AccessAtAnswer | undefined {
+    return this.db.transaction((): AccessAtAnswer | undefined => {
+      if (this.statements.knownAccount.get(accountId) === undefined) return undefined;
+      const events = this.statements.accessEvents.all({ account: accountId, at }).map(([json]) => JSON.parse(json) as AccessEvent);
+      return { ...accessAt(events, at), logPosition: this.position() };
+    })();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    // Keeps the query planner's statistics current, as SQLite recommends before closing.
+    this.db.pragma('optimize');
+    this.db.close();
+  }
+
+  private query(sql: string): Database.Statement<unknown[], RowTuple> {
+    let statement = this.queries.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare<unknown[], RowTuple>(sql).raw(true);
+      this.queries.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+function toAuditRow([position, type, time, account, family, generation, reason, request, source, actor]: RowTuple): AuditRow {
+  return {
+    position,
+    type,
+    time: new Date(time).toISOString(),
+    account_id: account,
+    family_id: family,
+    generation,
+    reason,
+    request_id: request,
+    source_address: source,
+    actor,
+  };
+}
+
+function tableExists(db: Database.Database, name: string): boolean {
+  return db.prepare<[string], { found: number }>("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+function ownerOnly(path: string): void {
+  if (existsSync(path) && (statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600);
+}
