@@ -24,7 +24,7 @@ afterAll(async () => {
 const mode = (name: string) => (statSync(join(tessera.dataDir, name)).mode & 0o777).toString(8);
 
 describe('files at rest after tessera start', () => {
-  it('the data folder is 0700; events.db, its WAL, the key files and the TLS key are 0600', async () => {
+  it('the data folder is 0700; events.db, its WAL, the audit index, the key files and the TLS key are 0600', async () => {
     const account = await tessera.createAccount();
     const answer = await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
     expect(answer.status).toBe(200);
@@ -33,7 +33,7 @@ describe('files at rest after tessera start', () => {
     expect(mode('tls')).toBe('700');
     const signingKeys = readdirSync(join(tessera.dataDir, 'keys')).filter((name) => name.endsWith('.jwk.json'));
     expect(signingKeys).toHaveLength(1);
-    for (const name of ['events.db', 'events.db-wal', 'keys/secret-hashing.key', `keys/${signingKeys[0]}`, 'tls/self-signed.key']) {
+    for (const name of ['events.db', 'events.db-wal', 'audit-index.db', 'audit-index.db-wal', 'keys/secret-hashing.key', `keys/${signingKeys[0]}`, 'tls/self-signed.key']) {
       expect([name, mode(name)]).toEqual([name, '600']);
     }
   });

@@ -1,4 +1,5 @@
 import { wireAdminApi } from '@tessera/admin';
+import { wireAudit } from '@tessera/audit';
 import type { TesseraConfig } from '@tessera/config';
 import { createIssuerParts, wireIssuer } from '@tessera/issuer';
 import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
@@ -30,6 +31,12 @@ export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): 
         positionGauge: true,
       });
       wireLogFedVerifier(host, store, verifier);
+      // ── Admin API, issue 12 (audit) ─────────────────────────────────────────────────────────
+      // The audit index (data folder, audit-index.db) follows the log in this process, so that
+      // `tessera audit` reads a current index. MERGE: once the admin listener (H1: a composition's
+      // adminRoutes) and admin tokens (G1: requireScope) are here, keep what wireAudit returns and
+      // serve `audit.routes(requireScope)` in adminRoutes — never in `routes`, the public listener.
+      wireAudit(host, store);
       const routes = [wireIssuer(host, store, issuer, following.whenCaughtUp), verifierRoutes(host, verifier)];
       if (config.TESSERA_KAFKA_BROKERS) {
         // Kafka's client is loaded only when it is configured.
