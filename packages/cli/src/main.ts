@@ -20,7 +20,9 @@ const usage = `usage: tessera <command>
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]
   keys rotate [--kid KID]... [--json]
-  audit [--account ID] [--family ID] [--type T]... [--since ISO] [--until ISO] [--limit N] [--json]
+  audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
+        [--limit N] [--cursor C] [--format table|ndjson | --json]
+  audit access-at --account ID --at ISO [--json]
 
 exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, or no data)
 `;
