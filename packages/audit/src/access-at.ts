@@ -93,21 +93,30 @@ export function effectiveAt(event: AccessEvent): number {
 }
 
 /**
- * The tokens an access event belongs to: a family, or one v1 token; undefined for an event about
- * the whole account (a cut). With `span`, the seconds during which the tokens it issues can be
- * usable, so that a read model can skip grants that cannot matter at an instant.
+ * Where a read model finds an access event again, and when it can matter. A family's events are
+ * found by family id; any other is a grant of its own (a v1 token, a cut). `span`: the seconds
+ * during which it can bear on whether a token is usable, so that a read model can skip the grants
+ * that cannot matter at an instant (a family's span grows with each generation; a revocation adds
+ * nothing). A cut matters from its own time on, for good.
  */
-export function grantOf(event: AccessEvent): { readonly id: string; readonly span?: { readonly from: number; readonly until: number } } | undefined {
+export type Grant =
+  | { readonly kind: 'family'; readonly familyId: string; readonly span?: Span }
+  | { readonly kind: 'single'; readonly span: Span };
+export interface Span {
+  readonly from: number;
+  readonly until: number;
+}
+
+export function grantOf(event: AccessEvent): Grant {
   switch (event.kind) {
     case 'generation-issued':
-      return { id: event.familyId, span: { from: event.issuedAt, until: event.expiresAt } };
+      return { kind: 'family', familyId: event.familyId, span: { from: event.issuedAt, until: event.expiresAt } };
     case 'family-revoked':
-      return { id: event.familyId };
+      return { kind: 'family', familyId: event.familyId };
     case 'legacy-token-issued':
-      // Family ids are base64url, which has no ':'; a v1 token's grant can never be taken for a family.
-      return { id: `v1:${event.jti}`, span: { from: event.issuedAt, until: event.expiresAt } };
+      return { kind: 'single', span: { from: event.issuedAt, until: event.expiresAt } };
     case 'tokens-cut':
-      return undefined;
+      return { kind: 'single', span: { from: event.at, until: Number.MAX_SAFE_INTEGER } };
     default:
       return assertNever(event);
   }

@@ -117,7 +117,12 @@ describe('accessEventOf', () => {
       { kind: 'family-revoked', familyId: 'F', revokedAt: 15 },
       { kind: 'legacy-token-issued', jti: 'lj', credentialId: 'cred1', issuedAt: 10, expiresAt: 40 },
     ]);
-    expect(mapped.map((event) => grantOf(event!)?.id)).toEqual(['F', 'F', 'F', 'v1:lj']);
+    expect(mapped.map((event) => grantOf(event!))).toEqual([
+      { kind: 'family', familyId: 'F', span: { from: 10, until: 20 } },
+      { kind: 'family', familyId: 'F', span: { from: 10, until: 20 } },
+      { kind: 'family', familyId: 'F' },
+      { kind: 'single', span: { from: 10, until: 40 } },
+    ]);
   });
 
   it('account and key events say nothing about issued tokens; an event type it does not know is ignored', () => {

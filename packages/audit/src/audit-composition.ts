@@ -40,15 +40,16 @@ export function wireAudit(host: Host, store: GuardedEventStore): AuditParts {
     failure = error instanceof Error ? error.message : String(error);
     host.log.error({ err: error, file }, 'the audit index stopped following the log; the audit API answers 503 until the process restarts');
   };
-  untilAvailable(store, () => index.forgetIfAnotherLog(store)).then((forgotten) => {
-    if (closed) return;
-    if (forgotten) host.log.warn({ file }, 'the audit index was built from another event log: rebuilding it');
-    follower = followIntoIndex(store, index, { onError: fail });
-    return follower.caughtUp.then(() => {
+  untilAvailable(store, () => index.forgetIfAnotherLog(store))
+    .then(async (forgotten) => {
+      if (closed) return;
+      if (forgotten) host.log.warn({ file }, 'the audit index was built from another event log: rebuilding it');
+      follower = followIntoIndex(store, index, { onError: fail });
+      await follower.caughtUp;
       caughtUp = true;
       host.log.info({ position: index.position()?.toString(), seconds: (Date.now() - started) / 1000 }, 'audit index caught up with the event log');
-    });
-  }, fail);
+    })
+    .catch(fail);
   registerGauges(host.metrics, {
     tessera_audit_index_position: {
       help: 'Global position of the last event the audit index reflects (compare with tessera_event_store_head_position)',

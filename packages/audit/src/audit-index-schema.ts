@@ -11,7 +11,8 @@ export const indexSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
 -- One row per event of the log, keyed by its log position. time is epoch ms, made non-decreasing
--- along the log so that since/until select one stretch of positions.
+-- along the log so that since/until select one stretch of positions. access: for access-at, the
+-- event's access event (JSON; access-at.ts), when it issues or cuts tokens.
 CREATE TABLE IF NOT EXISTS events (
   position       INTEGER PRIMARY KEY,
   type           TEXT NOT NULL,
@@ -24,7 +25,8 @@ CREATE TABLE IF NOT EXISTS events (
   source_address TEXT,
   actor          TEXT,
   api_login_id   TEXT,
-  api_id         TEXT
+  api_id         TEXT,
+  access         TEXT
 );
 CREATE INDEX IF NOT EXISTS events_account ON events (account_id, position) WHERE account_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_family ON events (family_id, position) WHERE family_id IS NOT NULL;
@@ -33,27 +35,22 @@ CREATE INDEX IF NOT EXISTS events_api_id ON events (api_id, position) WHERE api_
 CREATE INDEX IF NOT EXISTS events_type ON events (type, position);
 CREATE INDEX IF NOT EXISTS events_time ON events (time);
 
--- For access-at: each event that issues or cuts tokens, as its access event (JSON), under the
--- grant it belongs to (a family, or one v1 token), or under none for an account-wide cut.
-CREATE TABLE IF NOT EXISTS access_events (
-  position   INTEGER PRIMARY KEY,
-  account_id TEXT NOT NULL,
-  grant_id   TEXT,
-  event      TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS access_events_grant ON access_events (grant_id, position) WHERE grant_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS access_events_account_wide ON access_events (account_id, position) WHERE grant_id IS NULL;
-
--- Each grant's span, from its first token's issue to its last token's expiry (epoch seconds), so
--- that access-at replays only the grants that can matter at the instant asked about.
+-- For access-at: each grant of tokens (a family, or one event of its own: a v1 token, a cut), with
+-- the seconds during which it can matter (epoch seconds), so that access-at replays only the grants
+-- that can bear on the instant asked about. A family's events are found by family_id; another
+-- grant's one event by its position.
 CREATE TABLE IF NOT EXISTS grants (
   grant_id        TEXT PRIMARY KEY,
   account_id      TEXT NOT NULL,
   first_at        INTEGER NOT NULL,
   last_expires_at INTEGER NOT NULL,
-  api_login_id    TEXT
+  api_login_id    TEXT,
+  position        INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS grants_account ON grants (account_id, last_expires_at);
 `;
 
-export const indexTables = ['meta', 'events', 'access_events', 'grants'] as const;
+export const indexTables = ['meta', 'events', 'grants'] as const;
+
+/** Every index but the tables' own keys: what a bulk load drops and makes again (indexSchema makes them). */
+export const secondaryIndexes = [...indexSchema.matchAll(/CREATE INDEX IF NOT EXISTS (\w+)/g)].map((match) => match[1]!);

@@ -209,6 +209,40 @@ describe('the file', () => {
   });
 });
 
+describe('bulk load', () => {
+  it('an index filled in one bulk load answers as one filled event by event', async () => {
+    await history('acct_a', 'fam_a');
+    await history('acct_b', 'fam_b');
+    const bulk = openIndex();
+    await catchUpIndex(bulk, store);
+    const byEvent = AuditIndex.open(':memory:');
+    open.push(byEvent);
+    let from: bigint | undefined;
+    for (const recorded of await store.readAll()) {
+      byEvent.apply([recorded], from);
+      from = recorded.position;
+    }
+    expect(bulk.events(query({ limit: '1000' }))).toEqual(byEvent.events(query({ limit: '1000' })));
+    expect(bulk.events(query({ api_login_id: 'tsl_acct_b' })).rows).toHaveLength(4);
+    const start = Math.floor(Date.parse('2026-11-22T14:00:00Z') / 1000);
+    for (let at = start; at < start + 4000; at += 1) expect(bulk.accessAt('acct_b', at)).toEqual(byEvent.accessAt('acct_b', at));
+  });
+
+  it('a bulk load that does not finish leaves the index empty, and the next one fills it', async () => {
+    await history('acct_a', 'fam_a');
+    const index = openIndex();
+    expect(index.startBulkLoad()).toBe(true);
+    index.apply(await store.readAll(), undefined);
+    expect(index.position()).toBe(7n);
+    index.close();
+    const reopened = openIndex();
+    expect(reopened.position()).toBeUndefined();
+    await catchUpIndex(reopened, store);
+    expect(reopened.position()).toBe(7n);
+    expect(reopened.startBulkLoad()).toBe(false);
+  });
+});
+
 describe('following the log', () => {
   it('catches up in batches, then writes new events within the flush delay', async () => {
     await history('acct_a', 'fam_a');

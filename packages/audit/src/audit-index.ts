@@ -2,7 +2,7 @@ import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync } from 'no
 import Database from 'better-sqlite3';
 import type { RecordedEvent } from '@tessera/contracts';
 import { accessAt, grantOf, type AccessAt, type AccessEvent } from './access-at.js';
-import { indexSchema, indexTables, indexVersion } from './audit-index-schema.js';
+import { indexSchema, indexTables, indexVersion, secondaryIndexes } from './audit-index-schema.js';
 import { indexedEventOf, type AuditRow } from './audit-row.js';
 import type { EventQuery } from './event-query.js';
 
@@ -27,8 +27,22 @@ export interface ApplyOutcome {
 type RowTuple = [position: string, type: string, time: number, account: string | null, family: string | null, generation: number | null, reason: string | null, request: string | null, source: string | null, actor: string | null];
 
 const rowColumns = 'CAST(position AS TEXT), type, time, account_id, family_id, generation, reason, request_id, source_address, actor';
+interface GrantRow {
+  readonly grantId: string;
+  readonly accountId: string;
+  firstAt: number;
+  lastExpiresAt: number;
+  readonly apiLoginId: string | null;
+  readonly position: bigint | null;
+}
+
+/** How many grants a bulk load gathers before it writes them (in key order): bounds its memory. */
+const gatheredGrants = 200_000;
+
 /** No SQLite integer is larger: a bound that excludes nothing, or everything. */
 const maxPosition = 9_223_372_036_854_775_807n;
+/** Pages of cache, as SQLite counts them when negative: KiB. More while a bulk load builds the indexes. */
+const cacheKiB = { usual: 32 * 1024, bulk: 128 * 1024 };
 
 /**
  * The audit read model: every event of the log as one row in SQLite tables in a file of their
@@ -44,6 +58,8 @@ export class AuditIndex {
   private readonly statements;
   private readonly queries = new Map<string, Database.Statement<unknown[], RowTuple>>();
   private closed = false;
+  /** During a bulk load: the grants gathered since they were last written, by grant id. */
+  private bulk: { readonly grants: Map<string, GrantRow> } | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -54,22 +70,22 @@ export class AuditIndex {
       meta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       setMeta: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       insertEvent: db.prepare<[bigint, string, number, ...(string | number | null)[]]>(
-        'INSERT INTO events (position, type, time, account_id, family_id, generation, reason, request_id, source_address, actor, api_login_id, api_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (position, type, time, account_id, family_id, generation, reason, request_id, source_address, actor, api_login_id, api_id, access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      insertAccess: db.prepare<[bigint, string, string | null, string]>('INSERT INTO access_events (position, account_id, grant_id, event) VALUES (?, ?, ?, ?)'),
-      upsertGrant: db.prepare<[string, string, number, number, string | null]>(
-        `INSERT INTO grants (grant_id, account_id, first_at, last_expires_at, api_login_id) VALUES (?, ?, ?, ?, ?)
+      upsertGrant: db.prepare<[string, string, number, number, string | null, bigint | null]>(
+        `INSERT INTO grants (grant_id, account_id, first_at, last_expires_at, api_login_id, position) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (grant_id) DO UPDATE SET first_at = MIN(first_at, excluded.first_at), last_expires_at = MAX(last_expires_at, excluded.last_expires_at)`,
       ),
       grantLogin: db.prepare<[string], { api_login_id: string | null }>('SELECT api_login_id FROM grants WHERE grant_id = ?'),
       knownAccount: db.prepare<[string], { found: number }>('SELECT 1 AS found FROM events WHERE account_id = ? LIMIT 1'),
       accessEvents: db
         .prepare<[{ account: string; at: number }], [string]>(
-          `SELECT event FROM (
-             SELECT a.position, a.event FROM grants g JOIN access_events a ON a.grant_id = g.grant_id
-              WHERE g.account_id = @account AND g.last_expires_at > @at AND g.first_at <= @at
+          `SELECT access FROM (
+             SELECT e.position, e.access FROM grants g JOIN events e ON e.family_id = g.grant_id
+              WHERE g.account_id = @account AND g.last_expires_at > @at AND g.first_at <= @at AND g.position IS NULL AND e.access IS NOT NULL
              UNION ALL
-             SELECT position, event FROM access_events WHERE account_id = @account AND grant_id IS NULL
+             SELECT e.position, e.access FROM grants g JOIN events e ON e.position = g.position
+              WHERE g.account_id = @account AND g.last_expires_at > @at AND g.first_at <= @at AND g.position IS NOT NULL
            ) ORDER BY position`,
         )
         .raw(true),
@@ -85,9 +101,8 @@ export class AuditIndex {
     try {
       return AuditIndex.openAs(file);
     } catch (error) {
-      if (file === ':memory:' || !(error instanceof Database.SqliteError)) throw error;
-      // Unreadable as an index (SQLITE_NOTADB, SQLITE_CORRUPT, a file we may not write): derived
-      // data, so it is removed and made again. A second failure is not ours to hide.
+      if (file === ':memory:' || !unusableFile(error)) throw error;
+      // Derived data: removed and made again. A second failure is not ours to hide.
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
       return AuditIndex.openAs(file, true);
     }
@@ -106,14 +121,17 @@ export class AuditIndex {
       // Derived data: a commit lost in a power cut is read again from the log. No fsync per batch.
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
-      db.pragma('cache_size = -32768');
+      db.pragma(`cache_size = -${cacheKiB.usual}`);
       const version = tableExists(db, 'meta') ? db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'version'").get()?.value : undefined;
       const outdated = version !== indexVersion && (version !== undefined || tableExists(db, 'events'));
-      db.transaction(() => {
-        if (outdated) for (const table of indexTables) db.exec(`DROP TABLE IF EXISTS ${table}`);
-        db.exec(indexSchema);
-        db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(indexVersion);
-      }).immediate();
+      // Written only when needed: opening an index another process is filling must not wait for it.
+      if (version !== indexVersion) {
+        db.transaction(() => {
+          if (outdated) for (const table of indexTables) db.exec(`DROP TABLE IF EXISTS ${table}`);
+          db.exec(indexSchema);
+          db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(indexVersion);
+        }).immediate();
+      }
       return new AuditIndex(db, replaced || outdated);
     } catch (error) {
       db.close();
@@ -149,6 +167,49 @@ export class AuditIndex {
   }
 
   /**
+   * Filling an empty index from a whole log, in one transaction: the secondary indexes are dropped
+   * and made again by finishBulkLoad() with one sort each, and grants are gathered in memory and
+   * written in key order, several times faster than keeping them all up to date row by row. One
+   * transaction, so that a process stopped midway leaves the index empty as it was (the next start
+   * loads again), and another process meanwhile waits or is told the index is busy. False, doing
+   * nothing, when the index is not empty.
+   */
+  startBulkLoad(): boolean {
+    if (this.bulk !== undefined || this.position() !== undefined) return false;
+    this.db.exec('BEGIN IMMEDIATE');
+    // Another process may have filled it between the look and the lock.
+    if (this.position() !== undefined) {
+      this.db.exec('ROLLBACK');
+      return false;
+    }
+    for (const name of secondaryIndexes) this.db.exec(`DROP INDEX IF EXISTS ${name}`);
+    this.db.pragma(`cache_size = -${cacheKiB.bulk}`);
+    this.bulk = { grants: new Map() };
+    return true;
+  }
+
+  /** Ends a bulk load: the grants and the secondary indexes written, all committed at once. */
+  finishBulkLoad(): void {
+    if (this.bulk === undefined) return;
+    this.writeGatheredGrants();
+    this.db.exec(indexSchema);
+    this.db.exec('COMMIT');
+    this.bulk = undefined;
+    this.db.pragma(`cache_size = -${cacheKiB.usual}`);
+    // The planner's statistics, from a sample: most filters have several indexes to choose from.
+    this.db.pragma('analysis_limit = 1000');
+    this.db.exec('ANALYZE');
+  }
+
+  /** Drops a bulk load that cannot finish (the process stops, the log failed): the index is empty again. */
+  abandonBulkLoad(): void {
+    if (this.bulk === undefined) return;
+    this.bulk = undefined;
+    this.db.exec('ROLLBACK');
+    this.db.pragma(`cache_size = -${cacheKiB.usual}`);
+  }
+
+  /**
    * Applies events that follow `from` in the log (the position the caller read after), in one
    * transaction. Events the index already reflects are skipped, so a batch that overlaps another
    * process's is harmless. If the index reflects less than `from` (emptied by another process
@@ -179,8 +240,11 @@ export class AuditIndex {
   private insert(recorded: RecordedEvent, time: number): void {
     const event = indexedEventOf(recorded);
     // A family event that does not name its login (TokenRevoked) is the login's all the same.
-    const apiLoginId = event.apiLoginId ?? (event.familyId === undefined ? undefined : (this.statements.grantLogin.get(event.familyId)?.api_login_id ?? undefined));
+    const apiLoginId = event.apiLoginId ?? (event.familyId === undefined ? undefined : this.loginOfFamily(event.familyId));
     const { statements } = this;
+    // An access event counts for its account: one that names none (no such event today) is not kept for access-at.
+    const { accountId } = event;
+    const access = accountId === undefined ? undefined : event.access;
     statements.insertEvent.run(
       event.position,
       event.type,
@@ -194,11 +258,53 @@ export class AuditIndex {
       event.actor ?? null,
       apiLoginId ?? null,
       event.apiId ?? null,
+      access === undefined ? null : JSON.stringify(access),
     );
-    if (event.access === undefined || event.accountId === undefined) return;
-    const grant = grantOf(event.access);
-    statements.insertAccess.run(event.position, event.accountId, grant?.id ?? null, JSON.stringify(event.access));
-    if (grant?.span) statements.upsertGrant.run(grant.id, event.accountId, grant.span.from, grant.span.until, apiLoginId ?? null);
+    if (access === undefined || accountId === undefined) return;
+    const grant = grantOf(access);
+    if (grant.span === undefined) return;
+    // A family's events are found by its id; another grant is this one event, found by its position.
+    const single = grant.kind === 'single';
+    this.saveGrant({
+      grantId: single ? `@${event.position}` : grant.familyId,
+      accountId,
+      firstAt: grant.span.from,
+      lastExpiresAt: grant.span.until,
+      apiLoginId: single ? null : (apiLoginId ?? null),
+      position: single ? event.position : null,
+    });
+  }
+
+  /** A grant's span grows to cover this one; gathered in memory during a bulk load. */
+  private saveGrant(row: GrantRow): void {
+    const gathered = this.bulk?.grants;
+    if (gathered === undefined) {
+      this.writeGrant(row);
+      return;
+    }
+    const known = gathered.get(row.grantId);
+    if (known === undefined) gathered.set(row.grantId, { ...row });
+    else {
+      known.firstAt = Math.min(known.firstAt, row.firstAt);
+      known.lastExpiresAt = Math.max(known.lastExpiresAt, row.lastExpiresAt);
+    }
+    if (gathered.size >= gatheredGrants) this.writeGatheredGrants();
+  }
+
+  /** In key order, so that each page of the grants table is written once per batch rather than once per grant. */
+  private writeGatheredGrants(): void {
+    const gathered = this.bulk?.grants;
+    if (gathered === undefined) return;
+    for (const id of [...gathered.keys()].sort()) this.writeGrant(gathered.get(id)!);
+    gathered.clear();
+  }
+
+  private writeGrant(row: GrantRow): void {
+    this.statements.upsertGrant.run(row.grantId, row.accountId, row.firstAt, row.lastExpiresAt, row.apiLoginId, row.position);
+  }
+
+  private loginOfFamily(familyId: string): string | undefined {
+    return this.bulk?.grants.get(familyId)?.apiLoginId ?? this.statements.grantLogin.get(familyId)?.api_login_id ?? undefined;
   }
 
   /** One page of the rows matching `query`, in log order. */
@@ -258,6 +364,7 @@ export class AuditIndex {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.abandonBulkLoad();
     // Keeps the query planner's statistics current, as SQLite recommends before closing.
     this.db.pragma('optimize');
     this.db.close();
@@ -286,6 +393,16 @@ function toAuditRow([position, type, time, account, family, generation, reason, 
     source_address: source,
     actor,
   };
+}
+
+/**
+ * Errors that say the file cannot serve as an index: not a database, damaged, or one this user may
+ * not write (made by root, say). A busy or locked file is another process at work, not damage.
+ */
+function unusableFile(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return false;
+  return code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN' || code === 'EACCES' || code === 'EPERM';
 }
 
 function tableExists(db: Database.Database, name: string): boolean {

@@ -11,13 +11,20 @@ export async function catchUpIndex(index: AuditIndex, store: Pick<EventStore, 'r
   await index.forgetIfAnotherLog(store);
   const head = await store.headPosition();
   let after = index.position();
-  while (head !== undefined && (after === undefined || after < head)) {
-    const page = await store.readAll({ ...(after === undefined ? {} : { after }), maxCount: pageSize });
-    if (page.length === 0) return;
-    const outcome = index.apply(page, after);
-    // After a gap the index reflects less than was read: read again from where it is.
-    after = outcome.gap ? outcome.position : max(outcome.position, page[page.length - 1]!.position);
+  const bulk = head !== undefined && index.startBulkLoad();
+  try {
+    while (head !== undefined && (after === undefined || after < head)) {
+      const page = await store.readAll({ ...(after === undefined ? {} : { after }), maxCount: pageSize });
+      if (page.length === 0) break;
+      const outcome = index.apply(page, after);
+      // After a gap the index reflects less than was read: read again from where it is.
+      after = outcome.gap ? outcome.position : max(outcome.position, page[page.length - 1]!.position);
+    }
+  } catch (error) {
+    if (bulk) index.abandonBulkLoad();
+    throw error;
   }
+  if (bulk) index.finishBulkLoad();
 }
 
 const max = (a: bigint | undefined, b: bigint): bigint => (a !== undefined && a > b ? a : b);

@@ -7,6 +7,8 @@ export interface IndexFollowerOptions {
   readonly batchSize?: number;
   /** How long a partial batch waits for more before it is written: the index's lag when the log is quiet. */
   readonly flushDelayMs?: number;
+  /** How long to wait before trying again when another process holds the index (`tessera audit` filling it). */
+  readonly busyRetryMs?: number;
   /** The index could not be written, or the subscription ended for good; the follower has stopped. */
   readonly onError: (error: unknown) => void;
 }
@@ -20,23 +22,29 @@ export interface IndexFollower {
 /**
  * Feeds an audit index from any EventStore's subscription to the whole log, from the position the
  * index reflects: events are gathered and written in batches, each batch with the position it
- * brings the index to, so a process that stops at any moment resumes without loss or repeat.
+ * brings the index to, so a process that stops at any moment resumes without loss or repeat. An
+ * empty index is filled in one bulk load (AuditIndex.startBulkLoad).
+ *
+ * When the index does not reflect what this follower wrote (another process emptied it), or
+ * another process holds it, the follower reads again from where the index is.
  */
 export function followIntoIndex(
   store: { subscribeToAll(options: SubscribeOptions): Subscription },
   index: AuditIndex,
   options: IndexFollowerOptions,
 ): IndexFollower {
-  const batchSize = options.batchSize ?? 2000;
+  const batchSize = options.batchSize ?? 5000;
   const flushDelayMs = options.flushDelayMs ?? 50;
+  const busyRetryMs = options.busyRetryMs ?? 1000;
   let buffer: RecordedEvent[] = [];
   /** The position the next batch follows: what this follower has written or read past. */
-  let appliedUpTo = index.position();
+  let appliedUpTo: bigint | undefined;
   let timer: NodeJS.Timeout | undefined;
   let subscription: Subscription | undefined;
-  /** Counts subscriptions opened: deliveries of one replaced after a gap are dropped, the new one reads them again. */
+  /** Counts subscriptions opened: deliveries of one that was replaced are dropped, the new one reads them again. */
   let opened = 0;
   let stopped = false;
+  let bulk = false;
   let markCaughtUp!: () => void;
   const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
 
@@ -44,31 +52,54 @@ export function followIntoIndex(
     if (stopped) return;
     stopped = true;
     void subscription?.close();
+    index.abandonBulkLoad();
     options.onError(error);
   };
 
-  /** Writes what is gathered. On a gap (another process emptied the index) it reads again from where the index is. */
+  /** Drops what is gathered and subscribes again from where the index is, after `delayMs`. */
+  const restart = (delayMs: number) => {
+    opened += 1;
+    buffer = [];
+    index.abandonBulkLoad();
+    const previous = subscription;
+    subscription = undefined;
+    void previous?.close().then(() => {
+      const reopen = setTimeout(open, delayMs);
+      reopen.unref();
+    }, fail);
+  };
+
+  /** Writes what is gathered, in one transaction with the position it brings the index to. */
   const flush = (): void => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
     if (buffer.length === 0 || stopped) return;
     const batch = buffer;
     buffer = [];
-    const outcome = index.apply(batch, appliedUpTo);
-    if (outcome.gap) {
-      appliedUpTo = outcome.position;
-      opened += 1;
-      const previous = subscription;
-      subscription = undefined;
-      void previous?.close().then(() => open(), fail);
+    let outcome;
+    try {
+      outcome = index.apply(batch, appliedUpTo);
+    } catch (error) {
+      if (!busy(error)) throw error;
+      restart(busyRetryMs);
       return;
     }
-    appliedUpTo = batch[batch.length - 1]!.position;
+    if (outcome.gap) restart(0);
+    else appliedUpTo = batch[batch.length - 1]!.position;
   };
 
-  const open = (): void => {
+  function open(): void {
     if (stopped) return;
     const current = ++opened;
+    appliedUpTo = index.position();
+    try {
+      // A rebuild from nothing loads in bulk: the secondary indexes are made once, at the end.
+      bulk = index.startBulkLoad();
+    } catch (error) {
+      if (!busy(error)) return fail(error);
+      // Another process is filling the index: follow it row by row once it is done.
+      bulk = false;
+    }
     subscription = store.subscribeToAll({
       ...(appliedUpTo === undefined ? {} : { after: appliedUpTo }),
       onEvent: (recorded) => {
@@ -95,6 +126,9 @@ export function followIntoIndex(
         if (current !== opened) return;
         try {
           flush();
+          if (current !== opened) return;
+          if (bulk) index.finishBulkLoad();
+          bulk = false;
           markCaughtUp();
         } catch (error) {
           fail(error);
@@ -103,7 +137,7 @@ export function followIntoIndex(
       // A failed catch-up reaches onError too.
       () => undefined,
     );
-  };
+  }
   open();
 
   return {
@@ -113,17 +147,19 @@ export function followIntoIndex(
       const closing = subscription;
       subscription = undefined;
       await closing?.close();
-      // What was delivered before the close is kept: the next start need not read it again.
-      if (!stopped) {
-        try {
-          const pending = buffer;
-          buffer = [];
-          if (pending.length > 0) index.apply(pending, appliedUpTo);
-        } finally {
-          stopped = true;
-          if (timer !== undefined) clearTimeout(timer);
-        }
-      }
+      if (stopped) return;
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      // A bulk load not finished is dropped whole: the next start loads again. Otherwise what was
+      // delivered is kept, so the next start need not read it again.
+      if (bulk) index.abandonBulkLoad();
+      else if (buffer.length > 0) index.apply(buffer, appliedUpTo);
+      buffer = [];
     },
   };
 }
+
+const busy = (error: unknown) => {
+  const code = (error as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+};

@@ -104,7 +104,11 @@ function withAuditIndex(config: TesseraConfig, run: (index: AuditIndex) => numbe
     mkdirSync(config.TESSERA_DATA_DIR, { recursive: true, mode: 0o700 });
     const index = AuditIndex.open(auditIndexFile(config.TESSERA_DATA_DIR));
     try {
-      await catchUpIndex(index, store);
+      await catchUpIndex(index, store).catch((error: unknown) => {
+        const code = (error as { code?: unknown }).code;
+        if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
+        throw new Error('the audit index is being filled by another process (a server rebuilding it after a start); try again in a few seconds');
+      });
       return run(index);
     } finally {
       index.close();
