@@ -121,6 +121,8 @@ export class AuditIndex {
       // Derived data: a commit lost in a power cut is read again from the log. No fsync per batch.
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
+      // The WAL is emptied by checkpoints but keeps its size; a bulk load would leave it as large as the index.
+      db.pragma('journal_size_limit = 33554432');
       db.pragma(`cache_size = -${cacheKiB.usual}`);
       const version = tableExists(db, 'meta') ? db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'version'").get()?.value : undefined;
       const outdated = version !== indexVersion && (version !== undefined || tableExists(db, 'events'));
@@ -195,6 +197,8 @@ export class AuditIndex {
     this.db.exec(indexSchema);
     this.db.exec('COMMIT');
     this.bulk = undefined;
+    // The whole load went through the WAL: copied into the file now, and the WAL cut back.
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.pragma(`cache_size = -${cacheKiB.usual}`);
     // The planner's statistics, from a sample: most filters have several indexes to choose from.
     this.db.pragma('analysis_limit = 1000');
