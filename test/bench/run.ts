@@ -6,8 +6,11 @@
  * Every server is its own child process on 127.0.0.1 over HTTPS with the same certificate;
  * autocannon runs in this process. Each load run: BENCH_WARMUP_SECONDS unmeasured, then
  * BENCH_SECONDS measured, BENCH_CONNECTIONS connections, no pipelining.
+ *
+ * `npm run bench -- audit` runs only the audit index part (1 M events; a few minutes).
  */
 import { cpus, loadavg } from 'node:os';
+import { auditRows, describeAudit, measureAuditIndex, type AuditIndexResult } from './audit-index.js';
 import { startBareFastifyPeer } from './bare-fastify-peer.js';
 import { cleanupAll, progress } from './children.js';
 import { readConfig, type OidcAlg } from './config.js';
@@ -19,6 +22,8 @@ import { describeLoad, formatTable, writeJson, type Row } from './report.js';
 import { chargeTarget, issueTarget, refreshTarget, RefreshPool, startTesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
+const parts = process.argv.slice(2);
+if (parts.length > 1 || (parts.length === 1 && parts[0] !== 'audit')) throw new Error(`usage: npm run bench [-- audit]; got ${parts.join(' ')}`);
 const runOptions = { seconds: config.seconds, connections: config.connections };
 const warmOptions = { seconds: config.warmupSeconds, connections: config.connections };
 const loadAverages: { phase: string; loadavg1m: number }[] = [];
@@ -41,6 +46,7 @@ interface Results {
   projection: ProjectionResult;
   /** Absent when no Kafka broker could be had (no java/maven and no TESSERA_KAFKA_BROKERS). */
   propagation?: PropagationResult;
+  audit: AuditIndexResult;
 }
 
 async function main(): Promise<void> {
@@ -113,7 +119,33 @@ async function main(): Promise<void> {
   progress(`projection: ${config.projectionEntries} entries in memory, then from a SQLite log`);
   results.projection = await measureProjection(config.projectionEntries);
 
+  // 6. The audit index: rebuilt from a 1 M-event log, then queried through the admin routes.
+  loadAverages.push({ phase: 'audit', loadavg1m: loadavg()[0] ?? 0 });
+  progress('audit index: 1 M events over 10,000 accounts');
+  results.audit = await measureAuditIndex();
+
   report(results as Results, started);
+}
+
+/** `npm run bench -- audit`: the audit index part alone. */
+async function auditOnly(): Promise<void> {
+  const started = new Date();
+  progress(`audit index only; ${cpus().length} CPUs; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const audit = await measureAuditIndex();
+  const lines = [
+    `Tessera benchmark, audit index only — ${started.toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`,
+    `1-minute load average at start: ${(loadavg()[0] ?? 0).toFixed(2)}`,
+    '',
+    describeAudit(audit),
+    '',
+    formatTable(auditRows(audit)),
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+  if (config.output) {
+    writeJson(config.output, { started: started.toISOString(), node: process.version, cpus: cpus().length, results: { audit }, table: auditRows(audit) });
+    progress(`wrote ${config.output}`);
+  }
 }
 
 function bestPeer(oidc: Results['oidcProvider']): { alg: OidcAlg; result: LoadResult } {
@@ -181,6 +213,7 @@ function report(results: Results, started: Date): void {
     { what: 'projection heap bytes / live entry', tessera: memory.bytesPerEntry, peer: '—', ratio: '—', target: '≤ 200', met: memory.bytesPerEntry <= 200 },
     { what: `projection: apply ${millions(memory.entries)} events, s`, tessera: memory.applySeconds, peer: '—', ratio: '—', target: '≤ 5', met: memory.applySeconds <= 5 },
     { what: `projection: rebuild ${millions(sqlite.entries)} from SQLite, s`, tessera: sqlite.rebuildSeconds, peer: '—', ratio: '—', target: '≤ 5', met: sqlite.rebuildSeconds <= 5 },
+    ...auditRows(results.audit),
   ];
 
   const lines = [
@@ -199,6 +232,7 @@ function report(results: Results, started: Date): void {
     `projection in memory: ${memory.entries} entries, ${memory.heapBytes} heap bytes (${memory.bytesPerEntry.toFixed(1)}/entry), apply ${memory.applySeconds.toFixed(3)} s`,
     `projection from SQLite: ${sqlite.entries} events appended in ${sqlite.appendSeconds.toFixed(1)} s (setup, ${sqlite.appendEventsPerSecond.toFixed(0)}/s), ` +
       `log ${(sqlite.logFileBytes / 1e6).toFixed(0)} MB, rebuilt in ${sqlite.rebuildSeconds.toFixed(2)} s (${sqlite.bytesPerEntry.toFixed(1)} heap bytes/entry)`,
+    describeAudit(results.audit),
     '',
     formatTable(rows),
     '',
@@ -221,7 +255,7 @@ function report(results: Results, started: Date): void {
 }
 
 try {
-  await main();
+  await (parts[0] === 'audit' ? auditOnly() : main());
 } catch (error) {
   process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
