@@ -130,11 +130,12 @@ async function main(): Promise<void> {
 /** `npm run bench -- audit`: the audit index part alone. */
 async function auditOnly(): Promise<void> {
   const started = new Date();
+  const loadAtStart = loadavg()[0] ?? 0;
   progress(`audit index only; ${cpus().length} CPUs; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const audit = await measureAuditIndex();
   const lines = [
     `Tessera benchmark, audit index only — ${started.toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`,
-    `1-minute load average at start: ${(loadavg()[0] ?? 0).toFixed(2)}`,
+    `1-minute load average at start: ${loadAtStart.toFixed(2)}, at the end: ${(loadavg()[0] ?? 0).toFixed(2)}`,
     '',
     describeAudit(audit),
     '',

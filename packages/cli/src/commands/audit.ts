@@ -84,7 +84,7 @@ async function runAccessAt(config: TesseraConfig, argv: string[]): Promise<numbe
     if (answer === undefined) throw new NotFound(`no account ${shown(accountId)} in the log`);
     const body = accessAtBody(at, answer);
     const lines = [
-      `at ${body.at} (log position ${body.log_position ?? 'none'}): ${body.families.length} families, ${body.legacy_tokens.length} v1 tokens with a usable access token`,
+      `at ${body.at} (log position ${body.log_position ?? 'none'}): ${count(body.families.length, 'family', 'families')}, ${count(body.legacy_tokens.length, 'v1 token', 'v1 tokens')} with a usable access token`,
       ...body.families.map((f) => `  family ${shown(f.family_id)}  generation ${f.generation}  issued ${f.issued_at}  expires ${f.expires_at}  credential ${shown(f.credential_id)}`),
       ...body.legacy_tokens.map((t) => `  v1 token ${shown(t.jti)}  issued ${t.issued_at}  expires ${t.expires_at}  credential ${shown(t.credential_id)}`),
     ];
@@ -125,6 +125,8 @@ function asUsageError<T>(parse: () => T): T {
     throw error;
   }
 }
+
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 function describe(row: AuditRow): string {
   const parts = [row.time, `#${row.position}`, row.type, `account ${shown(row.account_id ?? '-')}`];
