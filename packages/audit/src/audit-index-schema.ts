@@ -6,8 +6,9 @@
 export const indexVersion = '1';
 
 export const indexSchema = `
--- log_position: the last event the index reflects; first_event_id: which log it was built from;
--- last_time: the time of the last row (rows' times never go backwards); version: indexVersion.
+-- log_position: the last event the index reflects; first_event_id, last_event_id: the ids of the
+-- log's first event and of that last one, to tell another log; last_time: the time of the last row
+-- (rows' times never go backwards); version: indexVersion.
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
 -- One row per event of the log, keyed by its log position. time is epoch ms, made non-decreasing

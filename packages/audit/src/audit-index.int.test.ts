@@ -188,6 +188,27 @@ describe('the file', () => {
     }
   });
 
+  it('an index of a log restored from an older backup, which then grew again, is emptied and built again', async () => {
+    await history('acct_a', 'fam_a');
+    const index = openIndex();
+    await catchUpIndex(index, store);
+    const restored = new InMemoryEventStore({ now: () => clock });
+    try {
+      // The backup held the first five events; the log then took other ones at positions 6, 7, 8.
+      for (const { stream, event, eventId, metadata } of (await store.readAll()).slice(0, 5)) {
+        await restored.append(stream, [{ event, eventId, metadata }], { expectedRevision: 'any' });
+      }
+      for (const accountId of ['acct_x', 'acct_y', 'acct_z']) {
+        await restored.append(streams.account(accountId), [{ event: { type: 'AccountRegistered', v: 1, accountId, name: accountId, permissions: [], at: at() } }], { expectedRevision: 'no_stream' });
+      }
+      expect(await index.forgetIfAnotherLog(store)).toBe(false);
+      await catchUpIndex(index, restored);
+      expect(index.events(query({ limit: '1000' })).rows.map((row) => row.account_id)).toEqual(['acct_a', 'acct_a', 'acct_a', 'acct_a', 'acct_a', 'acct_x', 'acct_y', 'acct_z']);
+    } finally {
+      await restored.close();
+    }
+  });
+
   it('two processes feeding one file write each event once', async () => {
     await history('acct_a', 'fam_a');
     const server = openIndex();

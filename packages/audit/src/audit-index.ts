@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { RecordedEvent } from '@tessera/contracts';
+import type { EventStore } from '@tessera/event-store';
 import { accessAt, grantOf, type AccessAt, type AccessEvent } from './access-at.js';
 import { indexSchema, indexTables, indexVersion, secondaryIndexes } from './audit-index-schema.js';
 import { indexedEventOf, type AuditRow } from './audit-row.js';
@@ -27,6 +28,7 @@ export interface ApplyOutcome {
 type RowTuple = [position: string, type: string, time: number, account: string | null, family: string | null, generation: number | null, reason: string | null, request: string | null, source: string | null, actor: string | null];
 
 const rowColumns = 'CAST(position AS TEXT), type, time, account_id, family_id, generation, reason, request_id, source_address, actor';
+
 interface GrantRow {
   readonly grantId: string;
   readonly accountId: string;
@@ -148,16 +150,19 @@ export class AuditIndex {
   }
 
   /**
-   * Empties the index when it was built from another log than `store`'s (its first event is not
-   * the log's, or it reflects a position beyond the log's head): a data folder restored from a
-   * backup, or TESSERA_EVENT_STORE pointed elsewhere. True when it did.
+   * Empties the index when it was built from another log than `store`'s: the log's first event, or
+   * its event at the position the index reflects, is not the one the index saw there. A data folder
+   * restored from an older backup (whose log then grew again), or TESSERA_EVENT_STORE pointed
+   * elsewhere. True when it did.
    */
-  async forgetIfAnotherLog(store: { readAll(options: { maxCount: number }): Promise<RecordedEvent[]>; headPosition(): Promise<bigint | undefined> }): Promise<boolean> {
+  async forgetIfAnotherLog(store: Pick<EventStore, 'readAll'>): Promise<boolean> {
     const position = this.position();
     if (position === undefined) return false;
     const [first] = await store.readAll({ maxCount: 1 });
-    const head = await store.headPosition();
-    const same = first !== undefined && first.eventId === this.statements.meta.get('first_event_id')?.value && head !== undefined && head >= position;
+    // Strictly after position − 1: the event at the position itself, if the log has one.
+    const [last] = await store.readAll({ after: position - 1n, maxCount: 1 });
+    const saw = (key: string) => this.statements.meta.get(key)?.value;
+    const same = first?.eventId === saw('first_event_id') && last?.position === position && last.eventId === saw('last_event_id');
     if (same) return false;
     this.db
       .transaction(() => {
@@ -225,18 +230,19 @@ export class AuditIndex {
         const reflected = this.position();
         if ((reflected ?? -1n) < (from ?? -1n)) return { position: reflected, gap: true };
         let lastTime = Number(this.statements.meta.get('last_time')?.value ?? 0);
-        let last: bigint | undefined;
+        let last: RecordedEvent | undefined;
         for (const recorded of batch) {
           if (reflected !== undefined && recorded.position <= reflected) continue;
           if (reflected === undefined && last === undefined) this.statements.setMeta.run('first_event_id', recorded.eventId);
           lastTime = Math.max(lastTime, recorded.recordedAt);
           this.insert(recorded, lastTime);
-          last = recorded.position;
+          last = recorded;
         }
         if (last === undefined) return { position: reflected, gap: false };
-        this.statements.setMeta.run('log_position', last.toString());
+        this.statements.setMeta.run('log_position', last.position.toString());
+        this.statements.setMeta.run('last_event_id', last.eventId);
         this.statements.setMeta.run('last_time', String(lastTime));
-        return { position: last, gap: false };
+        return { position: last.position, gap: false };
       })
       .immediate();
   }
