@@ -34,8 +34,8 @@ export type AccessEvent =
     }
   /**
    * A not-before cut, as Keycloak pushes one: from `at` on, every token of the account (or, with
-   * `credentialId`, of that credential), v5 or v1, issued before `notBefore` is dead. No event on
-   * this branch makes one yet: account- and credential-level revocation events map here.
+   * `credentialId`, of that credential), v5 or v1, issued before `notBefore` is dead:
+   * AccountTokensRevoked and CredentialTokensRevoked.
    */
   | { readonly kind: 'tokens-cut'; readonly credentialId?: string; readonly notBefore: number; readonly at: number };
 
@@ -59,7 +59,12 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
       return { kind: 'family-revoked', familyId: event.familyId, revokedAt: event.revokedAt };
     case 'LegacyTokenIssued':
       return { kind: 'legacy-token-issued', jti: event.jti, credentialId: event.credentialId, issuedAt: event.issuedAt, expiresAt: event.expiresAt };
-    // Revoking a credential or changing permissions refuses new tokens; it does not (yet) cut issued ones.
+    // An operator's cut (admin revoke-tokens, or --revoke-tokens on the CLI): decision 0011.
+    case 'AccountTokensRevoked':
+      return { kind: 'tokens-cut', notBefore: event.notBefore, at: event.at };
+    case 'CredentialTokensRevoked':
+      return { kind: 'tokens-cut', credentialId: event.credentialId, notBefore: event.notBefore, at: event.at };
+    // Revoking a credential or changing permissions without a cut refuses new tokens only.
     case 'AccountRegistered':
     case 'ApiCredentialIssued':
     case 'ApiCredentialRevoked':
@@ -68,6 +73,9 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'PermissionsChanged':
     case 'SigningKeyPublished':
     case 'SigningKeyRetired':
+    case 'AuthenticationFailuresCounted':
+    case 'AdminTokenIssued':
+    case 'AdminTokenRevoked':
       return undefined;
     default:
       return newerThanThisReader(event);

@@ -15,7 +15,7 @@ export interface AuditReadModel {
   accessAt(accountId: string, at: number): AccessAtAnswer | undefined;
 }
 
-/** A preHandler that lets a request through only with an admin token holding the scope; else it answers 401/403. */
+/** An onRequest hook that lets a request through only with an admin token holding the scope, else 401/403: before the query is validated, so a caller without a token learns nothing. */
 export type AdminPreHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 export interface AuditRoutesOptions {
@@ -65,7 +65,7 @@ export function auditRoutes(options: AuditRoutesOptions): (app: FastifyInstance)
     const routes = app.withTypeProvider<ZodTypeProvider>();
 
     routes.get('/admin/v1/events', {
-      preHandler: options.requireScope('audit:read'),
+      onRequest: options.requireScope('audit:read'),
       schema: {
         summary: 'The audit trail: events of the log, filtered, in log order',
         description:
@@ -93,7 +93,7 @@ export function auditRoutes(options: AuditRoutesOptions): (app: FastifyInstance)
     });
 
     routes.get('/admin/v1/accounts/:account_id/access-at', {
-      preHandler: options.requireScope('audit:read'),
+      onRequest: options.requireScope('audit:read'),
       schema: {
         summary: 'Who held a usable access token for the account at an instant',
         description:

@@ -31,19 +31,16 @@ export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): 
         positionGauge: true,
       });
       wireLogFedVerifier(host, store, verifier);
-      // ── Admin API, issue 12 (audit) ─────────────────────────────────────────────────────────
-      // The audit index (data folder, audit-index.db) follows the log in this process, so that
-      // `tessera audit` reads a current index. MERGE: once the admin listener (H1: a composition's
-      // adminRoutes) and admin tokens (G1: requireScope) are here, keep what wireAudit returns and
-      // serve `audit.routes(requireScope)` in adminRoutes — never in `routes`, the public listener.
-      wireAudit(host, store);
+      // The audit index (audit-index.db in the data folder) follows the log in this process; its
+      // routes join the admin API's, on the admin listener, behind an admin token with audit:read.
+      const audit = wireAudit(host, store);
       const routes = [wireIssuer(host, store, issuer, following.whenCaughtUp), verifierRoutes(host, verifier)];
       if (config.TESSERA_KAFKA_BROKERS) {
         // Kafka's client is loaded only when it is configured.
         const { wireRelay } = await import('@tessera/relay');
         await wireRelay(host, store);
       }
-      return { routes, adminRoutes: [admin.routes] };
+      return { routes, adminRoutes: [admin.routes, audit.routes((scope) => admin.guard.requireScope(scope))] };
     },
     options,
   );
