@@ -9,6 +9,23 @@ const cap = (fallback: number) => z.coerce.number().int().positive().max(1_000_0
 /** A failure budget; 0 turns that limit off. */
 const budget = (fallback: number) => z.coerce.number().int().min(0).max(1_000_000).default(fallback);
 
+/** Short lowercase alphanumerics, as in packages/tokens (a family id's prefix); not imported, so config depends on nothing. */
+const regionName = z.string().regex(/^[a-z0-9]{1,16}$/, 'must be 1 to 16 lowercase letters or digits');
+
+/** `name=https://host:port,…`: where the other regions' issuers are (docs/multi-region.md). */
+const peerRegions = z.string().transform((value, context) => {
+  const peers: Record<string, string> = {};
+  for (const entry of value.split(',')) {
+    const match = /^([a-z0-9]{1,16})=(https:\/\/[^\s,]+)$/.exec(entry.trim());
+    if (!match || !URL.canParse(match[2]!) || Object.hasOwn(peers, match[1]!)) {
+      context.addIssue({ code: 'custom', message: 'must be name=https://host:port[,name=https://host:port…], each region named once' });
+      return z.NEVER;
+    }
+    peers[match[1]!] = new URL(match[2]!).origin;
+  }
+  return peers;
+});
+
 export const ConfigSchema = z
   .object({
     TESSERA_DATA_DIR: z.string().min(1).default('./data'),
@@ -61,6 +78,27 @@ export const ConfigSchema = z
     TESSERA_VERIFIER_SOURCE: z.enum(['log', 'kafka']).default('log'),
     /** The issuer's JWKS, for a Kafka-fed verifier that has no access to the log. */
     TESSERA_ISSUER_JWKS_URL: z.url().optional(),
+    /** This issuer's region: new family ids are homed here (`<region>_…`). Unset: no region, bare ids as before. */
+    TESSERA_REGION: regionName.optional(),
+    /** The home of bare (pre-region) family ids; default this issuer's own region. Set it to the original region elsewhere. */
+    TESSERA_BARE_FAMILY_REGION: regionName.optional(),
+    TESSERA_PEER_REGIONS: peerRegions.optional(),
+    /** Authenticates the issuer-to-issuer link (docs/decisions/0012); never logged. */
+    TESSERA_PEER_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** Seconds a forwarded refresh or revoke waits for the home region before answering 503. */
+    TESSERA_PEER_TIMEOUT: timeout(5),
+  })
+  .refine((c) => c.TESSERA_PEER_REGIONS === undefined || (c.TESSERA_REGION !== undefined && c.TESSERA_PEER_SECRET !== undefined), {
+    message: 'needs TESSERA_REGION and TESSERA_PEER_SECRET',
+    path: ['TESSERA_PEER_REGIONS'],
+  })
+  .refine((c) => c.TESSERA_REGION === undefined || !Object.hasOwn(c.TESSERA_PEER_REGIONS ?? {}, c.TESSERA_REGION), {
+    message: 'must not name this issuer\'s own region (TESSERA_REGION)',
+    path: ['TESSERA_PEER_REGIONS'],
+  })
+  .refine((c) => c.TESSERA_BARE_FAMILY_REGION === undefined || c.TESSERA_REGION !== undefined, {
+    message: 'needs TESSERA_REGION',
+    path: ['TESSERA_BARE_FAMILY_REGION'],
   })
   .refine((c) => c.TESSERA_VERIFIER_SOURCE === 'log' || c.TESSERA_KAFKA_BROKERS !== undefined, {
     message: 'TESSERA_VERIFIER_SOURCE=kafka needs TESSERA_KAFKA_BROKERS',

@@ -30,6 +30,22 @@ describe('config', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 
+  it('reads regions: the region, its peers by name, and refuses a peer list without a region and a secret', () => {
+    const secret = 's'.repeat(32);
+    const config = loadConfig({ TESSERA_REGION: 'eu1', TESSERA_PEER_REGIONS: 'us1=https://issuer.us1.internal:8443, ap2=https://10.0.0.2:8443/', TESSERA_PEER_SECRET: secret });
+    expect(config.TESSERA_PEER_REGIONS).toEqual({ us1: 'https://issuer.us1.internal:8443', ap2: 'https://10.0.0.2:8443' });
+    expect(config.TESSERA_PEER_TIMEOUT).toBe(5);
+    expect(loadConfig({}).TESSERA_REGION).toBeUndefined();
+    for (const bad of [{ TESSERA_REGION: 'EU1' }, { TESSERA_REGION: 'eu_1' }, { TESSERA_BARE_FAMILY_REGION: 'eu1' }]) {
+      expect(() => loadConfig(bad)).toThrow(Object.keys(bad)[0]);
+    }
+    for (const peers of ['us1=http://x:1', 'us1', 'US1=https://x:1', 'us1=https://x:1,us1=https://y:1', 'eu1=https://x:1']) {
+      expect(() => loadConfig({ TESSERA_REGION: 'eu1', TESSERA_PEER_REGIONS: peers, TESSERA_PEER_SECRET: secret })).toThrow(/TESSERA_PEER_REGIONS/);
+    }
+    expect(() => loadConfig({ TESSERA_REGION: 'eu1', TESSERA_PEER_REGIONS: 'us1=https://x:1' })).toThrow(/TESSERA_PEER_REGIONS: needs TESSERA_REGION and TESSERA_PEER_SECRET/);
+    expect(() => loadConfig({ TESSERA_PEER_SECRET: 'short' })).toThrow(/TESSERA_PEER_SECRET/);
+  });
+
   it('wants TLS certificate and key together', () => {
     expect(() => loadConfig({ TESSERA_TLS_CERT: 'cert.pem' })).toThrow(/TESSERA_TLS_CERT/);
     expect(loadConfig({ TESSERA_TLS_CERT: 'c', TESSERA_TLS_KEY: 'k' }).TESSERA_TLS_KEY).toBe('k');

@@ -26,7 +26,6 @@ export function randomToken(bytes: number): string {
 
 export const newAccountId = () => randomUUID();
 export const newCredentialId = () => randomUUID();
-export const newFamilyId = () => randomToken(16);
 export const newJti = () => randomToken(16);
 export const newApiLoginId = () => `tsl_${randomToken(9)}`;
 export const newTransactionKey = () => `tsk_${randomToken(32)}`;

@@ -3,10 +3,23 @@ import { randomToken } from './identifiers.js';
 /**
  * Opaque refresh token that names its family, so the issuer loads the family stream
  * directly, with no index from token to family: `tsr_<familyId>.<secret>`.
+ *
+ * A family id is 22 base64url characters, prefixed with its home region when the issuer that made
+ * it had TESSERA_REGION set: `<region>_<22 chars>` (docs/multi-region.md). Ids made before regions
+ * are bare. The random part is fixed-length, so a region prefix is told apart by length even though
+ * `_` is base64url too: a bare id is exactly 22 characters, a regional one at least 24.
  */
 const prefix = 'tsr_';
-const familyIdPattern = /^[A-Za-z0-9_-]{22}$/;
+/** Short lowercase alphanumerics: TESSERA_REGION's own rule, shared with the config. */
+export const regionNamePattern = /^[a-z0-9]{1,16}$/;
+const familyIdPattern = /^(?:([a-z0-9]{1,16})_)?[A-Za-z0-9_-]{22}$/;
 const secretPattern = /^[A-Za-z0-9_-]{43}$/;
+
+/** A new family id, homed in `region` when one is given (a bare id otherwise, today's shape). */
+export function newFamilyId(region?: string): string {
+  const random = randomToken(16);
+  return region === undefined ? random : `${region}_${random}`;
+}
 
 export function newRefreshToken(familyId: string): string {
   return `${prefix}${familyId}.${randomToken(32)}`;
@@ -18,4 +31,12 @@ export function familyOfRefreshToken(refreshToken: string): string | undefined {
   const [familyId, secret, extra] = refreshToken.slice(prefix.length).split('.');
   if (extra !== undefined || !familyId || !secret) return undefined;
   return familyIdPattern.test(familyId) && secretPattern.test(secret) ? familyId : undefined;
+}
+
+/**
+ * The home region a family id names: its prefix, or undefined for a bare id (one made before
+ * regions, homed where TESSERA_BARE_FAMILY_REGION says). Undefined too for what is not a family id.
+ */
+export function homeRegionOfFamily(familyId: string): string | undefined {
+  return familyIdPattern.exec(familyId)?.[1];
 }

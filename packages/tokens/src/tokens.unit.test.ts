@@ -4,10 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { AccessTokenClaims } from '@tessera/contracts';
 import { signAccessToken, verifyAccessToken } from './access-token.js';
 import { PublicKeySet } from './key-set.js';
-import { familyOfRefreshToken, newRefreshToken } from './refresh-token.js';
+import { familyOfRefreshToken, homeRegionOfFamily, newFamilyId, newRefreshToken } from './refresh-token.js';
 import { createSecretHasher } from './secret-hasher.js';
 import { generateSigningKey, signingKeyFromJwk, type SigningKey } from './signing-key.js';
-import { newFamilyId } from './identifiers.js';
 
 const now = 1_800_000_000;
 const issuer = 'https://tessera.test';
@@ -150,6 +149,22 @@ describe('refresh tokens and secrets', () => {
     expect(newRefreshToken(familyId)).not.toBe(token);
     for (const bad of ['', 'tsr_', `tsr_${familyId}`, `x${token}`, `${token}.x`, token.replace(familyId, 'short')]) {
       expect(familyOfRefreshToken(bad)).toBeUndefined();
+    }
+  });
+
+  it('parses bare and region-prefixed family ids alike, and names the home region of a prefixed one', () => {
+    const bare = newFamilyId();
+    const homed = newFamilyId('eu1');
+    expect(bare).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(homed).toMatch(/^eu1_[A-Za-z0-9_-]{22}$/);
+    expect(familyOfRefreshToken(newRefreshToken(homed))).toBe(homed);
+    expect(homeRegionOfFamily(homed)).toBe('eu1');
+    expect(homeRegionOfFamily(bare)).toBeUndefined();
+    // A bare id whose random part happens to hold `_` is still bare: the length decides.
+    expect(homeRegionOfFamily('ab_cdefghijklmnopqrstu')).toBeUndefined();
+    expect(homeRegionOfFamily('us1_ab_cdefghijklmnopqrstu')).toBe('us1');
+    for (const bad of [`EU1_${bare}`, `eu-1_${bare}`, `_${bare}`, `${'a'.repeat(17)}_${bare}`, `eu1_${bare}x`, `eu1${bare}`]) {
+      expect(familyOfRefreshToken(newRefreshToken(bad))).toBeUndefined();
     }
   });
 
