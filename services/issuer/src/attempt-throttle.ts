@@ -19,6 +19,8 @@ export interface AttemptThrottle {
   readonly limits: FailureLimits;
   /** Counts a 429 (tessera_throttled_total). */
   readonly onThrottled?: (operation: ThrottledOperation, scope: BudgetScope) => void;
+  /** Requests no budget applies to: those an authenticated peer issuer forwarded, already throttled there by the client's address. */
+  readonly exempt?: (request: FastifyRequest) => boolean;
 }
 
 /** The credential id in a request body, cut short: it keys a budget, and a body may be 16 KiB. */
@@ -58,7 +60,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
   // After validation, so the credential id is in the body; a malformed request is a 400 and spends nothing.
   app.addHook('preHandler', async (request, reply) => {
     const route = operations[request.routeOptions.url ?? ''];
-    if (!route) return;
+    if (!route || throttle.exempt?.(request)) return;
     const budgets = route.budgets(request, throttle.limits);
     if (budgets.length === 0) return;
     const throttled = await throttle.limiter.check(budgets);

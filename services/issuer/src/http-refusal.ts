@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { EventMetadata } from '@tessera/contracts';
 import { problemTypes, sendProblem, unauthorized } from '@tessera/http';
 import { IssuerRefusal } from './issuer-errors.js';
+import { clientAddress } from './peer-link.js';
 
 /**
  * Every issuer refusal is a 401 (spec section 7); the code stays in the log, not the body. These
@@ -16,7 +17,8 @@ export function answerRefusal(error: unknown, request: FastifyRequest, reply: Fa
 }
 
 export function requestMetadata(request: FastifyRequest): EventMetadata {
-  return { requestId: String(request.id), sourceAddress: request.ip };
+  // Behind an authenticated peer link, the client's own address (docs/decisions/0012).
+  return { requestId: String(request.id), sourceAddress: clientAddress(request) };
 }
 
 export function noStore(reply: FastifyReply): FastifyReply {

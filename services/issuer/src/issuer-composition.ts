@@ -3,8 +3,10 @@ import type { GuardedEventStore } from '@tessera/event-store';
 import { problemResponses } from '@tessera/http';
 import { untilAvailable, type Host, type RouteRegistrar } from '@tessera/server';
 import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
+import { createForwarding, type Forwarding } from './forward-to-home.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
 import { nowSeconds, type IssuerParts } from './issuer-parts.js';
+import { authenticatePeerRequests, isForwardedByPeer } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
 
@@ -35,7 +37,23 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   );
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
   host.onClose(issuer.authenticationFailures.start());
-  return issuerRoutes(issuer, attemptThrottle(host));
+  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host));
+}
+
+/** The link to other regions' issuers, from TESSERA_REGION, TESSERA_PEER_* (docs/multi-region.md, docs/decisions/0012). */
+function peerLink(host: Host): PeerLink {
+  const { config } = host;
+  const secret = config.TESSERA_PEER_SECRET;
+  const regions = { own: config.TESSERA_REGION, bareFamilies: config.TESSERA_BARE_FAMILY_REGION, peers: config.TESSERA_PEER_REGIONS ?? {} };
+  // With a region, forwarding is on: a family named for an unconfigured region is refused, not looked up here.
+  const forwarding = config.TESSERA_REGION !== undefined && secret !== undefined ? createForwarding({ regions, secret, timeoutSeconds: config.TESSERA_PEER_TIMEOUT }) : undefined;
+  return { secret, forwarding };
+}
+
+export interface PeerLink {
+  /** TESSERA_PEER_SECRET: forwarded requests are accepted only with it. */
+  readonly secret: string | undefined;
+  readonly forwarding: Forwarding | undefined;
 }
 
 /** Failure budgets from TESSERA_THROTTLE_*, in this process's memory, counted in tessera_throttled_total. */
@@ -49,6 +67,7 @@ function attemptThrottle(host: Host): AttemptThrottle {
       refresh: config.TESSERA_THROTTLE_REFRESH_FAILURES,
     },
     onThrottled: (operation, scope) => metrics.throttled.inc({ operation, scope }),
+    exempt: isForwardedByPeer,
   };
 }
 
@@ -64,14 +83,16 @@ const jwksSchema = {
  * serves, throttled when a throttle is given (in their own context, so no other route pays for
  * its hooks).
  */
-export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys'>, throttle?: AttemptThrottle): RouteRegistrar {
+export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys'>, throttle?: AttemptThrottle, link?: PeerLink): RouteRegistrar {
   return async (app, listener) => {
     app.get('/.well-known/jwks.json', { schema: jwksSchema }, async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(nowSeconds())),
     );
     await app.register(async (tokenOperations) => {
+      // First, so a forwarded request is known as one (or refused) before the throttle looks at it.
+      authenticatePeerRequests(tokenOperations, link?.secret);
       if (throttle) throttleFailedAttempts(tokenOperations, throttle);
-      if (listener.v5) await tokenOperations.register(v5TokenRoutes, { tokens: issuer.tokens });
+      if (listener.v5) await tokenOperations.register(v5TokenRoutes, { tokens: issuer.tokens, forwarding: link?.forwarding });
       if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
     });
   };

@@ -51,6 +51,7 @@ export function createIssuerParts(
     now: nowSeconds,
     onFamilyEvent: hooks.onFamilyEvent,
     refreshReuse: config.TESSERA_REFRESH_REUSE,
+    region: config.TESSERA_REGION,
     onAuthenticationFailure: (failure) => authenticationFailures.record(failure),
   });
   const readers: LogReader[] = [{ types: signingKeyEventTypes, apply: ({ event }) => keyring.apply(event as SigningKeyEvent) }];

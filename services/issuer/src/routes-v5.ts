@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { GetTokenRequest, RefreshTokenRequest, RevokeResponse, TokenResponse } from '@tessera/contracts';
 import { problemResponses } from '@tessera/http';
+import type { Forwarding } from './forward-to-home.js';
 import type { IssuedPair, TokenService } from './token-service.js';
 import { answerRefusal, isoTime, noStore, requestMetadata } from './http-refusal.js';
 
@@ -16,8 +17,8 @@ const tokenResponse = (pair: IssuedPair): TokenResponse => ({
 });
 
 /** Spec 4.1–4.3: the current interface's token operations, JSON only. */
-export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: TokenService }): Promise<void> {
-  const { tokens } = options;
+export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: TokenService; forwarding?: Forwarding | undefined }): Promise<void> {
+  const { tokens, forwarding } = options;
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.post(
@@ -51,6 +52,9 @@ export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: Tok
       },
     },
     async (request, reply) => {
+      // A family homed in another region is refreshed there (docs/multi-region.md).
+      const forwarded = await forwarding?.(request.body.refresh_token, request, reply);
+      if (forwarded) return forwarded;
       try {
         const pair = await tokens.refreshToken(request.body.refresh_token, requestMetadata(request));
         return noStore(reply).send(tokenResponse(pair));
@@ -71,6 +75,9 @@ export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: Tok
       },
     },
     async (request, reply) => {
+      // Forwarded like refresh: only the home region can check the token (docs/decisions/0012 on what stays to build).
+      const forwarded = await forwarding?.(request.body.refresh_token, request, reply);
+      if (forwarded) return forwarded;
       try {
         const { revokedAt } = await tokens.revokeToken(request.body.refresh_token, requestMetadata(request));
         return noStore(reply).send({ revoked: true as const, timestamp: isoTime(revokedAt) });

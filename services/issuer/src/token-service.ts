@@ -46,6 +46,8 @@ export interface TokenServiceDeps {
   readonly onFamilyEvent?: (event: FamilyEvent) => void;
   /** What a used refresh token presented again does (TESSERA_REFRESH_REUSE); `keep`, spec 3.2's, when absent. */
   readonly refreshReuse?: RefreshReusePolicy;
+  /** TESSERA_REGION: new families are homed here, their ids prefixed with it. */
+  readonly region?: string | undefined;
   /** Told of each refused credential exchange, for the audit trail's per-minute counts. */
   readonly onAuthenticationFailure?: (failure: AuthenticationFailure) => void;
 }
@@ -204,7 +206,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     /** Spec 4.1. */
     async getToken(apiLoginId: string, transactionKey: string, metadata: EventMetadata): Promise<IssuedPair> {
       const { credential, account } = authenticateClient(apiLoginId, transactionKey);
-      const familyId = newFamilyId();
+      const familyId = newFamilyId(deps.region);
       const refreshToken = newRefreshToken(familyId);
       const { event, taken: key } = await handleFamilyCommand<TokenIssued, SigningKey>(
         familyId,
