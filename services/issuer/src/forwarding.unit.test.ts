@@ -73,7 +73,8 @@ describe('the peer link on the home issuer', () => {
 
   it('refuses a forwarded request with a wrong or missing peer secret before the token service sees it', async () => {
     await start();
-    for (const headers of [{ [peerHeaders.forwardedFor]: '192.0.2.1' }, { [peerHeaders.forwardedFor]: '192.0.2.1', [peerHeaders.secret]: 'x'.repeat(40) }, { [peerHeaders.secret]: secret }]) {
+    const attempts: Record<string, string>[] = [{ [peerHeaders.forwardedFor]: '192.0.2.1' }, { [peerHeaders.forwardedFor]: '192.0.2.1', [peerHeaders.secret]: 'x'.repeat(40) }, { [peerHeaders.secret]: secret }];
+    for (const headers of attempts) {
       const answer = await refresh('good', headers);
       expect(answer.statusCode).toBe(401);
       expect(answer.body).not.toContain(secret);
