@@ -89,7 +89,8 @@ export async function startTessera(
   } = {},
 ): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
-  const port = await freePort();
+  // A fixed port when the test names one (two regions must know each other's address before either starts).
+  const port = env.TESSERA_PORT ? Number(env.TESSERA_PORT) : await freePort();
   const legacyPort = env.TESSERA_LEGACY_PORT ? Number(env.TESSERA_LEGACY_PORT) : port;
   // Every process gets its own admin port: on the default 9443, tests running side by side would collide.
   const adminPort = env.TESSERA_ADMIN_PORT ?? String(await freePort());
