@@ -24,6 +24,12 @@ beforeAll(async () => {
   issuerA = await startTessera({ TESSERA_KEYS_DIR: keysA }, { command: 'issuer', dataDir, keepData: true });
   issuerB = await startTessera({ TESSERA_KEYS_DIR: keysB }, { command: 'issuer', dataDir, keepData: true });
   account = await issuerA.createAccount();
+  // createAccount waits for issuer A; issuer B follows the same log on its own poll.
+  const deadline = Date.now() + 5_000;
+  while ((await getToken(issuerB)).status !== 200) {
+    if (Date.now() > deadline) throw new Error('issuer B did not accept the new account within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 });
 afterAll(async () => {
   await issuerB?.stop();
