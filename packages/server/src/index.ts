@@ -5,7 +5,7 @@ export { tls12Ciphers, tls13Ciphers, tlsPolicy } from './tls-policy.js';
 export { transportSettings, type TransportSettings } from './transport.js';
 export { runHost, type Composition, type Host, type Listener, type Role, type RouteRegistrar, type RunningServer, type StartOptions } from './host.js';
 export { followInto, nowSeconds, openGuardedStore, untilAvailable, type Follower } from './log-store.js';
-export { createMetrics, registerGauges, type Metrics } from './metrics.js';
+export { createMetrics, registerCounter, registerGauges, type Metrics } from './metrics.js';
 export { loadTlsMaterial } from './tls.js';
 export { redactedPaths } from './logger.js';
 export { StartFailure } from './listen.js';

@@ -10,6 +10,9 @@ import { isVerification } from './access-log.js';
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'tessera_' });
+  // prom-client names three of its gauges with a counter's `_total` suffix, which promtool (and
+  // Prometheus's naming rules) reject for a gauge; the heap and event-loop metrics say the same.
+  for (const misnamed of ['active_handles_total', 'active_requests_total', 'active_resources_total']) registry.removeSingleMetric(`tessera_nodejs_${misnamed}`);
   const tokens = new Counter({
     name: 'tessera_tokens_total',
     help: 'Token operations by operation (issue, refresh, revoke, legacy_issue) and outcome (ok, refused, throttled, invalid_request, error)',
@@ -64,6 +67,21 @@ export function instrumentEventStore(store: EventStore, metrics: Metrics): Event
     probe: () => store.probe(),
     close: () => store.close(),
   };
+}
+
+/** A counter read at scrape time from a running total the process keeps (which only grows). */
+export function registerCounter(metrics: Metrics, name: string, help: string, read: () => number): void {
+  let reported = 0;
+  new Counter({
+    name,
+    help,
+    registers: [metrics.registry],
+    collect() {
+      const total = read();
+      if (total > reported) this.inc(total - reported);
+      reported = total;
+    },
+  });
 }
 
 /** Gauges read at scrape time from whatever the process holds. */

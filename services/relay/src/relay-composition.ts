@@ -1,6 +1,6 @@
 import type { EventStore } from '@tessera/event-store';
 import { createKafkaFeed } from '@tessera/feed';
-import { registerGauges, type Host } from '@tessera/server';
+import { registerCounter, registerGauges, type Host } from '@tessera/server';
 import { createFileCheckpoint, defaultCheckpointFile } from './relay-checkpoint.js';
 import { createRelay } from './relay.js';
 
@@ -22,12 +22,12 @@ export async function wireRelay(host: Host, store: EventStore): Promise<void> {
     await relay.stop();
     await feed.close();
   });
+  registerCounter(host.metrics, 'tessera_relay_published_total', 'Events acknowledged by Kafka since start', () => relay.published());
   registerGauges(host.metrics, {
     tessera_relay_pending_events: { help: 'Events read from the log and not yet acknowledged by Kafka', read: async () => (await relay.lag()).pendingEvents },
     tessera_relay_oldest_pending_seconds: {
       help: 'Age of the oldest event not yet acknowledged by Kafka: the figure to alert on',
       read: async () => (await relay.lag()).oldestPendingMs / 1000,
     },
-    tessera_relay_published_total: { help: 'Events acknowledged by Kafka since start', read: () => relay.published() },
   });
 }
