@@ -3,7 +3,7 @@
  * (audit-row.ts, `accessEventOf`), change: an index of another version is dropped and rebuilt
  * from the log, as it is derived data.
  */
-export const indexVersion = '1';
+export const indexVersion = '2';
 
 export const indexSchema = `
 -- log_position: the last event the index reflects; first_event_id, last_event_id: the ids of the

@@ -48,6 +48,8 @@ export function indexedEventOf(recorded: RecordedEvent): IndexedEvent {
   // Every event is a plain JSON object; reading it as one lets fields be looked up by name.
   const fields: Readonly<Record<string, unknown>> = recorded.event;
   const metadata = recorded.metadata;
+  // A failure count's row says what it counted in `reason`, and whose login it was in the login columns.
+  const failures = recorded.event.type === 'AuthenticationFailuresCounted' ? recorded.event : undefined;
   return {
     position: recorded.position,
     type: recorded.event.type,
@@ -55,12 +57,12 @@ export function indexedEventOf(recorded: RecordedEvent): IndexedEvent {
     accountId: text(fields.accountId) ?? text(metadata.accountId),
     familyId: text(fields.familyId),
     generation: typeof fields.generation === 'number' && text(fields.familyId) !== undefined ? fields.generation : undefined,
-    reason: text(fields.reason),
+    reason: failures ? `${failures.count} failed ${failures.interface} authentications in the minute from ${new Date(failures.minute * 1000).toISOString()}` : text(fields.reason),
     requestId: text(metadata.requestId),
     sourceAddress: text(metadata.sourceAddress),
     actor: text(metadata.actor),
-    apiLoginId: text(fields.apiLoginId),
-    apiId: text(fields.apiId),
+    apiLoginId: failures ? (failures.interface === 'v5' ? failures.clientId : undefined) : text(fields.apiLoginId),
+    apiId: failures ? (failures.interface === 'v1' ? failures.clientId : undefined) : text(fields.apiId),
     access: accessEventOf(recorded.event),
   };
 }

@@ -1,9 +1,6 @@
 import { ConfigError, loadConfig } from '@tessera/config';
-import { runAccounts } from './commands/accounts.js';
-import { runAdminTokens } from './commands/admin-tokens.js';
-import { runAudit } from './commands/audit.js';
-import { runKeys } from './commands/keys.js';
-import { runServe } from './commands/serve.js';
+// Each command is imported when it runs: an admin command must not load what another one needs
+// (the audit index's composition brings the HTTP host with it; serving brings everything).
 import { CliError, exitCodes } from './cli-error.js';
 
 const usage = `usage: tessera <command>
@@ -36,22 +33,22 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   switch (command) {
     case 'start':
-      return runServe(config, 'all-in-one');
+      return (await import('./commands/serve.js')).runServe(config, 'all-in-one');
     case 'issuer':
     case 'verifier':
-      return runServe(config, command);
+      return (await import('./commands/serve.js')).runServe(config, command);
     case 'relay': {
       const { runRelay } = await import('./commands/relay.js');
       return runRelay(config);
     }
     case 'accounts':
-      return runAccounts(config, rest);
+      return (await import('./commands/accounts.js')).runAccounts(config, rest);
     case 'admin-tokens':
-      return runAdminTokens(config, rest);
+      return (await import('./commands/admin-tokens.js')).runAdminTokens(config, rest);
     case 'keys':
-      return runKeys(config, rest);
+      return (await import('./commands/keys.js')).runKeys(config, rest);
     case 'audit':
-      return runAudit(config, rest);
+      return (await import('./commands/audit.js')).runAudit(config, rest);
     default:
       throw new CliError(`unknown command "${command}"\n\n${usage}`);
   }
