@@ -188,6 +188,36 @@ describe('TesseraClient — caching and single flight (spec 5.10)', () => {
     ]);
     await client.close();
   });
+
+  /**
+   * A refresh that answers 503, as a region does when the family's home region is out of reach
+   * (docs/multi-region.md). The server here has one region, so the 503 is made up by the transport;
+   * the get-oauth-token that follows goes to the real server. `npm run sim:regions` does the same
+   * through a real partition.
+   */
+  it('falls back to the credentials when a refresh answers 503, and throws a 500 from a refresh as it is', async () => {
+    const unavailable = (status: number): FetchLike => async (input, init) => {
+      if (new URL(String(input)).pathname === REFRESH) {
+        return new Response(JSON.stringify({ type: 'urn:test', title: 'Unavailable', status }), { status, headers: { 'content-type': 'application/problem+json', 'retry-after': '2' } });
+      }
+      return caFetch(input, init);
+    };
+    let offsetMs = 0;
+    const client = v5Client({ fetch: unavailable(503), clock: () => Date.now() + offsetMs });
+    const first = await client.getAccessToken();
+    offsetMs = 3600 * 1000;
+    const second = await client.getAccessToken();
+    expect(second).not.toBe(first);
+    expect((await charge(second)).status).toBe(200);
+    await client.close();
+
+    offsetMs = 0;
+    const failing = v5Client({ fetch: unavailable(500), clock: () => Date.now() + offsetMs });
+    await failing.getAccessToken();
+    offsetMs = 3600 * 1000;
+    await expect(failing.getAccessToken()).rejects.toMatchObject({ code: 'ERR_SERVER', status: 500, operation: 'refresh-oauth-token' });
+    await failing.close();
+  });
 });
 
 describe('TesseraClient.fetch — one retry after a 401', () => {

@@ -28,7 +28,8 @@ export interface TesseraClientOptions {
  * The current interface (spec 4.1–4.4): caches the access token until shortly before it
  * expires, refreshes with the current refresh token (one refresh in flight per process, one
  * per lock across processes), and falls back to the API Login ID and Transaction Key when
- * the refresh token is expired, used or revoked (spec 5.7).
+ * the refresh token is expired, used or revoked (spec 5.7), or when the refresh answers 503
+ * (its family's home region out of reach, in a multi-region deployment).
  */
 export class TesseraClient {
   readonly baseUrl: string;
@@ -110,8 +111,11 @@ export class TesseraClient {
         try {
           return await this.#refresh(refreshToken);
         } catch (error) {
-          // Expired, used or revoked (spec 5.7): start over with the credentials.
-          if (!(error instanceof TesseraError && error.code === 'ERR_INVALID_TOKEN')) throw error;
+          // Expired, used or revoked (spec 5.7): start over with the credentials. Also a 503: the
+          // family's home region may be out of reach (docs/multi-region.md), and a new family,
+          // homed where the client now is, beats waiting. If this region itself is down, the
+          // credentials answer 503 as well, and that error is the one thrown.
+          if (!(error instanceof TesseraError && (error.code === 'ERR_INVALID_TOKEN' || (error.code === 'ERR_SERVER' && error.status === 503)))) throw error;
         }
       }
       return this.#getToken();

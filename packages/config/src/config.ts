@@ -26,6 +26,17 @@ const peerRegions = z.string().transform((value, context) => {
   return peers;
 });
 
+/** `a,b,…` region names, or `none`. */
+const mirroredRegions = z.string().transform((value, context) => {
+  if (value.trim() === 'none') return [];
+  const regions = value.split(',').map((region) => region.trim());
+  if (regions.some((region) => !/^[a-z0-9]{1,16}$/.test(region)) || new Set(regions).size !== regions.length) {
+    context.addIssue({ code: 'custom', message: 'must be region names separated by commas (each 1 to 16 lowercase letters or digits, once), or none' });
+    return z.NEVER;
+  }
+  return regions;
+});
+
 export const ConfigSchema = z
   .object({
     TESSERA_DATA_DIR: z.string().min(1).default('./data'),
@@ -51,6 +62,13 @@ export const ConfigSchema = z
       .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port…]')
       .optional(),
     TESSERA_KAFKA_TOPIC: z.string().min(1).default('tessera.revocations'),
+    /** Account events (credentials, permissions, cuts), published when TESSERA_REGION is set, for other regions' issuers. */
+    TESSERA_KAFKA_ACCOUNT_TOPIC: z.string().min(1).default('tessera.accounts'),
+    /**
+     * Regions whose topics MirrorMaker 2 copies into this region's Kafka as `<region>.<topic>`;
+     * default the regions of TESSERA_PEER_REGIONS. `none`: follow no mirrored topic.
+     */
+    TESSERA_MIRRORED_REGIONS: mirroredRegions.optional(),
     TESSERA_ISSUER: z.string().min(1).default('urn:tessera:issuer'),
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
     /** A used refresh token presented again: `keep` (spec 3.2) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
@@ -96,6 +114,14 @@ export const ConfigSchema = z
     message: 'must not name this issuer\'s own region (TESSERA_REGION)',
     path: ['TESSERA_PEER_REGIONS'],
   })
+  .refine((c) => c.TESSERA_MIRRORED_REGIONS === undefined || c.TESSERA_MIRRORED_REGIONS.length === 0 || c.TESSERA_KAFKA_BROKERS !== undefined, {
+    message: 'needs TESSERA_KAFKA_BROKERS (mirrored topics are read from this region\'s Kafka)',
+    path: ['TESSERA_MIRRORED_REGIONS'],
+  })
+  .refine((c) => c.TESSERA_REGION === undefined || !(c.TESSERA_MIRRORED_REGIONS ?? []).includes(c.TESSERA_REGION), {
+    message: 'must not name this process\'s own region (TESSERA_REGION)',
+    path: ['TESSERA_MIRRORED_REGIONS'],
+  })
   .refine((c) => c.TESSERA_BARE_FAMILY_REGION === undefined || c.TESSERA_REGION !== undefined, {
     message: 'needs TESSERA_REGION',
     path: ['TESSERA_BARE_FAMILY_REGION'],
@@ -128,6 +154,15 @@ export class ConfigError extends Error {
     super(message);
     this.name = 'ConfigError';
   }
+}
+
+/**
+ * The regions whose mirrored topics this process follows: TESSERA_MIRRORED_REGIONS, else the
+ * peers of TESSERA_PEER_REGIONS; none without Kafka (forwarding alone needs no mirror).
+ */
+export function mirroredRegionsOf(config: TesseraConfig): readonly string[] {
+  if (config.TESSERA_KAFKA_BROKERS === undefined) return [];
+  return config.TESSERA_MIRRORED_REGIONS ?? Object.keys(config.TESSERA_PEER_REGIONS ?? {});
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): TesseraConfig {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, mirroredRegionsOf } from './config.js';
 
 describe('config', () => {
   it('has the documented defaults', () => {
@@ -44,6 +44,21 @@ describe('config', () => {
     }
     expect(() => loadConfig({ TESSERA_REGION: 'eu1', TESSERA_PEER_REGIONS: 'us1=https://x:1' })).toThrow(/TESSERA_PEER_REGIONS: needs TESSERA_REGION and TESSERA_PEER_SECRET/);
     expect(() => loadConfig({ TESSERA_PEER_SECRET: 'short' })).toThrow(/TESSERA_PEER_SECRET/);
+  });
+
+  it('follows the peers\' mirrored topics with Kafka, or the regions TESSERA_MIRRORED_REGIONS names, or none', () => {
+    const secret = 's'.repeat(32);
+    const peers = { TESSERA_REGION: 'eu1', TESSERA_PEER_REGIONS: 'us1=https://x:1,ap2=https://y:1', TESSERA_PEER_SECRET: secret };
+    expect(mirroredRegionsOf(loadConfig(peers))).toEqual([]);
+    expect(mirroredRegionsOf(loadConfig({ ...peers, TESSERA_KAFKA_BROKERS: 'k:9092' }))).toEqual(['us1', 'ap2']);
+    expect(mirroredRegionsOf(loadConfig({ ...peers, TESSERA_KAFKA_BROKERS: 'k:9092', TESSERA_MIRRORED_REGIONS: 'us1' }))).toEqual(['us1']);
+    expect(mirroredRegionsOf(loadConfig({ ...peers, TESSERA_KAFKA_BROKERS: 'k:9092', TESSERA_MIRRORED_REGIONS: 'none' }))).toEqual([]);
+    expect(loadConfig({}).TESSERA_KAFKA_ACCOUNT_TOPIC).toBe('tessera.accounts');
+    expect(() => loadConfig({ TESSERA_MIRRORED_REGIONS: 'us1' })).toThrow(/TESSERA_MIRRORED_REGIONS: needs TESSERA_KAFKA_BROKERS/);
+    expect(() => loadConfig({ TESSERA_KAFKA_BROKERS: 'k:9092', TESSERA_REGION: 'eu1', TESSERA_MIRRORED_REGIONS: 'eu1' })).toThrow(/TESSERA_MIRRORED_REGIONS: must not name/);
+    for (const bad of ['US1', 'us1,,ap2', 'us1,us1', 'us-1']) {
+      expect(() => loadConfig({ TESSERA_KAFKA_BROKERS: 'k:9092', TESSERA_MIRRORED_REGIONS: bad })).toThrow(/TESSERA_MIRRORED_REGIONS/);
+    }
   });
 
   it('wants TLS certificate and key together', () => {

@@ -1,6 +1,6 @@
 import { wireAdminApi } from '@tessera/admin';
 import { wireAudit } from '@tessera/audit';
-import type { TesseraConfig } from '@tessera/config';
+import { mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
 import { createIssuerParts, wireIssuer } from '@tessera/issuer';
 import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
 import { createVerifierParts, verifierRoutes, wireLogFedVerifier } from '@tessera/verifier';
@@ -31,6 +31,12 @@ export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): 
         positionGauge: true,
       });
       wireLogFedVerifier(host, store, verifier);
+      if (mirroredRegionsOf(config).length > 0) {
+        // Other regions' keys, accounts and revocations, copied into this region's Kafka by MirrorMaker 2;
+        // the issuer shares these read models, so it also authenticates the control region's credentials.
+        const { wireMirroredRegions } = await import('@tessera/mirror');
+        wireMirroredRegions(host, { keys: verifier.state.keys, accounts: verifier.state.accounts, projection: verifier.state.projection });
+      }
       // The audit index (audit-index.db in the data folder) follows the log in this process; its
       // routes join the admin API's, on the admin listener, behind an admin token with audit:read.
       const audit = wireAudit(host, store);

@@ -1,5 +1,5 @@
 import { wireAdminApi } from '@tessera/admin';
-import type { TesseraConfig } from '@tessera/config';
+import { mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
 import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
 import { wireIssuer } from './issuer-composition.js';
 import { createIssuerParts } from './issuer-parts.js';
@@ -15,6 +15,11 @@ export function runIssuer(config: TesseraConfig, options: StartOptions = {}): Pr
       // ---- Admin API (issue 12): its routes are for the admin listener only. No verifier here; a cut dates this issuer's next tokens at once.
       const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event) });
       const following = followInto(host, store, [...issuer.readers, ...admin.readers], { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
+      if (mirroredRegionsOf(config).length > 0) {
+        // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
+        const { wireMirroredRegions } = await import('@tessera/mirror');
+        wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory });
+      }
       return { routes: [wireIssuer(host, store, issuer, following.whenCaughtUp)], adminRoutes: [admin.routes] };
     },
     options,

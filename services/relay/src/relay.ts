@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
 import type { EventStore, Subscription } from '@tessera/event-store';
 import { consoleLogger, feedEventTypes, type FeedLogger, type RevocationFeed } from '@tessera/feed';
 import type { RelayCheckpoint } from './relay-checkpoint.js';
@@ -7,6 +7,8 @@ export interface RelayOptions {
   readonly store: EventStore;
   readonly feed: RevocationFeed;
   readonly checkpoint: RelayCheckpoint;
+  /** The event types this relay carries; default the revocation feed's (feedEventTypes). */
+  readonly types?: readonly TesseraEventType[];
   readonly logger?: FeedLogger;
   /** Most events in one publish; also how many the relay buffers before it stops reading the log. */
   readonly batchSize?: number;
@@ -102,7 +104,7 @@ export function createRelay(options: RelayOptions): Relay {
     const after = readUpTo ?? saved;
     subscription = store.subscribeToAll({
       ...(after === undefined ? {} : { after }),
-      types: feedEventTypes,
+      types: options.types ?? feedEventTypes,
       onEvent,
       onError: (error) => {
         if (stopping) return;

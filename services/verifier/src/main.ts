@@ -1,4 +1,4 @@
-import type { TesseraConfig } from '@tessera/config';
+import { mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
 import { followInto, openGuardedStore, runHost, type RunningServer, type StartOptions } from '@tessera/server';
 import { verifierRoutes, wireKafkaFedVerifier, wireLogFedVerifier } from './verifier-composition.js';
 import { createVerifierParts } from './verifier-parts.js';
@@ -20,6 +20,12 @@ export function runVerifier(config: TesseraConfig, options: StartOptions = {}): 
         const store = await openGuardedStore(host);
         followInto(host, store, verifier.state.readers, { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
         wireLogFedVerifier(host, store, verifier);
+      }
+      if (mirroredRegionsOf(config).length > 0) {
+        // Other regions' keys, accounts and revocations from the topics MirrorMaker 2 copies here.
+        const { wireMirroredRegions } = await import('@tessera/mirror');
+        wireMirroredRegions(host, { keys: verifier.state.keys, accounts: verifier.state.accounts, projection: verifier.state.projection });
+        verifier.alsoConsultLocalProjection();
       }
       return { routes: [verifierRoutes(host, verifier)] };
     },

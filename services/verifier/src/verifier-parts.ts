@@ -12,6 +12,11 @@ export interface VerifierParts {
   useKeyRefresh(refresh: () => Promise<void>): void;
   /** Switches revocation checks to another source (Kafka) instead of the log-fed projection. */
   useRevocationSource(source: RevocationCheck & { stats(): { entries: number } }): void;
+  /**
+   * With another source in use (Kafka), also reject what the in-memory projection rejects: the
+   * mirrored regions' revocations land there. Either saying "rejected" is enough.
+   */
+  alsoConsultLocalProjection(): void;
   entries(): number;
 }
 
@@ -44,6 +49,15 @@ export function createVerifierParts(config: TesseraConfig): VerifierParts {
     },
     useRevocationSource: (next) => {
       source = next;
+    },
+    alsoConsultLocalProjection: () => {
+      const other = source;
+      if (other === state.projection) return;
+      source = {
+        isRejected: (familyId, generation) => other.isRejected(familyId, generation) || state.projection.isRejected(familyId, generation),
+        isCutOff: (token) => other.isCutOff?.(token) === true || state.projection.isCutOff(token),
+        stats: () => ({ entries: (other.stats?.().entries ?? 0) + state.projection.size }),
+      };
     },
     entries: () => source.stats?.().entries ?? state.projection.size,
   };

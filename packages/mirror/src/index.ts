@@ -1,0 +1,1 @@
+export { mirroredTopicsOf, wireMirroredRegions, type MirrorTargets, type MirroredTopic } from './mirrored-regions.js';

@@ -1,0 +1,153 @@
+import {
+  accountEventTypes,
+  signingKeyEventTypes,
+  tokenCutEventTypes,
+  type AccountEvent,
+  type SigningKeyEvent,
+  type TesseraEvent,
+  type TokenCutEvent,
+  type TokenRevoked,
+  type TokenRotated,
+} from '@tessera/contracts';
+import { mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
+import { createKafkaFeed, privateGroupId, type Delivery, type FeedConsumer, type FeedEvent } from '@tessera/feed';
+import { createPositionDeduper } from '@tessera/revocations';
+import { registerCounter, type Host } from '@tessera/server';
+
+/**
+ * The read models another region's events land in. Each is optional: an issuer has no
+ * revocation projection, a Kafka-fed verifier no use for credentials.
+ */
+export interface MirrorTargets {
+  /** Other regions' public keys: their tokens verify here with no call to them. */
+  readonly keys?: { apply(event: SigningKeyEvent): void };
+  /** Credentials, permissions and cuts made in other regions (the control region's accounts). */
+  readonly accounts?: { apply(event: AccountEvent): void };
+  /** Rotations, revocations and cuts of other regions' families and accounts. */
+  readonly projection?: { apply(event: TokenRotated | TokenRevoked | TokenCutEvent): void };
+}
+
+export interface MirroredTopic {
+  readonly region: string;
+  /** `<region>.<topic>`: MirrorMaker 2's default replication policy, with the region as the cluster alias. */
+  readonly topic: string;
+  /** What the topic carries: the revocation feed (keys, rotations, revocations, cuts) or account events. */
+  readonly carries: 'revocations' | 'accounts';
+}
+
+/** The mirrored topics this process follows, from TESSERA_MIRRORED_REGIONS (default: the peer regions). */
+export function mirroredTopicsOf(config: TesseraConfig): MirroredTopic[] {
+  return mirroredRegionsOf(config).flatMap((region) => [
+    { region, topic: `${region}.${config.TESSERA_KAFKA_TOPIC}`, carries: 'revocations' as const },
+    { region, topic: `${region}.${config.TESSERA_KAFKA_ACCOUNT_TOPIC}`, carries: 'accounts' as const },
+  ]);
+}
+
+const keyTypes = new Set<string>(signingKeyEventTypes);
+const cutTypes = new Set<string>(tokenCutEventTypes);
+const accountTypes = new Set<string>(accountEventTypes);
+
+/**
+ * Routes one mirrored event to the read models. Each topic feeds what it is the source of, so an
+ * event that travels on both (a cut, a permission change) is applied to each model once: cuts
+ * reach the projection from the revocation topic and the accounts from the account topic.
+ * Every apply is idempotent and order-insensitive across families (highest generation wins,
+ * revoked is terminal), so redeliveries by the relay or MirrorMaker 2 change nothing.
+ */
+function routeEvent(event: TesseraEvent, carries: MirroredTopic['carries'], targets: MirrorTargets): boolean {
+  if (carries === 'accounts') {
+    if (!accountTypes.has(event.type) || !targets.accounts) return false;
+    targets.accounts.apply(event as AccountEvent);
+    return true;
+  }
+  if (keyTypes.has(event.type)) {
+    targets.keys?.apply(event as SigningKeyEvent);
+    return targets.keys !== undefined;
+  }
+  if (event.type === 'TokenRotated' || event.type === 'TokenRevoked' || cutTypes.has(event.type)) {
+    targets.projection?.apply(event as TokenRotated | TokenRevoked | TokenCutEvent);
+    return targets.projection !== undefined;
+  }
+  return false;
+}
+
+/**
+ * Follows the topics MirrorMaker 2 copies into this region's Kafka from the other regions, into
+ * this process's read models (docs/multi-region.md, "How Kafka topics are mirrored"). Each topic
+ * is read from the oldest retained event (a projection lives in memory), deduplicated by log
+ * position per partition, as the revocation consumer does, since positions of one region's log
+ * only compare with each other.
+ *
+ * The process is not ready until every mirrored topic exists and has been read up to where it
+ * stood at start: a verifier that knew another region's keys before its revocations would accept
+ * a revoked token. A topic that is missing (MirrorMaker 2 not running yet) is waited for, with the
+ * cause on /readyz; the local broker is all this needs, so a partition between regions does not
+ * hold a restarted process back.
+ */
+export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
+  const { config, log } = host;
+  const topics = mirroredTopicsOf(config);
+  if (topics.length === 0 || config.TESSERA_KAFKA_BROKERS === undefined) return;
+  const brokers = config.TESSERA_KAFKA_BROKERS;
+  let applied = 0;
+  let duplicates = 0;
+  let closing = false;
+  const consumers: FeedConsumer[] = [];
+  const feeds: ReturnType<typeof createKafkaFeed>[] = [];
+  const retryMs = 2_000;
+
+  for (const mirrored of topics) {
+    let state: 'missing' | 'catching up' | 'ready' = 'missing';
+    host.readiness.add(`mirror ${mirrored.topic}`, () =>
+      state === 'ready'
+        ? undefined
+        : state === 'missing'
+          ? `mirrored topic ${mirrored.topic} does not exist yet in this region's Kafka (MirrorMaker 2 creates it)`
+          : `mirrored topic ${mirrored.topic} is catching up`,
+    );
+    const feed = createKafkaFeed({ brokers, topic: mirrored.topic, logger: log, clientId: `tessera-mirror-${mirrored.region}` });
+    feeds.push(feed);
+    const deduper = createPositionDeduper();
+    const onEvent = (feedEvent: FeedEvent, delivery: Delivery) => {
+      if (!deduper.firstDelivery(feedEvent, delivery)) {
+        duplicates += 1;
+        return;
+      }
+      if (routeEvent(feedEvent.event, mirrored.carries, targets)) applied += 1;
+    };
+    const follow = async (): Promise<void> => {
+      let attempts = 0;
+      while (!closing) {
+        try {
+          const consumer = await feed.consume({
+            groupId: privateGroupId(`tessera-mirror-${mirrored.region}`),
+            since: 0,
+            onEvent,
+            onError: (error) => log.warn({ err: error, topic: mirrored.topic }, 'mirrored topic: feed error'),
+          });
+          consumers.push(consumer);
+          state = 'catching up';
+          await consumer.ready;
+          state = 'ready';
+          log.info({ topic: mirrored.topic, region: mirrored.region }, 'following mirrored topic');
+          return;
+        } catch (error) {
+          attempts += 1;
+          // Once at first, then every half minute: a region without its mirror yet is a setup step, not an emergency.
+          if (attempts === 1 || attempts % 15 === 0) log.warn({ err: error, topic: mirrored.topic, attempts }, 'mirrored topic not available yet; retrying');
+          await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+        }
+      }
+    };
+    // Not awaited: the start goes on, and /readyz says what is still missing.
+    follow().catch((error: unknown) => host.fatal(error, `following mirrored topic ${mirrored.topic} failed`));
+  }
+
+  registerCounter(host.metrics, 'tessera_mirrored_events_applied_total', 'Events from other regions\' mirrored topics applied to this process\'s read models', () => applied);
+  registerCounter(host.metrics, 'tessera_mirrored_events_duplicate_total', 'Redelivered mirrored events dropped by log position', () => duplicates);
+  host.onClose(async () => {
+    closing = true;
+    await Promise.all(consumers.map((consumer) => consumer.close().catch(() => undefined)));
+    await Promise.all(feeds.map((feed) => feed.close().catch(() => undefined)));
+  });
+}
