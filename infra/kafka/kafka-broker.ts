@@ -27,12 +27,20 @@ export interface KafkaBrokerOptions {
   readonly heapMb?: number;
   /** Pid whose death kills the broker, so a crashed test run leaves no JVM behind. 0: none. */
   readonly ownerPid?: number;
+  /**
+   * A second listener for clients in another region, which reach the broker through a proxy
+   * (Toxiproxy in `npm run sim:regions`). It advertises the proxy's port, so those clients keep
+   * going through the proxy after the first metadata answer instead of connecting directly.
+   */
+  readonly remoteListener?: { readonly advertisedPort: number };
 }
 
 export interface KafkaBroker {
   /** host:port, the value for TESSERA_KAFKA_BROKERS. */
   readonly bootstrap: string;
   readonly port: number;
+  /** The remoteListener's own port (the proxy's upstream), when there is one. */
+  readonly remotePort: number | undefined;
   readonly workDir: string;
   readonly logFile: string;
   readonly pid: () => number | undefined;
@@ -122,16 +130,16 @@ function clusterId(): string {
   }
 }
 
-function serverProperties(dataDir: string, port: number, controllerPort: number): string {
+function serverProperties(dataDir: string, port: number, controllerPort: number, remote?: { port: number; advertisedPort: number }): string {
   return [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@${host}:${controllerPort}`,
-    `listeners=PLAINTEXT://${host}:${port},CONTROLLER://${host}:${controllerPort}`,
-    `advertised.listeners=PLAINTEXT://${host}:${port}`,
+    `listeners=PLAINTEXT://${host}:${port},CONTROLLER://${host}:${controllerPort}${remote ? `,REMOTE://${host}:${remote.port}` : ''}`,
+    `advertised.listeners=PLAINTEXT://${host}:${port}${remote ? `,REMOTE://${host}:${remote.advertisedPort}` : ''}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    `listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${remote ? ',REMOTE:PLAINTEXT' : ''}`,
     `log.dirs=${dataDir}`,
     // Topics are created on purpose, with their partitions and retention; a typo must not make one.
     'auto.create.topics.enable=false',
@@ -178,7 +186,7 @@ function jvmArgs(jars: string, workDir: string, heapMb: number): string[] {
   ];
 }
 
-function tail(file: string, bytes = 4000): string {
+export function tail(file: string, bytes = 4000): string {
   try {
     const size = statSync(file).size;
     const fd = openSync(file, 'r');
@@ -206,7 +214,7 @@ function logContainsSince(file: string, offset: number, needle: string): boolean
 }
 
 /** Kills the broker if its owner dies without stopping it (a crashed or killed test run). */
-function watchOwner(ownerPid: number, brokerPid: number): void {
+export function watchOwner(ownerPid: number, brokerPid: number): void {
   if (ownerPid <= 0) return;
   const watchdog = spawn(
     'sh',
@@ -230,16 +238,26 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
 
   let port: number;
   let controllerPort: number;
+  let remotePort: number | undefined;
   if (existsSync(configFile)) {
     // Same storage, same ports: a restarted broker must look like the one clients knew.
     const config = readFileSync(configFile, 'utf8');
     port = Number(/PLAINTEXT:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
     controllerPort = Number(/CONTROLLER:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
+    const remote = /^listeners=.*REMOTE:\/\/[^:]+:(\d+)/m.exec(config)?.[1];
+    remotePort = remote === undefined ? undefined : Number(remote);
   } else {
     port = options.port ?? (await freePort());
     controllerPort = await freePort();
     while (controllerPort === port) controllerPort = await freePort();
-    writeFileSync(configFile, serverProperties(dataDir, port, controllerPort));
+    if (options.remoteListener) {
+      remotePort = await freePort();
+      while (remotePort === port || remotePort === controllerPort) remotePort = await freePort();
+    }
+    writeFileSync(
+      configFile,
+      serverProperties(dataDir, port, controllerPort, options.remoteListener && remotePort !== undefined ? { port: remotePort, advertisedPort: options.remoteListener.advertisedPort } : undefined),
+    );
     writeFileSync(join(workDir, 'log4j.properties'), log4jProperties);
   }
 
@@ -305,6 +323,7 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
   return {
     bootstrap: `${host}:${port}`,
     port,
+    remotePort,
     workDir,
     logFile,
     pid: () => child?.pid,
