@@ -28,18 +28,27 @@ export interface KafkaBrokerOptions {
   /** Pid whose death kills the broker, so a crashed test run leaves no JVM behind. 0: none. */
   readonly ownerPid?: number;
   /**
-   * A second listener for clients in another region, which reach the broker through a proxy
-   * (Toxiproxy in `npm run sim:regions`). It advertises the proxy's port, so those clients keep
-   * going through the proxy after the first metadata answer instead of connecting directly.
+   * A second listener, REMOTE, for clients in another region that reach this broker through a
+   * proxy (Toxiproxy). A Kafka client only bootstraps from the address it is given and then
+   * connects to the addresses the broker advertises, so this listener advertises the proxy's
+   * address: those clients keep going through the proxy. Clients of PLAINTEXT are unaffected.
    */
-  readonly remoteListener?: { readonly advertisedPort: number };
+  readonly remoteListener?: RemoteListenerOptions;
+}
+
+export interface RemoteListenerOptions {
+  /** Port the broker binds for this listener (the proxy's upstream); default a free one. */
+  readonly port?: number;
+  /** Where the proxy listens; default host 127.0.0.1. */
+  readonly advertisedHost?: string;
+  readonly advertisedPort: number;
 }
 
 export interface KafkaBroker {
   /** host:port, the value for TESSERA_KAFKA_BROKERS. */
   readonly bootstrap: string;
   readonly port: number;
-  /** The remoteListener's own port (the proxy's upstream), when there is one. */
+  /** The REMOTE listener's own port (the proxy's upstream), when the broker has one. */
   readonly remotePort: number | undefined;
   readonly workDir: string;
   readonly logFile: string;
@@ -130,13 +139,19 @@ function clusterId(): string {
   }
 }
 
-function serverProperties(dataDir: string, port: number, controllerPort: number, remote?: { port: number; advertisedPort: number }): string {
+interface RemoteListener {
+  readonly port: number;
+  readonly advertised: string;
+}
+
+function serverProperties(dataDir: string, port: number, controllerPort: number, remote: RemoteListener | undefined): string {
   return [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@${host}:${controllerPort}`,
     `listeners=PLAINTEXT://${host}:${port},CONTROLLER://${host}:${controllerPort}${remote ? `,REMOTE://${host}:${remote.port}` : ''}`,
-    `advertised.listeners=PLAINTEXT://${host}:${port}${remote ? `,REMOTE://${host}:${remote.advertisedPort}` : ''}`,
+    // A client is told the addresses of the listener it came in on: through REMOTE, the proxy's.
+    `advertised.listeners=PLAINTEXT://${host}:${port}${remote ? `,REMOTE://${remote.advertised}` : ''}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
     `listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${remote ? ',REMOTE:PLAINTEXT' : ''}`,
@@ -199,7 +214,7 @@ export function tail(file: string, bytes = 4000): string {
   }
 }
 
-function logContainsSince(file: string, offset: number, needle: string): boolean {
+export function logContainsSince(file: string, offset: number, needle: string): boolean {
   try {
     const size = statSync(file).size;
     if (size <= offset) return false;
@@ -213,12 +228,12 @@ function logContainsSince(file: string, offset: number, needle: string): boolean
   }
 }
 
-/** Kills the broker if its owner dies without stopping it (a crashed or killed test run). */
-export function watchOwner(ownerPid: number, brokerPid: number): void {
+/** Kills a process (the broker, MirrorMaker, Toxiproxy) if its owner dies without stopping it (a crashed or killed test run). */
+export function watchOwner(ownerPid: number, childPid: number): void {
   if (ownerPid <= 0) return;
   const watchdog = spawn(
     'sh',
-    ['-c', `while kill -0 ${ownerPid} 2>/dev/null && kill -0 ${brokerPid} 2>/dev/null; do sleep 1; done; kill -9 ${brokerPid} 2>/dev/null; exit 0`],
+    ['-c', `while kill -0 ${ownerPid} 2>/dev/null && kill -0 ${childPid} 2>/dev/null; do sleep 1; done; kill -9 ${childPid} 2>/dev/null; exit 0`],
     { detached: true, stdio: 'ignore' },
   );
   watchdog.unref();
@@ -250,14 +265,14 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
     port = options.port ?? (await freePort());
     controllerPort = await freePort();
     while (controllerPort === port) controllerPort = await freePort();
+    let remote: RemoteListener | undefined;
     if (options.remoteListener) {
-      remotePort = await freePort();
-      while (remotePort === port || remotePort === controllerPort) remotePort = await freePort();
+      const { advertisedHost = host, advertisedPort } = options.remoteListener;
+      remotePort = options.remoteListener.port ?? (await freePort());
+      while (options.remoteListener.port === undefined && (remotePort === port || remotePort === controllerPort)) remotePort = await freePort();
+      remote = { port: remotePort, advertised: `${advertisedHost}:${advertisedPort}` };
     }
-    writeFileSync(
-      configFile,
-      serverProperties(dataDir, port, controllerPort, options.remoteListener && remotePort !== undefined ? { port: remotePort, advertisedPort: options.remoteListener.advertisedPort } : undefined),
-    );
+    writeFileSync(configFile, serverProperties(dataDir, port, controllerPort, remote));
     writeFileSync(join(workDir, 'log4j.properties'), log4jProperties);
   }
 
