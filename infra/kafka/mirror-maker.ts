@@ -1,13 +1,14 @@
 /**
- * MirrorMaker 2 without Docker: `connect-mirror` from the same Kafka 3.9.1 distribution on
- * Maven Central as the broker (infra/kafka/kafka-broker.ts), run on the local JVM in dedicated
- * mode, one process per destination region (pull: a sick source region is never pushed into).
+ * MirrorMaker 2 without Docker: `connect-mirror` from the same Kafka 3.9.1 distribution on Maven
+ * Central as the broker (kafka-broker.ts), run on the local JVM in dedicated mode. One process
+ * per destination region (`--clusters <target>`): it pulls from the other regions, so a sick
+ * source region is only ever read from, never written to.
  *
- * As a library: `startMirrorMaker()` (`npm run sim:regions`).
- * As a command:  npx tsx infra/kafka/mirror-maker.ts fetch
+ * As a library: `startMirrorMaker()`.
+ * As a command:  npx tsx infra/kafka/mirror-maker.ts fetch | run   (see usage()).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,34 +17,61 @@ import { kafkaCacheDir, kafkaVersion, tail, watchOwner } from './kafka-broker.js
 const here = dirname(fileURLToPath(import.meta.url));
 
 export interface MirrorFlow {
-  /** Cluster aliases; the default replication policy names a mirrored topic `<source>.<topic>`. */
+  /** Cluster aliases. The default replication policy names a mirrored topic `<source>.<topic>`. */
   readonly source: string;
   readonly target: string;
-  /** Exact topic names to mirror. */
+  /** Exact topic names to mirror (not patterns). */
   readonly topics: readonly string[];
 }
 
 export interface MirrorMakerOptions {
-  /** Alias → bootstrap address, as this MM2 reaches each cluster (a remote one through its proxy). */
+  /** Alias → bootstrap address, as this process reaches each cluster (a remote one through its proxy). */
   readonly clusters: Readonly<Record<string, string>>;
   readonly flows: readonly MirrorFlow[];
-  /** The cluster this process serves (`--clusters`): only flows into it run here. */
+  /** The cluster this process serves (`--clusters`): only the flows into it run here. */
   readonly runIn: string;
+  /** Where mm2.properties and the log go. Default: a new temp folder, removed by destroy(). */
   readonly workDir?: string;
   readonly heapMb?: number;
-  /** Pid whose death kills MM2. Default this process. */
+  /** Pid whose death kills MirrorMaker. Default this process; 0: none. */
   readonly ownerPid?: number;
+  /**
+   * The source consumer's fetch.max.wait.ms. A fetch waits at the source broker until a record
+   * arrives or this runs out; the broker answers as soon as a record is appended. Over a slow link
+   * a long wait is the fast choice: the fetch is already waiting at the broker when a record comes.
+   * Default 500 (Kafka's default); see README.md for the measurements.
+   */
+  readonly fetchMaxWaitMs?: number;
+  /**
+   * How often the Connect worker commits the source offsets it has mirrored. After a crash
+   * (SIGKILL) everything since the last commit is mirrored again: this bounds the duplicates.
+   * Default 1000 (Connect's own default is 60 000).
+   */
+  readonly offsetFlushIntervalMs?: number;
+  /**
+   * What start() waits for:
+   * - 'replicating' (default): every flow into runIn has a running source task, which has logged
+   *   the partitions it replicates. Needs the flows' source topics to exist: a flow whose topics
+   *   do not exist yet has no task.
+   * - 'started': the process is up and its herders joined their groups ("Kafka MirrorMaker started").
+   */
+  readonly readyWhen?: 'replicating' | 'started';
+  readonly startTimeoutMs?: number;
+  /** Lines added to mm2.properties after the ones made here, which they override. */
+  readonly extraProperties?: Readonly<Record<string, string>>;
 }
 
 export interface MirrorMaker {
   readonly workDir: string;
+  readonly configFile: string;
   readonly logFile: string;
   readonly pid: () => number | undefined;
   readonly running: () => boolean;
-  /** Starts it again with the same configuration; it resumes from the offsets it committed in the target cluster. */
+  /** Starts it again with the same configuration; it resumes from the source offsets it committed in the target cluster. */
   start(): Promise<void>;
-  /** SIGTERM is a clean stop; SIGKILL a crash. */
+  /** SIGTERM is a clean stop (offsets committed); SIGKILL a crash. */
   stop(options?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
+  /** Stops and removes the work folder if this module made it. */
   destroy(): Promise<void>;
 }
 
@@ -51,7 +79,20 @@ export function mirrorJarsDir(): string {
   return join(kafkaCacheDir(), 'mirror-jars');
 }
 
-/** Copies connect-mirror and its runtime dependencies into the cache once, atomically, like the broker's jars. */
+function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** True when this machine can run MirrorMaker 2: a JVM, and the jars cached or Maven to fetch them. */
+export function canRunMirrorMaker(): boolean {
+  return onPath('java') && (existsSync(join(mirrorJarsDir(), '.complete')) || onPath('mvn'));
+}
+
+/**
+ * Copies connect-mirror and its runtime dependencies into the cache once. As with the broker's
+ * jars, Maven writes into a scratch folder that is renamed into place, so a fetch cut short never
+ * looks complete and two concurrent fetches cannot mix their files.
+ */
 export function ensureMirrorMakerJars(): string {
   const jars = mirrorJarsDir();
   if (existsSync(join(jars, '.complete'))) return jars;
@@ -67,11 +108,11 @@ export function ensureMirrorMakerJars(): string {
     rmSync(scratch, { recursive: true, force: true });
     throw new Error(`mvn could not fetch MirrorMaker 2 (connect-mirror ${kafkaVersion}):\n${result.stdout}\n${result.stderr}`);
   }
-  writeFileSync(join(scratch, 'jars', '.complete'), `connect-mirror ${kafkaVersion}\n`);
+  writeFileSync(join(scratch, 'jars', '.complete'), `${new Date().toISOString()}\n`);
   try {
     renameSync(join(scratch, 'jars'), jars);
   } catch (error) {
-    // Another fetch finished first: its jars are as good as ours.
+    // Another fetch finished first: its jars are as good as these.
     if (!existsSync(join(jars, '.complete'))) throw error;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -81,75 +122,156 @@ export function ensureMirrorMakerJars(): string {
 
 const escapeRegex = (topic: string) => topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The dedicated-mode configuration: every internal topic with one replica (one broker per region here). */
-export function mirrorMakerProperties(options: Pick<MirrorMakerOptions, 'clusters' | 'flows'>): string {
+function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn'>): void {
   const aliases = Object.keys(options.clusters);
-  const lines = [
-    `clusters = ${aliases.join(', ')}`,
-    ...aliases.map((alias) => `${alias}.bootstrap.servers = ${options.clusters[alias]}`),
-  ];
+  for (const alias of aliases) {
+    // MM2 splits property names on '.' and '->': an alias holding either would misroute its settings.
+    if (!/^[A-Za-z0-9_-]+$/.test(alias) || alias.includes('->')) throw new Error(`cluster alias "${alias}": use letters, digits, '_' and '-'`);
+  }
+  if (!aliases.includes(options.runIn)) throw new Error(`runIn "${options.runIn}" is not one of the clusters (${aliases.join(', ')})`);
+  for (const flow of options.flows) {
+    if (!aliases.includes(flow.source) || !aliases.includes(flow.target) || flow.source === flow.target) {
+      throw new Error(`flow ${flow.source}->${flow.target}: source and target must be two different clusters of ${aliases.join(', ')}`);
+    }
+    if (flow.topics.length === 0) throw new Error(`flow ${flow.source}->${flow.target} names no topic`);
+  }
+  if (!options.flows.some((flow) => flow.target === options.runIn)) throw new Error(`no flow into ${options.runIn}: this process would have nothing to do`);
+}
+
+/**
+ * The dedicated-mode configuration. Where each setting lands (Kafka 3.9.1, MirrorMakerConfig):
+ * - `<source>-><target>.X` configures that flow's connectors; `consumer.X` there is the consumer
+ *   that reads the source cluster (MirrorSourceTask).
+ * - `<target>.X` configures the Connect worker of the herders writing into <target>; its
+ *   `producer.X` is the producer that writes the mirrored records. A top-level `producer.X` is
+ *   ignored by dedicated mode, and `<source>-><target>.producer.X` is not the worker's producer.
+ * - Top-level `*.storage.*` settings reach the workers, the replication factors the connectors.
+ */
+export function mirrorMakerProperties(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn' | 'fetchMaxWaitMs' | 'offsetFlushIntervalMs' | 'extraProperties'>): string {
+  validate(options);
+  const aliases = Object.keys(options.clusters);
+  const lines = [`clusters = ${aliases.join(', ')}`, ...aliases.map((alias) => `${alias}.bootstrap.servers = ${options.clusters[alias]}`), ''];
   for (const source of aliases) {
     for (const target of aliases) {
       if (source === target) continue;
       const flow = options.flows.find((f) => f.source === source && f.target === target);
       lines.push(`${source}->${target}.enabled = ${flow ? 'true' : 'false'}`);
-      if (flow) lines.push(`${source}->${target}.topics = ${flow.topics.map(escapeRegex).join('|')}`);
+      if (!flow) continue;
+      lines.push(
+        `${source}->${target}.topics = ${flow.topics.map(escapeRegex).join(', ')}`,
+        `${source}->${target}.consumer.fetch.max.wait.ms = ${options.fetchMaxWaitMs ?? 500}`,
+        `${source}->${target}.consumer.fetch.min.bytes = 1`,
+        // Records of an aborted transaction in the source region must not become facts in this one.
+        `${source}->${target}.consumer.isolation.level = read_committed`,
+      );
     }
   }
+  lines.push('');
+  for (const target of new Set(options.flows.map((flow) => flow.target))) {
+    lines.push(
+      `${target}.producer.linger.ms = 0`,
+      `${target}.producer.acks = all`,
+      `${target}.producer.enable.idempotence = true`,
+      `${target}.offset.flush.interval.ms = ${options.offsetFlushIntervalMs ?? 1000}`,
+      // After a crash the restarted worker waits for the dead one to leave the group: the
+      // broker's minimum session (6 s) instead of Connect's 10 s. One worker per region, so there
+      // is no other worker whose return deserves a wait before its tasks are handed out again.
+      `${target}.session.timeout.ms = 6000`,
+      `${target}.heartbeat.interval.ms = 2000`,
+      `${target}.scheduled.rebalance.max.delay.ms = 5000`,
+    );
+  }
   lines.push(
+    '',
+    // <source>.<topic>: where a record came from stays visible, and a mirrored topic is never mirrored back.
     'replication.policy.class = org.apache.kafka.connect.mirror.DefaultReplicationPolicy',
+    // One broker per region: every topic MM2 makes has one replica.
     'replication.factor = 1',
     'checkpoints.topic.replication.factor = 1',
     'heartbeats.topic.replication.factor = 1',
-    'offset-syncs.topic.replication.factor = 1',
     'offset.storage.replication.factor = 1',
     'status.storage.replication.factor = 1',
     'config.storage.replication.factor = 1',
-    // Topics are mirrored as soon as they appear, not up to 10 minutes later.
+    // New topics and partitions in the source are mirrored within 5 s, not 10 minutes.
     'refresh.topics.interval.seconds = 5',
-    'refresh.groups.enabled = false',
+    // Retention and cleanup policy follow the source topic.
+    'sync.topic.configs.enabled = true',
+    'sync.topic.configs.interval.seconds = 60',
+    // The brokers have no authorizer: there are no ACLs to copy.
     'sync.topic.acls.enabled = false',
-    // Tessera's consumers rebuild from the retained topic (decision 0008): no group offsets to translate.
+    // Each region's MM2 writes a heartbeat into its own cluster every second; the other region
+    // mirrors it as <region>.heartbeats, a way to see that a link carries data.
+    'emit.heartbeats.enabled = true',
+    'emit.heartbeats.interval.seconds = 1',
+    // Tessera's consumers rebuild their state from the retained topics, so there are no consumer
+    // group offsets to translate: no checkpoints, and no offset syncs, which would be the one
+    // thing this process writes into the source region. (With offset syncs off, MM2 refuses any
+    // offset-syncs.* setting; and it logs once per start that it "Failed to configure
+    // MirrorCheckpointConnector", which is this choice, not a fault.)
     'emit.checkpoints.enabled = false',
     'sync.group.offsets.enabled = false',
+    'refresh.groups.enabled = false',
+    'emit.offset-syncs.enabled = false',
     'tasks.max = 1',
-    // Revocations are latency-bound: fetch answers as soon as a record is there, and send at once.
-    'consumer.fetch.max.wait.ms = 20',
-    'consumer.fetch.min.bytes = 1',
-    'producer.linger.ms = 0',
-    'producer.acks = all',
-    'producer.enable.idempotence = true',
     '',
   );
-  return lines.join('\n');
+  for (const [key, value] of Object.entries(options.extraProperties ?? {})) lines.push(`${key} = ${value}`);
+  return `${lines.join('\n')}\n`;
 }
 
 const log4jProperties = [
   'log4j.rootLogger=INFO, stdout',
   'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
   'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
-  'log4j.logger.org.apache.kafka.clients=WARN',
+  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %X{connector.context}%m (%c)%n',
   'log4j.logger.org.reflections=ERROR',
+  // Every task commits its offsets each offset.flush.interval.ms, and says so at INFO.
+  'log4j.logger.org.apache.kafka.connect.runtime.WorkerSourceTask=WARN',
+  // A partitioned link makes the clients log every failed reconnect; one line a second per client is enough to see it.
+  'log4j.logger.org.apache.kafka.clients.NetworkClient=ERROR',
   '',
 ].join('\n');
 
+function readSince(file: string, offset: number): string {
+  try {
+    const size = statSync(file).size;
+    if (size <= offset) return '';
+    const fd = openSync(file, 'r');
+    const buffer = Buffer.alloc(size - offset);
+    readSync(fd, buffer, 0, buffer.length, offset);
+    closeSync(fd);
+    return buffer.toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** MirrorSourceTask logs this once it has its partitions and is about to poll them (Kafka 3.9.1). */
+const replicatingLine = (source: string, target: string) => new RegExp(`replicating \\d+ topic-partitions ${escapeRegex(source)}->${escapeRegex(target)}: `);
+const startedLine = 'Kafka MirrorMaker started';
+
 export async function startMirrorMaker(options: MirrorMakerOptions): Promise<MirrorMaker> {
+  const properties = mirrorMakerProperties(options);
   const jars = ensureMirrorMakerJars();
   const ownsWorkDir = options.workDir === undefined;
   const workDir = resolve(options.workDir ?? mkdtempSync(join(tmpdir(), 'tessera-mm2-')));
   mkdirSync(workDir, { recursive: true });
   const configFile = join(workDir, 'mm2.properties');
   const logFile = join(workDir, 'mirror-maker.log');
-  writeFileSync(configFile, mirrorMakerProperties(options));
+  writeFileSync(configFile, properties);
   writeFileSync(join(workDir, 'log4j.properties'), log4jProperties);
   const ownerPid = options.ownerPid ?? process.pid;
+  const startTimeoutMs = options.startTimeoutMs ?? 90_000;
+  const readyWhen = options.readyWhen ?? 'replicating';
+  const inbound = options.flows.filter((flow) => flow.target === options.runIn);
   const args = [
     `-Xmx${options.heapMb ?? 256}m`,
     '-Xms64m',
+    // As for the broker: C1 only and the serial collector start faster and leave the other core to the rest.
     '-XX:+UseSerialGC',
     '-XX:TieredStopAtLevel=1',
     '-XX:+ExitOnOutOfMemoryError',
+    '-Djava.awt.headless=true',
     `-Dlog4j.configuration=file:${join(workDir, 'log4j.properties')}`,
     '-cp',
     `${jars}/*`,
@@ -163,11 +285,20 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
   let exited: Promise<void> = Promise.resolve();
   const onProcessExit = () => child?.kill('SIGKILL');
 
+  const ready = (log: string): boolean =>
+    readyWhen === 'started' ? log.includes(startedLine) : inbound.every((flow) => replicatingLine(flow.source, flow.target).test(log));
+
   const start = async (): Promise<void> => {
     if (child) return;
+    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
     const logFd = openSync(logFile, 'a');
-    const spawned = spawn('java', args, { stdio: ['ignore', logFd, logFd] });
+    const spawned = spawn('java', args, {
+      stdio: ['ignore', logFd, logFd],
+      // Without an owner MirrorMaker is a daemon: its own process group, so the shell's Ctrl-C does not reach it.
+      detached: ownerPid <= 0,
+    });
     closeSync(logFd);
+    if (ownerPid <= 0) spawned.unref();
     child = spawned;
     let exitCode: number | null | undefined;
     exited = new Promise<void>((resolveExit) => {
@@ -179,10 +310,17 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
     });
     process.once('exit', onProcessExit);
     if (spawned.pid !== undefined) watchOwner(ownerPid, spawned.pid);
-    // MM2 has no readiness signal of its own; what matters (the mirrored topic, filled) is checked by its users.
-    // A bad configuration or classpath fails within a couple of seconds, so that much is waited out.
-    await new Promise((r) => setTimeout(r, 2_000));
-    if (exitCode !== undefined) throw new Error(`MirrorMaker 2 exited (${exitCode}) at start; log ${logFile}:\n${tail(logFile)}`);
+    const deadline = Date.now() + startTimeoutMs;
+    for (;;) {
+      if (exitCode !== undefined) throw new Error(`MirrorMaker 2 exited (${exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
+      if (ready(readSince(logFile, logOffset))) return;
+      if (Date.now() > deadline) {
+        spawned.kill('SIGKILL');
+        await exited;
+        throw new Error(`MirrorMaker 2 not ${readyWhen} within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
   };
 
   const stop = async ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => {
@@ -198,6 +336,7 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
   await start();
   return {
     workDir,
+    configFile,
     logFile,
     pid: () => child?.pid,
     running: () => child !== undefined,
@@ -210,10 +349,59 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
   };
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (process.argv[2] === 'fetch') console.log(ensureMirrorMakerJars());
-  else {
-    console.error('usage: npx tsx infra/kafka/mirror-maker.ts fetch   (copies connect-mirror and its dependencies into the cache)');
-    process.exit(2);
+function usage(): never {
+  console.error(`usage: npx tsx infra/kafka/mirror-maker.ts <command> ...
+  fetch   fetch MirrorMaker 2's jars into ${mirrorJarsDir()}
+  run --clusters a=HOST:PORT,b=HOST:PORT --flow a->b=TOPIC[,TOPIC...] [--flow ...] --run-in b [--dir DIR]
+          run MM2 in the foreground for the flows into --run-in; Ctrl-C stops it (and removes its folder unless --dir)`);
+  process.exit(2);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const flags = (name: string) => rest.flatMap((arg, index) => (arg === `--${name}` && rest[index + 1] !== undefined ? [rest[index + 1]!] : []));
+  switch (command) {
+    case 'fetch':
+      console.log(ensureMirrorMakerJars());
+      return;
+    case 'run': {
+      const clusters = Object.fromEntries(
+        (flags('clusters')[0] ?? '').split(',').filter(Boolean).map((entry) => {
+          const [alias, bootstrap] = entry.split('=');
+          if (!alias || !bootstrap) usage();
+          return [alias, bootstrap];
+        }),
+      );
+      const flows = flags('flow').map((entry) => {
+        const match = /^([^-=]+)->([^=]+)=(.+)$/.exec(entry);
+        if (!match) usage();
+        return { source: match[1]!, target: match[2]!, topics: match[3]!.split(',') };
+      });
+      const runIn = flags('run-in')[0];
+      if (!runIn || flows.length === 0) usage();
+      const mirrorMaker = await startMirrorMaker({ clusters, flows, runIn, workDir: flags('dir')[0] });
+      console.error(`MirrorMaker 2 replicating into ${runIn}; config ${mirrorMaker.configFile}; log ${mirrorMaker.logFile}`);
+      const shutdown = () => {
+        mirrorMaker.destroy().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            console.error(error);
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGINT', shutdown);
+      process.once('SIGTERM', shutdown);
+      return;
+    }
+    default:
+      usage();
   }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
 }
