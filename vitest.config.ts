@@ -21,7 +21,8 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: ['packages/**/src/**/*.int.test.ts', 'services/**/src/**/*.int.test.ts'] },
+        // infra/: the real parts' own tests (MirrorMaker 2 and Toxiproxy between two brokers they start themselves).
+        test: { name: 'integration', include: ['packages/**/src/**/*.int.test.ts', 'services/**/src/**/*.int.test.ts', 'infra/**/*.int.test.ts'] },
       },
       {
         extends: true,
