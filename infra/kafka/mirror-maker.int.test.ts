@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import kafkajs, { type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canRunKafkaBroker } from './kafka-broker.js';
-import { canRunMirrorMaker } from './mirror-maker.js';
+import { canRunKafkaBroker, ensureKafkaJars } from './kafka-broker.js';
+import { canRunMirrorMaker, ensureMirrorMakerJars } from './mirror-maker.js';
 import { startMirrorLink, type MirrorLink } from './mirror-link.js';
-import { canRunToxiproxy } from '../toxiproxy/toxiproxy.js';
+import { canRunToxiproxy, ensureToxiproxy } from '../toxiproxy/toxiproxy.js';
 
 /**
  * Two real brokers, Toxiproxy on the link and MirrorMaker 2 pulling a → b: what MM2 promises
@@ -23,6 +23,12 @@ if (missing.length > 0) {
   const message = `SKIPPING MirrorMaker 2 integration: this machine lacks ${missing.join(' and ')}. Cross-region mirroring is NOT tested in this run. Set TESSERA_REQUIRE_KAFKA=1 to fail instead.`;
   if (process.env.TESSERA_REQUIRE_KAFKA === '1') throw new Error(message);
   console.warn(`\n${'!'.repeat(78)}\n!! ${message}\n${'!'.repeat(78)}\n`);
+} else {
+  // Fetched and built here, while the file loads, where no hook timeout runs: on a fresh machine
+  // the Toxiproxy build alone takes a minute or two.
+  ensureKafkaJars();
+  ensureMirrorMakerJars();
+  ensureToxiproxy();
 }
 
 interface Seen {
