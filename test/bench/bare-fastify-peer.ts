@@ -8,9 +8,10 @@ export interface BareFastifyPeer {
   stop(): Promise<void>;
 }
 
-export async function startBareFastifyPeer(options: { tlsFiles: { cert: string; key: string }; bearer: string }): Promise<BareFastifyPeer> {
+export async function startBareFastifyPeer(options: { tlsFiles: { cert: string; key: string }; bearer: string; cpuList?: string }): Promise<BareFastifyPeer> {
   const child = await startChild<{ port: number }>('bare-fastify-server.ts', {
     env: { BENCH_TLS_CERT: options.tlsFiles.cert, BENCH_TLS_KEY: options.tlsFiles.key },
+    ...(options.cpuList !== undefined ? { cpuList: options.cpuList } : {}),
   });
   return {
     child,

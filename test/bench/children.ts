@@ -47,11 +47,20 @@ export interface BenchChild<Ready> {
  */
 export async function startChild<Ready>(
   file: string,
-  options: { env?: Record<string, string>; nodeFlags?: string[]; timeoutMs?: number; forwardStderr?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    nodeFlags?: string[];
+    timeoutMs?: number;
+    forwardStderr?: boolean;
+    /** Run under `taskset -c <cpuList>` (a server under load: pinning.ts); taskset execs, so the pid is node's. */
+    cpuList?: string;
+  } = {},
 ): Promise<BenchChild<Ready>> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', resolve(benchDir, file)], {
+  const nodeCommand = [process.execPath, ...(options.nodeFlags ?? []), '--import', 'tsx', resolve(benchDir, file)];
+  const command = options.cpuList === undefined ? nodeCommand : ['taskset', '-c', options.cpuList, ...nodeCommand];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: repositoryRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,7 +19,9 @@ import { startOidcProviderPeer } from './oidc-provider-peer.js';
 import { measureProjection, type ProjectionResult } from './projection-memory.js';
 import { describePropagation, measureRevocationPropagation, type PropagationResult } from './revocation-propagation.js';
 import { describeLoad, formatTable, writeJson, type Row } from './report.js';
-import { chargeTarget, issueTarget, refreshTarget, RefreshPool, startTesseraTarget } from './tessera-target.js';
+import { allowedCpus, describePinning, detectPinning, pinBenchProcess } from './pinning.js';
+import { RefreshPool } from './refresh-pool.js';
+import { chargeTarget, issueTarget, refreshTarget, startTesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
@@ -27,6 +29,11 @@ if (parts.length > 1 || (parts.length === 1 && parts[0] !== 'audit')) throw new 
 const runOptions = { seconds: config.seconds, connections: config.connections };
 const warmOptions = { seconds: config.warmupSeconds, connections: config.connections };
 const loadAverages: { phase: string; loadavg1m: number }[] = [];
+const pinning = detectPinning();
+/** Where each server under load runs: taskset's CPU list, or nowhere in particular. */
+const serverCpus = pinning.pinned ? pinning.serverCpus : undefined;
+/** The CPUs each process was allowed, read back from /proc: the report shows the pinning took. */
+const affinity: Record<string, string> = {};
 
 async function measure(name: string, target: LoadTarget): Promise<LoadResult> {
   loadAverages.push({ phase: name, loadavg1m: loadavg()[0] ?? 0 });
@@ -54,14 +61,20 @@ async function main(): Promise<void> {
   progress(`config ${JSON.stringify(config)}; ${cpus().length} CPUs; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const results: Partial<Results> = {};
 
+  progress(describePinning(pinning));
+  // autocannon runs in this process: it generates load from its own core while servers are under load.
+  pinBenchProcess(pinning, pinning.loadGeneratorCpus);
+  affinity['bench (autocannon)'] = allowedCpus(process.pid);
   progress('starting Tessera (tessera start, temp data folder)');
-  const tessera = await startTesseraTarget();
+  const tessera = await startTesseraTarget(serverCpus !== undefined ? { cpuList: serverCpus } : {});
+  affinity.Tessera = allowedCpus(tessera.process.pid);
   try {
     // 1. get-oauth-token vs oidc-provider client_credentials.
     results.issue = await measure('Tessera get-oauth-token', issueTarget(tessera));
     results.oidcProvider = {};
     for (const alg of config.oidcAlgs) {
-      const peer = await startOidcProviderPeer({ alg, tlsFiles: tessera.tlsFiles });
+      const peer = await startOidcProviderPeer({ alg, tlsFiles: tessera.tlsFiles, ...(serverCpus !== undefined ? { cpuList: serverCpus } : {}) });
+      affinity[`oidc-provider ${alg}`] = allowedCpus(peer.pid);
       try {
         results.oidcProvider[alg] = await measure(`oidc-provider ${alg} client_credentials`, peer.issue);
       } finally {
@@ -94,7 +107,8 @@ async function main(): Promise<void> {
     const probe = await tessera.process.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${accessToken}` });
     if (probe.status !== 200) throw new Error(`charge with a fresh token answered ${probe.status}: ${probe.text}`);
     results.verification = await measure('Tessera POST /v5/Transaction/charge (bearer)', chargeTarget(tessera, accessToken));
-    const bare = await startBareFastifyPeer({ tlsFiles: tessera.tlsFiles, bearer: accessToken });
+    const bare = await startBareFastifyPeer({ tlsFiles: tessera.tlsFiles, bearer: accessToken, ...(serverCpus !== undefined ? { cpuList: serverCpus } : {}) });
+    affinity['bare fastify'] = allowedCpus(bare.child.process.pid!);
     try {
       results.bareFastify = await measure('bare fastify POST route', bare.charge);
     } finally {
@@ -102,6 +116,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await tessera.stop();
+    // The parts below (broker, verifiers, projection, audit) run unpinned, as they always have.
+    pinBenchProcess(pinning, pinning.allCpus);
   }
 
   // 4. Revocation → rejected by a Kafka-fed verifier, over a real broker.
@@ -220,6 +236,7 @@ function report(results: Results, started: Date): void {
   const lines = [
     `Tessera benchmark — ${started.toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`,
     `HTTPS on 127.0.0.1 for every server (same self-signed P-256 certificate); autocannon 8 in the bench process;`,
+    `${describePinning(pinning)}; allowed CPUs read back: ${Object.entries(affinity).map(([name, list]) => `${name} ${list}`).join(', ')}`,
     `${config.connections} connections, no pipelining, ${config.warmupSeconds} s warm-up + ${config.seconds} s measured per run; req/s counts 2xx only.`,
     `Tessera: tessera start, durable SQLite (WAL, synchronous=FULL, group commit), TESSERA_LOG_LEVEL=${process.env.BENCH_TESSERA_LOG_LEVEL ?? 'info'}.`,
     `1-minute load average at each phase: ${loadAverages.map((l) => `${l.phase} ${l.loadavg1m.toFixed(2)}`).join('; ')}`,
@@ -247,6 +264,8 @@ function report(results: Results, started: Date): void {
       cpus: cpus().length,
       config,
       tesseraLogLevel: process.env.BENCH_TESSERA_LOG_LEVEL ?? 'info',
+      pinning,
+      affinity,
       loadAverages,
       results,
       ratios: { issueVsOidcProvider: issueRatio, issuePeerAlg: peer.alg, verificationVsBareFastify: verifyRatio, refreshNon200Share },

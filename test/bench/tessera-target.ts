@@ -3,6 +3,7 @@ import type autocannon from 'autocannon';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 import { onCleanup } from './children.js';
 import type { LoadTarget } from './load.js';
+import type { RefreshPool } from './refresh-pool.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -20,13 +21,21 @@ export interface TesseraTarget {
   stop(): Promise<void>;
 }
 
-export async function startTesseraTarget(): Promise<TesseraTarget> {
+export async function startTesseraTarget(options: { cpuList?: string; nodeArgs?: string[] } = {}): Promise<TesseraTarget> {
   // Tessera's default level: every token operation writes its access line, as in production.
   // The lines go to a file in the data folder, not through a pipe into this process's heap,
   // so logging costs the server and not the load generator.
   const logLevel = process.env.BENCH_TESSERA_LOG_LEVEL ?? 'info';
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
-  const tessera = await startTessera({ TESSERA_LOG_LEVEL: logLevel }, { dataDir, logFile: join(dataDir, 'tessera.log') });
+  const tessera = await startTessera(
+    { TESSERA_LOG_LEVEL: logLevel },
+    {
+      dataDir,
+      logFile: join(dataDir, 'tessera.log'),
+      ...(options.cpuList !== undefined ? { cpuList: options.cpuList } : {}),
+      ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
+    },
+  );
   const forget = onCleanup(() => {
     tessera.signal('SIGKILL');
     rmSync(tessera.dataDir, { recursive: true, force: true });
@@ -55,43 +64,6 @@ export function issueTarget(target: TesseraTarget, onResponse?: (status: number,
     body: JSON.stringify({ api_login_id: target.credentials.api_login_id, transaction_key: target.credentials.transaction_key }),
     ...(onResponse ? { onResponse } : {}),
   };
-}
-
-/**
- * Single-use refresh tokens: each request pops a pre-issued one. Should the pool run dry, the
- * refresh token a 200 just returned is used next (each still exactly once); `recycled` counts
- * those so the report can say the pre-issued pool was or was not enough.
- */
-export class RefreshPool {
-  private readonly fresh: string[];
-  private readonly returned: string[] = [];
-  recycled = 0;
-  exhausted = 0;
-
-  constructor(tokens: string[]) {
-    this.fresh = tokens;
-  }
-
-  get remaining(): number {
-    return this.fresh.length;
-  }
-
-  next(): string {
-    const token = this.fresh.pop();
-    if (token !== undefined) return token;
-    const again = this.returned.pop();
-    if (again !== undefined) {
-      this.recycled += 1;
-      return again;
-    }
-    // Nothing left: send a token that cannot exist, so the answer counts as a non-200.
-    this.exhausted += 1;
-    return 'tsr_exhausted';
-  }
-
-  keep(token: string): void {
-    this.returned.push(token);
-  }
 }
 
 export function refreshTarget(target: TesseraTarget, pool: RefreshPool): LoadTarget {

@@ -39,6 +39,8 @@ export interface TesseraProcess {
   /** The admin listener (/metrics, /healthz, /readyz); undefined with TESSERA_ADMIN_PORT=off. */
   readonly adminUrl: string | undefined;
   readonly dataDir: string;
+  /** The server process's id (node itself: prlimit and taskset exec it), for reading /proc. */
+  readonly pid: number;
   readonly env: NodeJS.ProcessEnv;
   readonly logs: () => string;
   request(path: string, options?: RequestOptions): Promise<HttpAnswer>;
@@ -86,6 +88,8 @@ export async function startTessera(
     nodeArgs?: string[];
     /** Start the server under this open-file limit (`prlimit --nofile`), as a small host would. */
     openFilesLimit?: number;
+    /** Start the server pinned to these CPUs (`taskset -c`, e.g. "1"): benchmarks keep it off the load generator's core. */
+    cpuList?: string;
   } = {},
 ): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
@@ -106,8 +110,9 @@ export async function startTessera(
   delete processEnv.NODE_OPTIONS;
   const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'a', 0o600);
   const nodeCommand = [process.execPath, ...(options.nodeArgs ?? []), cli, options.command ?? 'start'];
-  // prlimit execs the command, so the child is node itself (signals reach it).
-  const command = options.openFilesLimit === undefined ? nodeCommand : ['prlimit', `--nofile=${options.openFilesLimit}:${options.openFilesLimit}`, ...nodeCommand];
+  // prlimit and taskset exec the command, so the child is node itself (signals reach it, its pid is the server's).
+  const limited = options.openFilesLimit === undefined ? nodeCommand : ['prlimit', `--nofile=${options.openFilesLimit}:${options.openFilesLimit}`, ...nodeCommand];
+  const command = options.cpuList === undefined ? limited : ['taskset', '-c', options.cpuList, ...limited];
   const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     env: processEnv,
     stdio: logFd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', logFd, logFd],
@@ -164,6 +169,7 @@ export async function startTessera(
     legacyBaseUrl,
     adminUrl,
     dataDir,
+    pid: child.pid!,
     env: processEnv,
     logs,
     request: send,
