@@ -18,6 +18,15 @@ function algs(): OidcAlg[] {
   return list as OidcAlg[];
 }
 
+/** A list of connection counts, e.g. "10,50,200". */
+function connectionCounts(name: string, fallback: readonly number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return [...fallback];
+  const list = raw.split(',').map((s) => Number(s.trim()));
+  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n <= 0 || n > 1000)) throw new Error(`${name} must list connection counts 1–1000, got ${JSON.stringify(raw)}`);
+  return list;
+}
+
 export interface BenchConfig {
   /** Measured seconds per load run. */
   readonly seconds: number;
@@ -27,6 +36,24 @@ export interface BenchConfig {
   readonly projectionEntries: number;
   readonly oidcAlgs: readonly OidcAlg[];
   readonly output: string | undefined;
+  /** The fixed offered rate (req/s) of the server-CPU-per-operation runs. */
+  readonly cpuRate: number;
+  /** Connections of those runs (few: each new connection's TLS handshake is in the measured CPU). */
+  readonly cpuConnections: number;
+  /** Issuance throughput at each of these connection counts (the concurrency curve). */
+  readonly curveConnections: readonly number[];
+  /** oidc-provider refresh tokens made by real authorization_code flows before its refresh run. */
+  readonly oidcRefreshFlows: number;
+  /** Mixed-load soak: measured seconds, and the warm-up after which RSS, heap and fds are first read. */
+  readonly soakSeconds: number;
+  readonly soakWarmupSeconds: number;
+  /** Offered rate of the soak's mixed load (req/s over all operations). */
+  readonly soakRate: number;
+}
+
+/** `npm run bench -- soak` soaks for the issue's 5 minutes; the full run for 60 s, to stay near 10 minutes in all. */
+function soakDefaultSeconds(): number {
+  return process.argv.slice(2).includes('soak') ? 300 : 60;
 }
 
 export function readConfig(): BenchConfig {
@@ -37,5 +64,12 @@ export function readConfig(): BenchConfig {
     projectionEntries: positive('BENCH_PROJECTION_ENTRIES', 1_000_000, { integer: true, max: 10_000_000 }),
     oidcAlgs: algs(),
     output: process.env.BENCH_OUTPUT || undefined,
+    cpuRate: positive('BENCH_CPU_RATE', 500, { max: 100_000 }),
+    cpuConnections: positive('BENCH_CPU_CONNECTIONS', 10, { integer: true, max: 1000 }),
+    curveConnections: connectionCounts('BENCH_CURVE_CONNECTIONS', [10, 50, 200]),
+    oidcRefreshFlows: positive('BENCH_OIDC_REFRESH_FLOWS', 1000, { integer: true, max: 100_000 }),
+    soakSeconds: positive('BENCH_SOAK_SECONDS', soakDefaultSeconds(), { max: 24 * 3600 }),
+    soakWarmupSeconds: positive('BENCH_SOAK_WARMUP_SECONDS', 20, { max: 3600 }),
+    soakRate: positive('BENCH_SOAK_RATE', 1000, { max: 100_000 }),
   };
 }

@@ -25,7 +25,14 @@ export interface LoadTarget {
   readonly onResponse?: (status: number, body: string) => void;
 }
 
-export async function load(target: LoadTarget, options: { seconds: number; connections: number }): Promise<LoadResult> {
+export interface LoadOptions {
+  readonly seconds: number;
+  readonly connections: number;
+  /** A fixed offered rate over all connections (autocannon overallRate), req/s; unset: as fast as answers come. */
+  readonly overallRate?: number;
+}
+
+export async function load(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
   const url = new URL(target.url);
   if (url.hostname !== '127.0.0.1') throw new Error(`bench traffic goes to 127.0.0.1 only, not ${url.hostname}`);
   const request: autocannon.Request = {
@@ -40,6 +47,7 @@ export async function load(target: LoadTarget, options: { seconds: number; conne
     url: url.origin,
     connections: options.connections,
     duration: options.seconds,
+    ...(options.overallRate !== undefined ? { overallRate: options.overallRate } : {}),
     pipelining: 1,
     timeout: 10,
     requests: [request],
@@ -62,7 +70,7 @@ export async function load(target: LoadTarget, options: { seconds: number; conne
 }
 
 /** An unmeasured run before a measured one; its result is discarded. */
-export async function warmUp(target: LoadTarget, options: { seconds: number; connections: number }): Promise<void> {
+export async function warmUp(target: LoadTarget, options: LoadOptions): Promise<void> {
   await load(target, options);
 }
 

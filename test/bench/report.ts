@@ -9,6 +9,24 @@ export interface Row {
   readonly ratio: number | string;
   readonly target: string;
   readonly met: boolean | '—';
+  /** How far from the target: the margin when met, what is missing when not. */
+  readonly distance?: string;
+}
+
+const figure = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2));
+
+/** A "≥ target" figure: met, and the margin or the shortfall (also as the factor still to gain). */
+export function atLeast(value: number, target: number, unit = ''): { met: boolean; distance: string } {
+  if (!Number.isFinite(value)) return { met: false, distance: 'not measured' };
+  if (value >= target) return { met: true, distance: `+${figure(value - target)}${unit} over` };
+  return { met: false, distance: `${figure(target - value)}${unit} short (×${(target / value).toFixed(2)} to go)` };
+}
+
+/** A "≤ target" figure: met, and the margin or the excess (also as a factor of the target). */
+export function atMost(value: number, target: number, unit = ''): { met: boolean; distance: string } {
+  if (!Number.isFinite(value)) return { met: false, distance: 'not measured' };
+  if (value <= target) return { met: true, distance: `${figure(target - value)}${unit} under` };
+  return { met: false, distance: `${figure(value - target)}${unit} over (×${(value / target).toFixed(2)} the target)` };
 }
 
 function cell(value: number | string | boolean): string {
@@ -19,8 +37,8 @@ function cell(value: number | string | boolean): string {
 }
 
 export function formatTable(rows: readonly Row[]): string {
-  const header = ['what', 'Tessera', 'peer', 'ratio', 'target', 'met?'];
-  const body = rows.map((r) => [r.what, cell(r.tessera), cell(r.peer), cell(r.ratio), r.target, cell(r.met)]);
+  const header = ['what', 'Tessera', 'peer', 'ratio', 'target', 'met?', 'distance'];
+  const body = rows.map((r) => [r.what, cell(r.tessera), cell(r.peer), cell(r.ratio), r.target, cell(r.met), r.distance ?? '']);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((line) => (line[i] ?? '').length)));
   const line = (cells: readonly string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`;
   return [line(header), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...body.map(line)].join('\n');

@@ -1,0 +1,197 @@
+import { readdirSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { processCpuSeconds } from './cpu-time.js';
+import { progress } from './children.js';
+import type { TesseraTarget } from './tessera-target.js';
+
+/**
+ * Soak (issue 14, point 6): mixed load on the all-in-one at a fixed offered rate. Each
+ * connection walks a token's life over and over: get-oauth-token → refresh-oauth-token →
+ * `verifies` protected requests with the new access token → revoke-oauth-token. Every step
+ * must answer 200. RSS and heap come from the admin listener's /metrics
+ * (tessera_process_resident_memory_bytes, tessera_nodejs_heap_size_used_bytes), open handles
+ * from /proc/<pid>/fd, sampled every `sampleSeconds`. The value "after warm-up" is the mean of the
+ * first three samples after the warm-up, "at the end" the mean of the last three: one sample
+ * alone is mostly where the GC's sawtooth happened to be.
+ *
+ * What grows by design: one revocation-projection entry per family until its access token
+ * expires (about 85 bytes each; an hour at the default TTL). At the default mix that is a few
+ * hundred KB over five minutes, which the report states next to the verdict.
+ */
+export interface SoakSample {
+  readonly atSeconds: number;
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  readonly openFds: number;
+  readonly cpuSeconds: number;
+}
+
+export interface SoakResult {
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  readonly offeredRate: number;
+  readonly connections: number;
+  readonly verifiesPerCycle: number;
+  readonly requests: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly statusCodes: Record<string, number>;
+  readonly families: number;
+  readonly samples: readonly SoakSample[];
+  readonly afterWarmup: { readonly rssBytes: number; readonly heapUsedBytes: number; readonly openFds: number };
+  readonly atEnd: { readonly rssBytes: number; readonly heapUsedBytes: number; readonly openFds: number };
+  readonly rssChange: number;
+  readonly heapChange: number;
+  readonly fdGrowth: number;
+  readonly verdict: { readonly rssWithin10Percent: boolean; readonly heapWithin10Percent: boolean; readonly noFdGrowth: boolean; readonly allOk: boolean; readonly met: boolean };
+}
+
+/** One gauge's value from a Prometheus text exposition. */
+function gauge(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+  if (!line) throw new Error(`/metrics has no ${name}`);
+  return Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+async function sample(tessera: TesseraTarget, startedAt: number): Promise<SoakSample> {
+  const metrics = await tessera.process.adminRequest('/metrics');
+  if (metrics.status !== 200) throw new Error(`/metrics answered ${metrics.status}`);
+  return {
+    atSeconds: (performance.now() - startedAt) / 1000,
+    rssBytes: gauge(metrics.text, 'tessera_process_resident_memory_bytes'),
+    heapUsedBytes: gauge(metrics.text, 'tessera_nodejs_heap_size_used_bytes'),
+    openFds: readdirSync(`/proc/${tessera.process.pid}/fd`).length,
+    cpuSeconds: processCpuSeconds(tessera.process.pid),
+  };
+}
+
+const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+interface CycleContext {
+  access?: string;
+  refresh?: string;
+}
+
+export async function soak(
+  tessera: TesseraTarget,
+  options: { seconds: number; warmupSeconds: number; rate: number; connections: number; verifiesPerCycle?: number; sampleSeconds?: number },
+): Promise<SoakResult> {
+  const verifiesPerCycle = options.verifiesPerCycle ?? 6;
+  const sampleSeconds = options.sampleSeconds ?? 5;
+  const json = { 'content-type': 'application/json' };
+  let families = 0;
+  const keepPair = (status: number, body: string, context: CycleContext) => {
+    if (status !== 200) return;
+    const pair = JSON.parse(body) as { token: string; refresh_token: string };
+    context.access = pair.token;
+    context.refresh = pair.refresh_token;
+  };
+  const requests: autocannon.Request[] = [
+    {
+      method: 'POST',
+      path: '/v5/Authorization/get-oauth-token',
+      headers: json,
+      body: JSON.stringify({ api_login_id: tessera.credentials.api_login_id, transaction_key: tessera.credentials.transaction_key }),
+      onResponse: (status: number, body: string, context: object) => {
+        families += 1;
+        keepPair(status, body, context as CycleContext);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v5/Authorization/refresh-oauth-token',
+      headers: json,
+      setupRequest: (request: autocannon.Request, context: object) => ({ ...request, body: JSON.stringify({ refresh_token: (context as CycleContext).refresh ?? 'tsr_missing' }) }),
+      onResponse: (status: number, body: string, context: object) => keepPair(status, body, context as CycleContext),
+    },
+    ...Array.from({ length: verifiesPerCycle }, () => ({
+      method: 'POST' as const,
+      path: '/v5/Transaction/charge',
+      body: '{}',
+      setupRequest: (request: autocannon.Request, context: object) => ({ ...request, headers: { ...json, authorization: `Bearer ${(context as CycleContext).access ?? 'missing'}` } }),
+    })),
+    {
+      method: 'POST',
+      path: '/v5/Authorization/revoke-oauth-token',
+      headers: json,
+      setupRequest: (request: autocannon.Request, context: object) => ({ ...request, body: JSON.stringify({ refresh_token: (context as CycleContext).refresh ?? 'tsr_missing' }) }),
+    },
+  ];
+  const samples: SoakSample[] = [];
+  const startedAt = performance.now();
+  let sampling: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    sampling = sampling.then(async () => {
+      samples.push(await sample(tessera, startedAt));
+    });
+  }, sampleSeconds * 1000);
+  progress(`soak: ${options.warmupSeconds} s warm-up + ${options.seconds} s at ${options.rate} req/s over ${options.connections} connections, cycle issue → refresh → ${verifiesPerCycle}× charge → revoke`);
+  let result: autocannon.Result;
+  try {
+    result = await autocannon({
+      url: tessera.origin,
+      connections: options.connections,
+      duration: options.warmupSeconds + options.seconds,
+      overallRate: options.rate,
+      pipelining: 1,
+      timeout: 10,
+      requests,
+    });
+  } finally {
+    clearInterval(timer);
+    await sampling;
+  }
+  const afterWarmupSamples = samples.filter((s) => s.atSeconds >= options.warmupSeconds).slice(0, 3);
+  const lastSamples = samples.slice(-3);
+  if (afterWarmupSamples.length < 3 || lastSamples.length < 3) throw new Error(`soak too short for its samples: ${samples.length} samples`);
+  const point = (list: SoakSample[]) => ({ rssBytes: mean(list.map((s) => s.rssBytes)), heapUsedBytes: mean(list.map((s) => s.heapUsedBytes)), openFds: Math.max(...list.map((s) => s.openFds)) });
+  const afterWarmup = point(afterWarmupSamples);
+  const atEnd = point(lastSamples);
+  const rssChange = atEnd.rssBytes / afterWarmup.rssBytes - 1;
+  const heapChange = atEnd.heapUsedBytes / afterWarmup.heapUsedBytes - 1;
+  const fdGrowth = atEnd.openFds - afterWarmup.openFds;
+  const statusCodes: Record<string, number> = {};
+  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0;
+  const allOk = result.non2xx === 0 && result.errors === 0 && result.timeouts === 0;
+  const verdict = {
+    rssWithin10Percent: Math.abs(rssChange) <= 0.1,
+    heapWithin10Percent: Math.abs(heapChange) <= 0.1,
+    noFdGrowth: fdGrowth <= 0,
+    allOk,
+  };
+  return {
+    seconds: options.seconds,
+    warmupSeconds: options.warmupSeconds,
+    offeredRate: options.rate,
+    connections: options.connections,
+    verifiesPerCycle,
+    requests: result['2xx'] + result.non2xx,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    families,
+    samples,
+    afterWarmup,
+    atEnd,
+    rssChange,
+    heapChange,
+    fdGrowth,
+    verdict: { ...verdict, met: verdict.rssWithin10Percent && verdict.heapWithin10Percent && verdict.noFdGrowth && verdict.allOk },
+  };
+}
+
+export function describeSoak(soakResult: SoakResult): string {
+  const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+  const pct = (change: number) => `${change >= 0 ? '+' : ''}${(change * 100).toFixed(1)}%`;
+  const v = soakResult.verdict;
+  return (
+    `soak: ${soakResult.seconds} s after ${soakResult.warmupSeconds} s warm-up at ${soakResult.offeredRate} req/s (${soakResult.requests} requests, ${soakResult.families} families, ` +
+    `non-2xx ${soakResult.non2xx}, errors ${soakResult.errors}, timeouts ${soakResult.timeouts}); ` +
+    `RSS ${mb(soakResult.afterWarmup.rssBytes)} → ${mb(soakResult.atEnd.rssBytes)} (${pct(soakResult.rssChange)}), ` +
+    `heap used ${mb(soakResult.afterWarmup.heapUsedBytes)} → ${mb(soakResult.atEnd.heapUsedBytes)} (${pct(soakResult.heapChange)}), ` +
+    `open fds ${soakResult.afterWarmup.openFds} → ${soakResult.atEnd.openFds}; verdict: RSS ${v.rssWithin10Percent ? 'within' : 'OUTSIDE'} 10%, heap ${v.heapWithin10Percent ? 'within' : 'OUTSIDE'} 10%, ` +
+    `fds ${v.noFdGrowth ? 'no growth' : 'GREW'}, answers ${v.allOk ? 'all 2xx' : 'NOT all 2xx'} → ${v.met ? 'PASS' : 'FAIL'}`
+  );
+}
