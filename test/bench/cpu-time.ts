@@ -55,6 +55,9 @@ export interface CpuPerOperation {
   readonly latencyP99Ms: number;
 }
 
+/** Called after the warm-up, just before the measured window; what it returns is called just after it (e.g. reading /metrics). */
+export type Bracket = () => Promise<() => Promise<void>>;
+
 export interface CpuRunOptions {
   readonly rate: number;
   readonly seconds: number;
@@ -67,12 +70,14 @@ export interface CpuRunOptions {
  * TLS handshakes of its own `connections` new connections (autocannon opens them anew): with
  * 10 connections and thousands of requests that is a few µs per operation, which the report notes.
  */
-export async function measureCpuPerOperation(target: LoadTarget, pid: number, options: CpuRunOptions): Promise<CpuPerOperation> {
+export async function measureCpuPerOperation(target: LoadTarget, pid: number, options: CpuRunOptions, bracket?: Bracket): Promise<CpuPerOperation> {
   const loadOptions = { seconds: options.seconds, connections: options.connections, overallRate: options.rate };
   await warmUp(target, { ...loadOptions, seconds: options.warmupSeconds });
+  const finish = await bracket?.();
   const before = processCpuSeconds(pid);
   const result: LoadResult = await load(target, loadOptions);
   const cpuSeconds = processCpuSeconds(pid) - before;
+  await finish?.();
   const operations = Math.round(result.reqPerSec * result.seconds);
   return {
     offeredRate: options.rate,

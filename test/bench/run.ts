@@ -16,7 +16,7 @@ import { auditRows, describeAudit, measureAuditIndex, type AuditIndexResult } fr
 import { startBareFastifyPeer } from './bare-fastify-peer.js';
 import { cleanupAll, progress } from './children.js';
 import { readConfig, type OidcAlg } from './config.js';
-import { describeCpu, measureCpuPerOperation, type CpuPerOperation } from './cpu-time.js';
+import { describeCpu, measureCpuPerOperation, type Bracket, type CpuPerOperation } from './cpu-time.js';
 import { describeFloor, measureFloor, tokenIssuedTemplate, type FloorResult } from './floor.js';
 import { issueAmount, load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 import { startOidcProviderPeer } from './oidc-provider-peer.js';
@@ -26,7 +26,7 @@ import { RefreshPool } from './refresh-pool.js';
 import { atLeast, atMost, describeLoad, formatTable, writeJson, type Row } from './report.js';
 import { describePropagation, measureRevocationPropagation, type PropagationResult } from './revocation-propagation.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
-import { chargeTarget, issueTarget, refreshTarget, startTesseraTarget, type TesseraTarget } from './tessera-target.js';
+import { chargeTarget, groupCommitBetween, issueTarget, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
@@ -50,19 +50,21 @@ const curveAlg: OidcAlg = config.oidcAlgs.includes('ES256') ? 'ES256' : config.o
 
 const noteLoad = (phase: string) => loadAverages.push({ phase, loadavg1m: loadavg()[0] ?? 0 });
 
-async function measure(name: string, target: LoadTarget, connections = config.connections): Promise<LoadResult> {
+async function measure(name: string, target: LoadTarget, connections = config.connections, bracket?: Bracket): Promise<LoadResult> {
   noteLoad(name);
   progress(`${name}: warm-up ${config.warmupSeconds} s, then ${config.seconds} s measured, ${connections} connections`);
   await warmUp(target, { seconds: config.warmupSeconds, connections });
+  const finish = await bracket?.();
   const result = await load(target, { ...runOptions, connections });
+  await finish?.();
   progress(describeLoad(name, result));
   return result;
 }
 
-async function measureCpu(name: string, target: LoadTarget, pid: number): Promise<CpuPerOperation> {
+async function measureCpu(name: string, target: LoadTarget, pid: number, bracket?: Bracket): Promise<CpuPerOperation> {
   noteLoad(`${name} (CPU)`);
   progress(`${name}: server CPU at a fixed ${config.cpuRate} req/s (${config.warmupSeconds} s warm-up, ${config.seconds} s measured)`);
-  const cpu = await measureCpuPerOperation(target, pid, cpuOptions);
+  const cpu = await measureCpuPerOperation(target, pid, cpuOptions, bracket);
   progress(describeCpu(name, cpu));
   return cpu;
 }
@@ -126,6 +128,13 @@ interface HttpResults {
     bareFastify: CpuPerOperation;
   };
   floor: FloorResult;
+  /** Tessera's SQLite writer thread over the measured issuance windows (its /metrics). */
+  groupCommit: { issueAtLoad: GroupCommit; issueAtFixedRate: GroupCommit };
+}
+
+function describeGroupCommit(groupCommit: HttpResults['groupCommit']): string {
+  const one = (g: GroupCommit) => `${g.groupSize.toFixed(1)} appends per commit, ${g.commitMs.toFixed(2)} ms BEGIN→COMMIT in the writer, ${g.roundTripMs.toFixed(2)} ms round trip (${g.commits} commits)`;
+  return `issuance at ${config.connections} connections: ${one(groupCommit.issueAtLoad)}; at ${config.cpuRate} req/s: ${one(groupCommit.issueAtFixedRate)}`;
 }
 
 interface Results extends HttpResults {
@@ -150,9 +159,19 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
   try {
     // 1. get-oauth-token vs oidc-provider client_credentials, at BENCH_CONNECTIONS and along the curve.
     const issue = issueTarget(tessera);
-    results.issue = await measure('Tessera get-oauth-token', issue);
+    const groupCommit: Partial<HttpResults['groupCommit']> = {};
+    /** The writer thread's group commits over the measured window, from /metrics. */
+    const commitsInto = (key: keyof HttpResults['groupCommit']): Bracket => async () => {
+      const before = await writerTotals(tessera);
+      return async () => {
+        groupCommit[key] = groupCommitBetween(before, await writerTotals(tessera));
+      };
+    };
+    results.issue = await measure('Tessera get-oauth-token', issue, config.connections, commitsInto('issueAtLoad'));
     const tesseraCurve = await curve('Tessera get-oauth-token', issue, results.issue);
-    cpu.tesseraIssue = await measureCpu('Tessera get-oauth-token', issue, tessera.process.pid);
+    cpu.tesseraIssue = await measureCpu('Tessera get-oauth-token', issue, tessera.process.pid, commitsInto('issueAtFixedRate'));
+    results.groupCommit = groupCommit as HttpResults['groupCommit'];
+    progress(`group commit: ${describeGroupCommit(results.groupCommit)}`);
     let tokenAnswer = '';
     await issueAmount(issueTarget(tessera, (status, body) => (tokenAnswer ||= status === 200 ? body : '')), { amount: 1, connections: 1 });
 
@@ -231,7 +250,8 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
       ...pinned,
       tokenAnswer,
       template: tokenIssuedTemplate(tessera.process.dataDir),
-      groupSizes: [1, 16],
+      // Alone at group size 1, and at the group size issuance had under load.
+      groupSizes: [...new Set([1, Math.max(1, Math.round(results.groupCommit.issueAtLoad.groupSize))])],
       load: { ...runOptions, warmupSeconds: config.warmupSeconds },
       cpu: cpuOptions,
     });
@@ -394,6 +414,14 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
       target: '',
       met: '—',
     },
+    {
+      what: `  group commit under issuance load: appends per commit, writer ms (BEGIN→COMMIT) / round trip ms`,
+      tessera: `${results.groupCommit.issueAtLoad.groupSize.toFixed(1)}, ${results.groupCommit.issueAtLoad.commitMs.toFixed(2)} / ${results.groupCommit.issueAtLoad.roundTripMs.toFixed(2)}`,
+      peer: '',
+      ratio: '',
+      target: '',
+      met: '—',
+    },
     { what: '  floor: TLS request/response alone (bare node:https) req/s', tessera: floor.tls.load.reqPerSec, peer: '', ratio: results.issue.reqPerSec / floor.tls.load.reqPerSec, target: '', met: '—' },
     {
       what: `refresh-oauth-token req/s (peer: oidc-provider ${refreshPeer.alg} refresh_token, rotation)`,
@@ -485,6 +513,7 @@ function report(results: Partial<Results>, started: Date): void {
       describeCpu('CPU Tessera charge', http.cpu.tesseraVerification),
       describeCpu('CPU bare fastify', http.cpu.bareFastify),
       describeFloor(http.floor),
+      `group commit: ${describeGroupCommit(http.groupCommit)}`,
     );
     const made = httpRows(http);
     rows.push(...made.rows);

@@ -84,3 +84,45 @@ export function chargeTarget(target: TesseraTarget, accessToken: string): LoadTa
     body: '{}',
   };
 }
+
+/** The SQLite writer thread's totals from the admin /metrics (tessera_event_store_commit*). */
+export interface WriterTotals {
+  readonly commits: number;
+  readonly appends: number;
+  readonly commitSeconds: number;
+  readonly roundTripSeconds: number;
+}
+
+export async function writerTotals(target: TesseraTarget): Promise<WriterTotals> {
+  const metrics = await target.process.adminRequest('/metrics');
+  if (metrics.status !== 200) throw new Error(`/metrics answered ${metrics.status}`);
+  const value = (name: string) => {
+    const line = metrics.text.split('\n').find((l) => l.startsWith(`${name} `));
+    if (!line) throw new Error(`/metrics has no ${name}`);
+    return Number(line.slice(name.length + 1));
+  };
+  return {
+    commits: value('tessera_event_store_commits_total'),
+    appends: value('tessera_event_store_committed_appends_total'),
+    commitSeconds: value('tessera_event_store_commit_seconds_total'),
+    roundTripSeconds: value('tessera_event_store_commit_round_trip_seconds_total'),
+  };
+}
+
+/** Group commit over a run: appends per commit, and ms per commit in the writer and for the round trip. */
+export interface GroupCommit {
+  readonly commits: number;
+  readonly groupSize: number;
+  readonly commitMs: number;
+  readonly roundTripMs: number;
+}
+
+export function groupCommitBetween(before: WriterTotals, after: WriterTotals): GroupCommit {
+  const commits = after.commits - before.commits;
+  return {
+    commits,
+    groupSize: commits === 0 ? 0 : (after.appends - before.appends) / commits,
+    commitMs: commits === 0 ? 0 : ((after.commitSeconds - before.commitSeconds) * 1000) / commits,
+    roundTripMs: commits === 0 ? 0 : ((after.roundTripSeconds - before.roundTripSeconds) * 1000) / commits,
+  };
+}

@@ -1,1 +1,1 @@
-export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
+export { SqliteEventStore, type CommitStats, type SqliteEventStoreOptions } from './sqlite-event-store.js';

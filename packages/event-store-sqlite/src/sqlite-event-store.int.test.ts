@@ -58,3 +58,28 @@ describe('SQLite: an event id already used for another event', () => {
     expect(await store.readStream(`account-${a}`)).toHaveLength(1);
   });
 });
+
+describe('SQLite: the writer thread counts its group commits', () => {
+  it('counts one commit for appends made in the same tick, and the time the commit and its round trip took', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    try {
+      expect(store.commitStats()).toEqual({ commits: 0, appends: 0, commitSeconds: 0, roundTripSeconds: 0 });
+      const accounts = Array.from({ length: 5 }, () => randomUUID());
+      await Promise.all(
+        accounts.map((a) => store.append(`account-${a}`, [{ event: { type: 'AccountRegistered', v: 1, accountId: a, name: 'n', permissions: [], at: 1 } }], { expectedRevision: 'no_stream' })),
+      );
+      const afterGroup = store.commitStats();
+      expect(afterGroup).toMatchObject({ commits: 1, appends: 5 });
+      expect(afterGroup.commitSeconds).toBeGreaterThan(0);
+      // The round trip holds the commit: it cannot be shorter.
+      expect(afterGroup.roundTripSeconds).toBeGreaterThanOrEqual(afterGroup.commitSeconds);
+      // A conflict is still an append the commit carried.
+      await store.append(`account-${accounts[0]}`, [{ event: { type: 'AccountRegistered', v: 1, accountId: accounts[0]!, name: 'n', permissions: [], at: 1 } }], { expectedRevision: 'no_stream' }).catch(() => undefined);
+      expect(store.commitStats()).toMatchObject({ commits: 2, appends: 6 });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

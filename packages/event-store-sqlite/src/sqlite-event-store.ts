@@ -27,6 +27,18 @@ export interface SqliteEventStoreOptions {
   readonly now?: () => number;
 }
 
+/**
+ * What the writer thread has done since the store opened, for /metrics: the group size under
+ * load is appends / commits; where a request waits is roundTripSeconds (posting a batch → its
+ * reply) against commitSeconds (the writer's BEGIN → COMMIT, fsync included).
+ */
+export interface CommitStats {
+  readonly commits: number;
+  readonly appends: number;
+  readonly commitSeconds: number;
+  readonly roundTripSeconds: number;
+}
+
 interface PendingAppend {
   readonly stream: string;
   readonly events: readonly NewEvent[];
@@ -54,7 +66,8 @@ export class SqliteEventStore implements EventStore {
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
   /** The batch the writer thread is committing; the next one gathers in `queue` meanwhile. */
-  private inFlight: { id: number; batch: PendingAppend[] } | undefined;
+  private inFlight: { id: number; batch: PendingAppend[]; postedAt: number } | undefined;
+  private readonly stats = { commits: 0, appends: 0, commitSeconds: 0, roundTripSeconds: 0 };
   private nextBatchId = 0;
   private readonly file: string;
   private writer: Worker;
@@ -149,7 +162,7 @@ export class SqliteEventStore implements EventStore {
     const batch = this.queue;
     this.queue = [];
     const id = (this.nextBatchId += 1);
-    this.inFlight = { id, batch };
+    this.inFlight = { id, batch, postedAt: performance.now() };
     const recordedAt = this.now();
     const appends = batch.map(({ stream, events, expectedRevision }) => ({
       stream,
@@ -167,6 +180,12 @@ export class SqliteEventStore implements EventStore {
     if (!inFlight || inFlight.id !== reply.id) return;
     this.inFlight = undefined;
     if (this.probes.size === 0) this.writer.unref();
+    if ('results' in reply) {
+      this.stats.commits += 1;
+      this.stats.appends += inFlight.batch.length;
+      this.stats.commitSeconds += reply.commitMs / 1000;
+      this.stats.roundTripSeconds += (performance.now() - inFlight.postedAt) / 1000;
+    }
     inFlight.batch.forEach((pending, index) => {
       if ('unavailable' in reply) {
         pending.reject(new EventStoreUnavailable(reply.unavailable));
@@ -199,6 +218,11 @@ export class SqliteEventStore implements EventStore {
     for (const probe of this.probes.values()) probe.reject(new EventStoreUnavailable('the SQLite writer thread stopped', { cause: error }));
     this.probes.clear();
     this.drained?.();
+  }
+
+  /** Totals since the store opened (a copy): commits made, appends they carried, and where the time went. */
+  commitStats(): CommitStats {
+    return { ...this.stats };
   }
 
   probe(): Promise<void> {
@@ -366,5 +390,5 @@ type WriterResult =
   | { conflict: { actual: string } }
   | { failed: { code: string; message: string } };
 
-type WriterReply = { id: number; results: WriterResult[] } | { id: number; unavailable: string };
+type WriterReply = { id: number; results: WriterResult[]; commitMs: number } | { id: number; unavailable: string };
 type ProbeReply = { id: number; probed: true } | { id: number; unavailable: string };

@@ -3,7 +3,8 @@
 // Protocol (every bigint travels as a decimal string):
 //   in:  { id, appends: [{ stream, expected: 'no_stream' | 'any' | '<revision>', recordedAt,
 //                          rows: [[eventId, type, payloadJson, metadataJson], ...] }] }
-//   out: { id, results: [{ ok: { revision, position } } | { conflict: { actual } } | { failed: { code, message } }] }
+//   out: { id, results: [{ ok: { revision, position } } | { conflict: { actual } } | { failed: { code, message } }], commitMs }
+//        commitMs: this thread's time from BEGIN to COMMIT returned (the fsync included), for /metrics
 //      | { id, unavailable: message }  — nothing of the batch was written
 //   in:  { id, probe: true }  — one durable write outside the log (the store_probe row)
 //   out: { id, probed: true } | { id, unavailable: message }
@@ -75,6 +76,7 @@ parentPort.on('message', ({ id, appends, probe: probing }) => {
     }
     return;
   }
+  const started = performance.now();
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch (error) {
@@ -102,5 +104,5 @@ parentPort.on('message', ({ id, appends, probe: probing }) => {
     parentPort.postMessage({ id, unavailable: `commit failed: ${error.message}` });
     return;
   }
-  parentPort.postMessage({ id, results });
+  parentPort.postMessage({ id, results, commitMs: performance.now() - started });
 });

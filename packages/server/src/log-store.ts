@@ -1,7 +1,7 @@
 import { EventStoreUnavailable, followLog, guardAvailability, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
 import { openEventStore } from '@tessera/event-store-factory';
 import type { Host } from './host.js';
-import { instrumentEventStore, registerGauges } from './metrics.js';
+import { instrumentEventStore, registerCounter, registerGauges } from './metrics.js';
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -11,7 +11,9 @@ export const nowSeconds = () => Math.floor(Date.now() / 1000);
  */
 export async function openGuardedStore(host: Host): Promise<GuardedEventStore> {
   const { config, log, metrics, readiness } = host;
-  const store = guardAvailability(instrumentEventStore(await openEventStore(config), metrics), {
+  const opened = await openEventStore(config);
+  countCommits(host, opened);
+  const store = guardAvailability(instrumentEventStore(opened, metrics), {
     onChange: (availability) =>
       availability.available
         ? log.info('event store available again')
@@ -28,6 +30,34 @@ export async function openGuardedStore(host: Host): Promise<GuardedEventStore> {
     tessera_event_store_available: { help: '1 while the event store takes appends, 0 during an outage', read: () => (store.availability().available ? 1 : 0) },
   });
   return store;
+}
+
+/** The embedded SQLite store's writer-thread totals (SqliteEventStore.commitStats); other stores have none. */
+interface CommitStats {
+  readonly commits: number;
+  readonly appends: number;
+  readonly commitSeconds: number;
+  readonly roundTripSeconds: number;
+}
+
+/**
+ * Group commit, seen from /metrics: how many commits, how many appends they carried (the group
+ * size is their ratio), the writer thread's time from BEGIN to COMMIT (fsync included), and the
+ * time from handing a batch to the thread to its answer (the hop plus the commit).
+ */
+function countCommits(host: Host, store: object): void {
+  const source = store as { commitStats?: () => CommitStats };
+  if (typeof source.commitStats !== 'function') return;
+  const read = () => source.commitStats!();
+  registerCounter(host.metrics, 'tessera_event_store_commits_total', 'Durable commits (group commits) made by the SQLite writer thread', () => read().commits);
+  registerCounter(host.metrics, 'tessera_event_store_committed_appends_total', 'Appends carried by those commits: divided by tessera_event_store_commits_total, the group size', () => read().appends);
+  registerCounter(host.metrics, 'tessera_event_store_commit_seconds_total', "The SQLite writer thread's time from BEGIN to COMMIT, fsync included", () => read().commitSeconds);
+  registerCounter(
+    host.metrics,
+    'tessera_event_store_commit_round_trip_seconds_total',
+    'From handing a batch to the SQLite writer thread to its answer: the hop there and back, and the commit',
+    () => read().roundTripSeconds,
+  );
 }
 
 export interface Follower {
