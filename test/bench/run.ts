@@ -263,7 +263,8 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
 
 async function measureSoak(): Promise<SoakResult> {
   noteLoad('soak');
-  const tessera = await startPinnedTessera();
+  progress('starting Tessera for the soak (tessera start, --expose-gc with a full GC on SIGUSR2 for the heap samples)');
+  const tessera = await startTesseraTarget({ ...pinned, nodeArgs: ['--expose-gc', '--import', new URL('./full-gc-on-signal.mjs', import.meta.url).pathname] });
   try {
     const result = await soak(tessera, { seconds: config.soakSeconds, warmupSeconds: config.soakWarmupSeconds, rate: config.soakRate, connections: config.connections });
     progress(describeSoak(result));
