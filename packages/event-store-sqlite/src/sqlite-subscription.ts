@@ -1,9 +1,22 @@
 import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
 import { EventStoreUnavailable, type SubscribeOptions } from '@tessera/event-store';
 
+/** The live tail of the log after a position: its events of the wanted types, and how far it was read. */
+export interface LiveTail {
+  readonly events: RecordedEvent[];
+  /** The last position read, of any type: nothing at or before it is left to deliver. */
+  readonly readTo: bigint | undefined;
+}
+
 export interface SqliteSubscriptionDeps {
   readonly options: SubscribeOptions;
   readonly readPage: (after: bigint | undefined, types: readonly TesseraEventType[] | undefined) => RecordedEvent[];
+  /**
+   * Once caught up, a filtered subscription reads what is new in one scan of the log's tail
+   * (undefined when the tail is too long for that: then readPage, by type). Without it, each
+   * wake costs one index query per type even when nothing of those types is new.
+   */
+  readonly readLiveTail?: (after: bigint | undefined, types: readonly TesseraEventType[]) => LiveTail | undefined;
   readonly pageSize: number;
   readonly pollIntervalMs: number;
   /** Same-process appends wake the loop at once; other processes' are found by polling. */
@@ -11,8 +24,12 @@ export interface SqliteSubscriptionDeps {
 }
 
 export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
-  const { options, readPage, pageSize, pollIntervalMs, registerWaker } = deps;
+  const { options, readPage, readLiveTail, pageSize, pollIntervalMs, registerWaker } = deps;
+  /** Where the next read starts: may run ahead of the last delivered event over events of other types. */
   let after = options.after;
+  /** The last event handled (lastPosition()): resuming after it loses and repeats nothing. */
+  let delivered = options.after;
+  let live = false;
   let closed = false;
   let wake: (() => void) | undefined;
   let markCaughtUp!: () => void;
@@ -36,23 +53,46 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
       wake = done;
     });
 
+  const read = <T>(reading: () => T): T => {
+    try {
+      return reading();
+    } catch (error) {
+      // A read the database refused (busy past its timeout, an I/O error) is the store's outage, not the reader's.
+      throw new EventStoreUnavailable(`reading the SQLite log failed: ${(error as Error).message}`, { cause: error });
+    }
+  };
+
+  /** Hands each event to the reader in order; false when the subscription closed meanwhile. */
+  const deliver = async (events: readonly RecordedEvent[]): Promise<boolean> => {
+    for (const recorded of events) {
+      if (closed) return false;
+      // Most readers are synchronous: awaiting only real promises saves a microtask per event on rebuilds.
+      const pending = options.onEvent(recorded);
+      if (pending) await pending;
+      after = recorded.position;
+      delivered = recorded.position;
+    }
+    return true;
+  };
+
   const loop = (async () => {
     while (!closed) {
-      let page: RecordedEvent[];
-      try {
-        page = readPage(after, options.types);
-      } catch (error) {
-        // A read the database refused (busy past its timeout, an I/O error) is the store's outage, not the reader's.
-        throw new EventStoreUnavailable(`reading the SQLite log failed: ${(error as Error).message}`, { cause: error });
+      const types = options.types;
+      if (live && types && readLiveTail) {
+        const tail = read(() => readLiveTail(after, types));
+        if (tail) {
+          if (!(await deliver(tail.events))) return;
+          // Every event up to readTo was read in one snapshot: those of other types need no second look.
+          if (tail.readTo !== undefined && (after === undefined || tail.readTo > after)) after = tail.readTo;
+          await idle();
+          continue;
+        }
       }
-      for (const recorded of page) {
-        if (closed) return;
-        // Most readers are synchronous: awaiting only real promises saves a microtask per event on rebuilds.
-        const pending = options.onEvent(recorded);
-        if (pending) await pending;
-        after = recorded.position;
-      }
-      if (page.length < pageSize) {
+      const page = read(() => readPage(after, types));
+      if (!(await deliver(page))) return;
+      // A full page is a backlog: read by type until it is gone.
+      live = page.length < pageSize;
+      if (live) {
         markCaughtUp();
         await idle();
       }
@@ -66,7 +106,7 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
 
   return {
     caughtUp,
-    lastPosition: () => after,
+    lastPosition: () => delivered,
     close: async () => {
       closed = true;
       unregister();
