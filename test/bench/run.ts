@@ -11,7 +11,9 @@
  * `npm run bench -- audit` runs only the audit index part; `-- soak` only the soak (5 minutes
  * by default); `-- http` only the HTTP parts and the floor (no Kafka, projection, audit, soak).
  */
-import { cpus, loadavg } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { auditRows, describeAudit, measureAuditIndex, type AuditIndexResult } from './audit-index.js';
 import { startBareFastifyPeer } from './bare-fastify-peer.js';
 import { cleanupAll, progress } from './children.js';
@@ -282,13 +284,19 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
 async function measureSoak(): Promise<SoakResult> {
   noteLoad('soak');
   progress('starting Tessera for the soak (tessera start, --expose-gc with a full GC on SIGUSR2 for the heap samples)');
-  const tessera = await startTesseraTarget({ ...pinned, nodeArgs: ['--expose-gc', '--import', new URL('./full-gc-on-signal.mjs', import.meta.url).pathname] });
+  const memoryFile = join(mkdtempSync(join(tmpdir(), 'tessera-soak-')), 'memory.jsonl');
+  const tessera = await startTesseraTarget({
+    ...pinned,
+    nodeArgs: ['--expose-gc', '--import', new URL('./full-gc-on-signal.mjs', import.meta.url).pathname],
+    env: { BENCH_MEMORY_FILE: memoryFile },
+  });
   try {
-    const result = await soak(tessera, { seconds: config.soakSeconds, warmupSeconds: config.soakWarmupSeconds, rate: config.soakRate, connections: config.connections });
+    const result = await soak(tessera, memoryFile, { seconds: config.soakSeconds, warmupSeconds: config.soakWarmupSeconds, rate: config.soakRate, connections: config.connections });
     progress(describeSoak(result));
     return result;
   } finally {
     await tessera.stop();
+    rmSync(dirname(memoryFile), { recursive: true, force: true });
   }
 }
 

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { processCpuSeconds } from './cpu-time.js';
 import { progress } from './children.js';
@@ -15,9 +15,11 @@ import type { TesseraTarget } from './tessera-target.js';
  * the cache would still be filling after five minutes, and its warming would hide a leak or
  * pass for one. RSS and heap come from the admin listener's /metrics
  * (tessera_process_resident_memory_bytes, tessera_nodejs_heap_size_used_bytes), open handles
- * from /proc/<pid>/fd, sampled every `sampleSeconds`, each just after a full GC: the soak's
- * Tessera runs with --expose-gc and full-gc-on-signal.mjs, and each sample sends it SIGUSR2
- * first (without it a sample is mostly where the GC's sawtooth happened to be). The value
+ * from /proc/<pid>/fd, sampled every `sampleSeconds`. The heap judged is the one live just after
+ * a full GC: the soak's Tessera runs with --expose-gc and full-gc-on-signal.mjs, and each sample
+ * sends it SIGUSR2 and reads the process.memoryUsage() it writes right after the GC (the
+ * /metrics heap, also kept, is mostly where the GC's sawtooth happened to be: 26–42 MB in one
+ * run, and even 300 ms after a full GC, young garbage is back). The value
  * "after warm-up" is the mean of the first four samples after the warm-up, "at the end" the
  * mean of the last four. Open fds: the most of each four.
  *
@@ -27,11 +29,25 @@ import type { TesseraTarget } from './tessera-target.js';
  */
 export interface SoakSample {
   readonly atSeconds: number;
+  /** From /metrics. */
   readonly rssBytes: number;
+  /** From /metrics, as it was: the GC's sawtooth included. */
   readonly heapUsedBytes: number;
+  /** process.memoryUsage() just after a full GC (full-gc-on-signal.mjs): the live heap, and the heap's and Buffers' reservations. */
+  readonly heapAfterGcBytes: number;
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
   readonly openFds: number;
   readonly cpuSeconds: number;
   readonly projectionEntries: number;
+}
+
+export interface SoakPoint {
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
+  readonly openFds: number;
 }
 
 export interface SoakResult {
@@ -47,8 +63,9 @@ export interface SoakResult {
   readonly statusCodes: Record<string, number>;
   readonly families: number;
   readonly samples: readonly SoakSample[];
-  readonly afterWarmup: { readonly rssBytes: number; readonly heapUsedBytes: number; readonly openFds: number };
-  readonly atEnd: { readonly rssBytes: number; readonly heapUsedBytes: number; readonly openFds: number };
+  /** heapUsedBytes here is the heap live after a full GC; heapTotal and external say where RSS went besides the heap. */
+  readonly afterWarmup: SoakPoint;
+  readonly atEnd: SoakPoint;
   readonly rssChange: number;
   readonly heapChange: number;
   readonly fdGrowth: number;
@@ -64,16 +81,36 @@ function gauge(text: string, name: string): number {
   return Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-async function sample(tessera: TesseraTarget, startedAt: number): Promise<SoakSample> {
-  // A full GC first (full-gc-on-signal.mjs), then the heap that is live after it.
+interface MemoryAfterGc {
+  readonly heapUsed: number;
+  readonly heapTotal: number;
+  readonly external: number;
+}
+
+/** Asks the server for a full GC (SIGUSR2) and waits for the line it appends to `memoryFile` after it. */
+async function memoryAfterGc(tessera: TesseraTarget, memoryFile: string): Promise<MemoryAfterGc> {
+  const linesBefore = existsSync(memoryFile) ? readFileSync(memoryFile, 'utf8').split('\n').filter(Boolean).length : 0;
   tessera.process.signal('SIGUSR2');
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const deadline = performance.now() + 5000;
+  for (;;) {
+    const lines = existsSync(memoryFile) ? readFileSync(memoryFile, 'utf8').split('\n').filter(Boolean) : [];
+    if (lines.length > linesBefore) return JSON.parse(lines[lines.length - 1]!) as MemoryAfterGc;
+    if (performance.now() > deadline) throw new Error('the soak server wrote no memory reading within 5 s of SIGUSR2 (is full-gc-on-signal.mjs loaded?)');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function sample(tessera: TesseraTarget, memoryFile: string, startedAt: number): Promise<SoakSample> {
+  const afterGc = await memoryAfterGc(tessera, memoryFile);
   const metrics = await tessera.process.adminRequest('/metrics');
   if (metrics.status !== 200) throw new Error(`/metrics answered ${metrics.status}`);
   return {
     atSeconds: (performance.now() - startedAt) / 1000,
     rssBytes: gauge(metrics.text, 'tessera_process_resident_memory_bytes'),
     heapUsedBytes: gauge(metrics.text, 'tessera_nodejs_heap_size_used_bytes'),
+    heapAfterGcBytes: afterGc.heapUsed,
+    heapTotalBytes: afterGc.heapTotal,
+    externalBytes: afterGc.external,
     openFds: readdirSync(`/proc/${tessera.process.pid}/fd`).length,
     cpuSeconds: processCpuSeconds(tessera.process.pid),
     projectionEntries: gauge(metrics.text, 'tessera_revocation_projection_entries'),
@@ -90,6 +127,8 @@ interface CycleContext {
 
 export async function soak(
   tessera: TesseraTarget,
+  /** Where the server's full-gc-on-signal.mjs appends its readings (its BENCH_MEMORY_FILE). */
+  memoryFile: string,
   options: { seconds: number; warmupSeconds: number; rate: number; connections: number; verifiesPerCycle?: number; sampleSeconds?: number },
 ): Promise<SoakResult> {
   const verifiesPerCycle = options.verifiesPerCycle ?? 16;
@@ -154,7 +193,7 @@ export async function soak(
   let sampling: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     sampling = sampling.then(async () => {
-      samples.push(await sample(tessera, startedAt));
+      samples.push(await sample(tessera, memoryFile, startedAt));
     });
   }, sampleSeconds * 1000);
   progress(`soak: ${options.warmupSeconds} s warm-up + ${options.seconds} s at ${options.rate} req/s over ${options.connections} connections, cycle issue → refresh → ${verifiesPerCycle}× charge (long-lived tokens) → revoke`);
@@ -178,7 +217,13 @@ export async function soak(
   const afterWarmupSamples = underLoad.slice(0, window);
   const lastSamples = underLoad.slice(-window);
   if (underLoad.length < 2 * window) throw new Error(`soak too short for its samples: ${samples.length} samples`);
-  const point = (list: SoakSample[]) => ({ rssBytes: mean(list.map((s) => s.rssBytes)), heapUsedBytes: mean(list.map((s) => s.heapUsedBytes)), openFds: Math.max(...list.map((s) => s.openFds)) });
+  const point = (list: SoakSample[]) => ({
+    rssBytes: mean(list.map((s) => s.rssBytes)),
+    heapUsedBytes: mean(list.map((s) => s.heapAfterGcBytes)),
+    heapTotalBytes: mean(list.map((s) => s.heapTotalBytes)),
+    externalBytes: mean(list.map((s) => s.externalBytes)),
+    openFds: Math.max(...list.map((s) => s.openFds)),
+  });
   const afterWarmup = point(afterWarmupSamples);
   const atEnd = point(lastSamples);
   const rssChange = atEnd.rssBytes / afterWarmup.rssBytes - 1;
@@ -224,7 +269,9 @@ export function describeSoak(soakResult: SoakResult): string {
     `soak: ${soakResult.seconds} s after ${soakResult.warmupSeconds} s warm-up at ${soakResult.offeredRate} req/s (${soakResult.requests} requests, ${soakResult.families} families, ` +
     `non-2xx ${soakResult.non2xx}, errors ${soakResult.errors}, timeouts ${soakResult.timeouts}); ` +
     `RSS ${mb(soakResult.afterWarmup.rssBytes)} → ${mb(soakResult.atEnd.rssBytes)} (${pct(soakResult.rssChange)}), ` +
-    `heap used ${mb(soakResult.afterWarmup.heapUsedBytes)} → ${mb(soakResult.atEnd.heapUsedBytes)} (${pct(soakResult.heapChange)}), ` +
+    `heap live after a full GC ${mb(soakResult.afterWarmup.heapUsedBytes)} → ${mb(soakResult.atEnd.heapUsedBytes)} (${pct(soakResult.heapChange)}), ` +
+    `heap reserved ${mb(soakResult.afterWarmup.heapTotalBytes)} → ${mb(soakResult.atEnd.heapTotalBytes)}, external ${mb(soakResult.afterWarmup.externalBytes)} → ${mb(soakResult.atEnd.externalBytes)}, ` +
+    `RSS outside them ${mb(soakResult.afterWarmup.rssBytes - soakResult.afterWarmup.heapTotalBytes - soakResult.afterWarmup.externalBytes)} → ${mb(soakResult.atEnd.rssBytes - soakResult.atEnd.heapTotalBytes - soakResult.atEnd.externalBytes)} (native: SQLite's page caches among it), ` +
     `open fds ${soakResult.afterWarmup.openFds} → ${soakResult.atEnd.openFds}; revocation projection +${soakResult.projectionEntriesAdded} entries (by design, ~85 B each until their tokens expire); verdict: RSS ${v.rssWithin10Percent ? 'within' : 'OUTSIDE'} 10%, heap ${v.heapWithin10Percent ? 'within' : 'OUTSIDE'} 10%, ` +
     `fds ${v.noFdGrowth ? 'no growth' : 'GREW'}, answers ${v.allOk ? 'all 2xx' : 'NOT all 2xx'} → ${v.met ? 'PASS' : 'FAIL'}`
   );

@@ -21,14 +21,14 @@ export interface TesseraTarget {
   stop(): Promise<void>;
 }
 
-export async function startTesseraTarget(options: { cpuList?: string; nodeArgs?: string[] } = {}): Promise<TesseraTarget> {
+export async function startTesseraTarget(options: { cpuList?: string; nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<TesseraTarget> {
   // Tessera's default level: every token operation writes its access line, as in production.
   // The lines go to a file in the data folder, not through a pipe into this process's heap,
   // so logging costs the server and not the load generator.
   const logLevel = process.env.BENCH_TESSERA_LOG_LEVEL ?? 'info';
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
   const tessera = await startTessera(
-    { TESSERA_LOG_LEVEL: logLevel },
+    { TESSERA_LOG_LEVEL: logLevel, ...options.env },
     {
       dataDir,
       logFile: join(dataDir, 'tessera.log'),
