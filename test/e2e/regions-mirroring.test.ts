@@ -82,6 +82,50 @@ describe.skipIf(!brokers)('two regions through mirrored topics: a\'s keys, crede
     expect((await a.adminRequest('/metrics')).text).toMatch(/^tessera_account_relay_published_total [1-9]/m);
   });
 
+  it('a standalone issuer in b (tessera issuer) authenticates a\'s credential and serves a\'s key', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tessera-mirror-b-issuer-'));
+    mkdirSync(join(folder, 'keys'), { recursive: true, mode: 0o700 });
+    copyFileSync(join(folders.a, 'keys', 'secret-hashing.key'), join(folder, 'keys', 'secret-hashing.key'));
+    const issuer = await startTessera(
+      { TESSERA_REGION: 'b', TESSERA_KAFKA_BROKERS: brokers!, TESSERA_KAFKA_TOPIC: topics.revocations, TESSERA_KAFKA_ACCOUNT_TOPIC: topics.accounts, TESSERA_MIRRORED_REGIONS: 'a' },
+      { dataDir: folder, command: 'issuer' },
+    );
+    try {
+      await expect.poll(async () => (await issueAt(issuer)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+      const { token } = (await issueAt(a)).json() as { token: string };
+      const kid = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString('utf8')).kid as string;
+      await expect
+        .poll(async () => ((await issuer.request('/.well-known/jwks.json')).json() as { keys: { kid: string }[] }).keys.map((key) => key.kid), { timeout: 10_000, interval: 50 })
+        .toContain(kid);
+    } finally {
+      await issuer.stop();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('a Kafka-fed verifier in b (tessera verifier) learns a\'s key and revocations from the mirrored topic alone', async () => {
+    const verifier = await startTessera(
+      {
+        TESSERA_KAFKA_BROKERS: brokers!,
+        TESSERA_KAFKA_TOPIC: topics.revocations,
+        TESSERA_KAFKA_ACCOUNT_TOPIC: topics.accounts,
+        TESSERA_VERIFIER_SOURCE: 'kafka',
+        TESSERA_MIRRORED_REGIONS: 'a',
+        // No store and no JWKS: whatever it knows of a comes through the mirrored topic.
+        TESSERA_EVENT_STORE: 'sqlite:/nonexistent/must-not-be-opened.db',
+      },
+      { command: 'verifier' },
+    );
+    try {
+      const pair = (await issueAt(a)).json() as { token: string; refresh_token: string };
+      await expect.poll(async () => (await chargeAt(verifier, pair.token)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+      expect((await a.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: pair.refresh_token })).status).toBe(200);
+      await expect.poll(async () => (await chargeAt(verifier, pair.token)).status, { timeout: 10_000, interval: 20 }).toBe(401);
+    } finally {
+      await verifier.stop();
+    }
+  });
+
   it('is not ready while a mirrored topic does not exist, and names it', async () => {
     const lonely = await startTessera(
       { TESSERA_REGION: 'c', TESSERA_KAFKA_BROKERS: brokers!, TESSERA_KAFKA_TOPIC: `${base}.lonely`, TESSERA_KAFKA_ACCOUNT_TOPIC: `${base}.lonely-accounts`, TESSERA_MIRRORED_REGIONS: 'z' },
