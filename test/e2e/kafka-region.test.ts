@@ -128,4 +128,27 @@ describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
       await isolated.stop();
     }
   });
+
+  it('a Kafka-fed verifier started before its topic exists waits, says why on /readyz, and becomes ready once the topic is made', async () => {
+    const lateTopic = `${topic}.late`;
+    const late = await startTessera(
+      {
+        TESSERA_KAFKA_BROKERS: brokers!,
+        TESSERA_KAFKA_TOPIC: lateTopic,
+        TESSERA_VERIFIER_SOURCE: 'kafka',
+        TESSERA_EVENT_STORE: 'sqlite:/nonexistent/must-not-be-opened.db',
+      },
+      { command: 'verifier', until: 'listening' },
+    );
+    try {
+      await expect.poll(async () => (await late.adminRequest('/readyz')).text, { timeout: 10_000, interval: 100 }).toContain('waiting for Kafka');
+      expect((await late.adminRequest('/readyz')).status).toBe(503);
+      const feed = createKafkaFeed({ brokers: brokers!, topic: lateTopic });
+      await feed.ensureTopic();
+      await feed.close();
+      await expect.poll(async () => (await late.adminRequest('/readyz')).status, { timeout: 20_000, interval: 200 }).toBe(200);
+    } finally {
+      await late.stop();
+    }
+  });
 });

@@ -15,12 +15,19 @@ export async function startKafkaRevocations(
 ): Promise<{ consumer: RevocationConsumer; close: () => Promise<void> }> {
   const feed = createKafkaFeed({ brokers: config.TESSERA_KAFKA_BROKERS!, topic: config.TESSERA_KAFKA_TOPIC, logger: log });
   if (config.TESSERA_ISSUER_JWKS_URL) await loadJwks(config.TESSERA_ISSUER_JWKS_URL, keys);
-  const consumer = await startRevocationConsumer({
-    feed,
-    logger: log,
-    clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
-    onSigningKeyEvent: (event) => keys.apply(event),
-  });
+  let consumer: RevocationConsumer;
+  try {
+    consumer = await startRevocationConsumer({
+      feed,
+      logger: log,
+      clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
+      onSigningKeyEvent: (event) => keys.apply(event),
+    });
+  } catch (error) {
+    // The caller may try again (the topic may not exist yet): leave no producer or admin client behind.
+    await feed.close().catch(() => undefined);
+    throw error;
+  }
   return {
     consumer,
     close: async () => {
@@ -31,3 +38,4 @@ export async function startKafkaRevocations(
 }
 
 export { loadJwks };
+export { FeedUnavailable } from '@tessera/feed';

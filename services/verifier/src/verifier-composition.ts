@@ -34,15 +34,53 @@ export function wireLogFedVerifier(host: Host, store: GuardedEventStore, verifie
  * region. Kafka's client is loaded only here.
  */
 export async function wireKafkaFedVerifier(host: Host, verifier: VerifierParts): Promise<void> {
-  const { startKafkaRevocations, loadJwks } = await import('./kafka-revocations.js');
-  const kafka = await startKafkaRevocations(host.config, verifier.state.keys, host.log);
-  verifier.useRevocationSource(kafka.consumer);
-  const jwksUrl = host.config.TESSERA_ISSUER_JWKS_URL;
+  const { startKafkaRevocations, loadJwks, FeedUnavailable } = await import('./kafka-revocations.js');
+  const { config, log } = host;
+  let kafka: Awaited<ReturnType<typeof startKafkaRevocations>> | undefined;
+  let waitingFor = `Kafka topic ${config.TESSERA_KAFKA_TOPIC}`;
+  let closing = false;
+  // Set now, filled once the consumer runs: a later wrapper (mirrored regions) keeps consulting it.
+  verifier.useRevocationSource({
+    isRejected: (familyId, generation) => kafka?.consumer.isRejected(familyId, generation) ?? false,
+    isCutOff: (token) => kafka?.consumer.isCutOff(token) ?? false,
+    stats: () => kafka?.consumer.stats() ?? { entries: 0 },
+  });
+  const jwksUrl = config.TESSERA_ISSUER_JWKS_URL;
   // Key events travel on the topic too; the JWKS covers the moment before they arrive.
   if (jwksUrl) verifier.useKeyRefresh(createKeyRefresh(() => loadJwks(jwksUrl, verifier.state.keys), { cooldownMs: 5_000 }));
-  host.onClose(kafka.close);
-  host.readiness.add('kafka', () => (kafka.consumer.isReady() ? undefined : 'the revocation consumer is catching up with Kafka'));
-  host.untilReady(kafka.consumer.ready);
+  host.onClose(async () => {
+    closing = true;
+    await kafka?.close();
+  });
+  host.readiness.add('kafka', () =>
+    kafka === undefined
+      ? `waiting for ${waitingFor}`
+      : kafka.consumer.isReady()
+        ? undefined
+        : 'the revocation consumer is catching up with Kafka',
+  );
+  /**
+   * A broker that is down or a topic not made yet is waited out, with the cause on /readyz, as the
+   * store guard waits for the store: a supervisor restarting a verifier that exits would only
+   * hammer the same missing topic. Anything else (a bad JWKS answer, a bug) still ends the start.
+   */
+  const connect = async (): Promise<void> => {
+    let attempts = 0;
+    while (!closing) {
+      try {
+        kafka = await startKafkaRevocations(config, verifier.state.keys, log);
+        await kafka.consumer.ready;
+        return;
+      } catch (error) {
+        if (!(error instanceof FeedUnavailable)) throw error;
+        attempts += 1;
+        waitingFor = `Kafka (${error.message})`;
+        if (attempts === 1 || attempts % 15 === 0) log.warn({ err: error, attempts }, 'revocation topic not available yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 2_000).unref());
+      }
+    }
+  };
+  host.untilReady(connect());
 }
 
 /** The verifier's routes (the plugin, forward-auth, the example protected routes) and its metrics. */
