@@ -129,13 +129,16 @@ describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
     }
   });
 
-  it('a Kafka-fed verifier started before its topic exists waits, says why on /readyz, and becomes ready once the topic is made', async () => {
+  it('a Kafka-fed verifier started before its topic exists waits, says why on /readyz, answers 503 meanwhile, and serves once the topic is made', async () => {
     const lateTopic = `${topic}.late`;
     const late = await startTessera(
       {
         TESSERA_KAFKA_BROKERS: brokers!,
         TESSERA_KAFKA_TOPIC: lateTopic,
         TESSERA_VERIFIER_SOURCE: 'kafka',
+        // Keys are known from the JWKS at once; revocations are not until the topic is read.
+        TESSERA_ISSUER_JWKS_URL: `${home.baseUrl}/.well-known/jwks.json`,
+        NODE_EXTRA_CA_CERTS: join(home.dataDir, 'tls', 'self-signed.crt'),
         TESSERA_EVENT_STORE: 'sqlite:/nonexistent/must-not-be-opened.db',
       },
       { command: 'verifier', until: 'listening' },
@@ -143,10 +146,15 @@ describe.skipIf(!brokers)('a verifier fed only by Kafka and the JWKS', () => {
     try {
       await expect.poll(async () => (await late.adminRequest('/readyz')).text, { timeout: 10_000, interval: 100 }).toContain('waiting for Kafka');
       expect((await late.adminRequest('/readyz')).status).toBe(503);
+      const { token } = await pair();
+      expect((await chargeAt(home, token)).status).toBe(200);
+      // Not started yet: protected routes answer 503, as every route of a process that was never ready.
+      expect((await chargeAt(late, token)).status).toBe(503);
       const feed = createKafkaFeed({ brokers: brokers!, topic: lateTopic });
       await feed.ensureTopic();
       await feed.close();
       await expect.poll(async () => (await late.adminRequest('/readyz')).status, { timeout: 20_000, interval: 200 }).toBe(200);
+      expect((await chargeAt(late, token)).status).toBe(200);
     } finally {
       await late.stop();
     }

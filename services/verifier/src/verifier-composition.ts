@@ -40,9 +40,12 @@ export async function wireKafkaFedVerifier(host: Host, verifier: VerifierParts):
   let waitingFor = `Kafka topic ${config.TESSERA_KAFKA_TOPIC}`;
   let closing = false;
   // Set now, filled once the consumer runs: a later wrapper (mirrored regions) keeps consulting it.
+  // Until the consumer has read the topic, every token is refused: keys may already be known (the
+  // JWKS), revocations not yet, and an auth service that cannot tell must say no.
+  const caughtUp = () => kafka !== undefined && kafka.consumer.isReady();
   verifier.useRevocationSource({
-    isRejected: (familyId, generation) => kafka?.consumer.isRejected(familyId, generation) ?? false,
-    isCutOff: (token) => kafka?.consumer.isCutOff(token) ?? false,
+    isRejected: (familyId, generation) => !caughtUp() || kafka!.consumer.isRejected(familyId, generation),
+    isCutOff: (token) => !caughtUp() || kafka!.consumer.isCutOff(token),
     stats: () => kafka?.consumer.stats() ?? { entries: 0 },
   });
   const jwksUrl = config.TESSERA_ISSUER_JWKS_URL;
