@@ -5,13 +5,16 @@
  * As a library: `startKafkaBroker()` (tests, the vitest globalSetup).
  * As a command:  npx tsx infra/kafka/kafka-broker.ts fetch | run | start | stop  (see usage()).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { OwnedProcess } from './owned-process.js';
+
+export { watchOwner } from './owned-process.js';
 
 export const kafkaVersion = '3.9.1';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -228,16 +231,6 @@ export function logContainsSince(file: string, offset: number, needle: string): 
   }
 }
 
-/** Kills a process (the broker, MirrorMaker, Toxiproxy) if its owner dies without stopping it (a crashed or killed test run). */
-export function watchOwner(ownerPid: number, childPid: number): void {
-  if (ownerPid <= 0) return;
-  const watchdog = spawn(
-    'sh',
-    ['-c', `while kill -0 ${ownerPid} 2>/dev/null && kill -0 ${childPid} 2>/dev/null; do sleep 1; done; kill -9 ${childPid} 2>/dev/null; exit 0`],
-    { detached: true, stdio: 'ignore' },
-  );
-  watchdog.unref();
-}
 
 export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
   const jars = ensureKafkaJars();
@@ -285,54 +278,24 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
     if (formatted.status !== 0) throw new Error(`kafka-storage format failed:\n${formatted.stdout}\n${formatted.stderr}`);
   }
 
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
-  const onProcessExit = () => child?.kill('SIGKILL');
+  const owned = new OwnedProcess(ownerPid);
 
   const start = async (): Promise<void> => {
-    if (child) return;
-    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
-    const logFd = openSync(logFile, 'a');
-    const spawned = spawn('java', [...jvmArgs(jars, workDir, heapMb), 'kafka.Kafka', configFile], {
-      stdio: ['ignore', logFd, logFd],
-      // Without an owner the broker is a daemon: its own process group, so the shell's Ctrl-C does not reach it.
-      detached: ownerPid <= 0,
-    });
-    closeSync(logFd);
-    if (ownerPid <= 0) spawned.unref();
-    child = spawned;
-    let exitCode: number | null | undefined;
-    exited = new Promise<void>((resolveExit) => {
-      spawned.once('exit', (code, signal) => {
-        exitCode = code ?? (signal ? -1 : 0);
-        if (child === spawned) child = undefined;
-        resolveExit();
-      });
-    });
-    process.once('exit', onProcessExit);
-    if (spawned.pid !== undefined) watchOwner(ownerPid, spawned.pid);
+    if (owned.running) return;
+    const logOffset = owned.spawn('java', [...jvmArgs(jars, workDir, heapMb), 'kafka.Kafka', configFile], logFile);
     const deadline = Date.now() + startTimeoutMs;
     for (;;) {
-      if (exitCode !== undefined) throw new Error(`Kafka broker exited (${exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
+      if (owned.exitCode !== undefined) throw new Error(`Kafka broker exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
       if (logContainsSince(logFile, logOffset, readyLine) && (await accepts(port))) return;
       if (Date.now() > deadline) {
-        spawned.kill('SIGKILL');
-        await exited;
+        await owned.stop('SIGKILL');
         throw new Error(`Kafka broker not ready within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   };
 
-  const stop = async ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => {
-    const running = child;
-    if (!running) return;
-    running.kill(signal);
-    const forced = setTimeout(() => running.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(forced);
-    process.removeListener('exit', onProcessExit);
-  };
+  const stop = ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => owned.stop(signal);
 
   await start();
   return {
@@ -341,8 +304,8 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
     remotePort,
     workDir,
     logFile,
-    pid: () => child?.pid,
-    running: () => child !== undefined,
+    pid: () => owned.pid,
+    running: () => owned.running,
     start,
     stop,
     destroy: async () => {

@@ -7,12 +7,13 @@
  * As a library: `startMirrorMaker()`.
  * As a command:  npx tsx infra/kafka/mirror-maker.ts fetch | run   (see usage()).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kafkaCacheDir, kafkaVersion, tail, watchOwner } from './kafka-broker.js';
+import { kafkaCacheDir, kafkaVersion, tail } from './kafka-broker.js';
+import { OwnedProcess } from './owned-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -281,65 +282,35 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
     options.runIn,
   ];
 
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
-  const onProcessExit = () => child?.kill('SIGKILL');
+  const owned = new OwnedProcess(ownerPid);
 
   const ready = (log: string): boolean =>
     readyWhen === 'started' ? log.includes(startedLine) : inbound.every((flow) => replicatingLine(flow.source, flow.target).test(log));
 
   const start = async (): Promise<void> => {
-    if (child) return;
-    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
-    const logFd = openSync(logFile, 'a');
-    const spawned = spawn('java', args, {
-      stdio: ['ignore', logFd, logFd],
-      // Without an owner MirrorMaker is a daemon: its own process group, so the shell's Ctrl-C does not reach it.
-      detached: ownerPid <= 0,
-    });
-    closeSync(logFd);
-    if (ownerPid <= 0) spawned.unref();
-    child = spawned;
-    let exitCode: number | null | undefined;
-    exited = new Promise<void>((resolveExit) => {
-      spawned.once('exit', (code, signal) => {
-        exitCode = code ?? (signal ? -1 : 0);
-        if (child === spawned) child = undefined;
-        resolveExit();
-      });
-    });
-    process.once('exit', onProcessExit);
-    if (spawned.pid !== undefined) watchOwner(ownerPid, spawned.pid);
+    if (owned.running) return;
+    const logOffset = owned.spawn('java', args, logFile);
     const deadline = Date.now() + startTimeoutMs;
     for (;;) {
-      if (exitCode !== undefined) throw new Error(`MirrorMaker 2 exited (${exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
+      if (owned.exitCode !== undefined) throw new Error(`MirrorMaker 2 exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
       if (ready(readSince(logFile, logOffset))) return;
       if (Date.now() > deadline) {
-        spawned.kill('SIGKILL');
-        await exited;
+        await owned.stop('SIGKILL');
         throw new Error(`MirrorMaker 2 not ${readyWhen} within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   };
 
-  const stop = async ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => {
-    const running = child;
-    if (!running) return;
-    running.kill(signal);
-    const forced = setTimeout(() => running.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(forced);
-    process.removeListener('exit', onProcessExit);
-  };
+  const stop = ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => owned.stop(signal);
 
   await start();
   return {
     workDir,
     configFile,
     logFile,
-    pid: () => child?.pid,
-    running: () => child !== undefined,
+    pid: () => owned.pid,
+    running: () => owned.running,
     start,
     stop,
     destroy: async () => {

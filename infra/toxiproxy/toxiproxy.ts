@@ -7,12 +7,13 @@
  * As a library: `startToxiproxy()`, then the typed client it returns.
  * As a command:  npx tsx infra/toxiproxy/toxiproxy.ts build | run   (see usage()).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, logContainsSince, tail, watchOwner } from '../kafka/kafka-broker.js';
+import { freePort, logContainsSince, tail } from '../kafka/kafka-broker.js';
+import { OwnedProcess } from '../kafka/owned-process.js';
 
 export const toxiproxyVersion = '2.12.0';
 const host = '127.0.0.1';
@@ -187,19 +188,9 @@ export async function startToxiproxy(options: ToxiproxyOptions = {}): Promise<To
   const ownerPid = options.ownerPid ?? process.pid;
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
 
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
-  const onProcessExit = () => child?.kill('SIGKILL');
-
-  const stop = async (): Promise<void> => {
-    const running = child;
-    if (!running) return;
-    running.kill('SIGTERM');
-    const forced = setTimeout(() => running.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(forced);
-    process.removeListener('exit', onProcessExit);
-  };
+  const owned = new OwnedProcess(ownerPid);
+  // Toxiproxy stops at once on SIGTERM; five seconds is plenty before forcing it.
+  const stop = (): Promise<void> => owned.stop('SIGTERM', 5_000);
 
   let apiUrl = '';
   const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
@@ -218,31 +209,13 @@ export async function startToxiproxy(options: ToxiproxyOptions = {}): Promise<To
   for (let attempt = 1; ; attempt++) {
     port = options.port ?? (await freePort());
     apiUrl = `http://${host}:${port}`;
-    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
-    const logFd = openSync(logFile, 'a');
-    const spawned = spawn(binary, ['-host', host, '-port', String(port)], {
-      stdio: ['ignore', logFd, logFd],
-      detached: ownerPid <= 0,
-    });
-    closeSync(logFd);
-    if (ownerPid <= 0) spawned.unref();
-    child = spawned;
-    let exitCode: number | null | undefined;
-    exited = new Promise<void>((resolveExit) => {
-      spawned.once('exit', (code, signal) => {
-        exitCode = code ?? (signal ? -1 : 0);
-        if (child === spawned) child = undefined;
-        resolveExit();
-      });
-    });
-    process.once('exit', onProcessExit);
-    if (spawned.pid !== undefined) watchOwner(ownerPid, spawned.pid);
+    const logOffset = owned.spawn(binary, ['-host', host, '-port', String(port)], logFile);
 
     // Ready: the API answers. (A server built by `go install` reports its version as "git".)
     const deadline = Date.now() + startTimeoutMs;
     let ready = false;
     while (!ready) {
-      if (exitCode !== undefined) throw new Error(`Toxiproxy exited (${exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
+      if (owned.exitCode !== undefined) throw new Error(`Toxiproxy exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
       if (logContainsSince(logFile, logOffset, bindFailure)) break;
       try {
         ready = typeof (await api<{ version?: unknown }>('GET', '/version')).version === 'string';
@@ -278,8 +251,8 @@ export async function startToxiproxy(options: ToxiproxyOptions = {}): Promise<To
     port,
     workDir,
     logFile,
-    pid: () => child?.pid,
-    running: () => child !== undefined,
+    pid: () => owned.pid,
+    running: () => owned.running,
     createProxy: async ({ name, listen = `${host}:0`, upstream, enabled = true }) =>
       proxyState(await api<ProxyAnswer>('POST', '/proxies', { name, listen, upstream, enabled })),
     proxy: async (name) => proxyState(await api<ProxyAnswer>('GET', proxyPath(name))),
