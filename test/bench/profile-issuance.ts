@@ -1,13 +1,13 @@
 /**
- * Where a durable issuance spends its CPU (issue 14, point 2): the all-in-one under
- * get-oauth-token load, started with `node --cpu-prof` (one profile per thread: the main
+ * Where an operation spends its CPU (issue 14): the all-in-one under get-oauth-token load
+ * (or refresh-oauth-token, or a protected request: BENCH_PROFILE_OP), started with `node --cpu-prof` (one profile per thread: the main
  * thread and the SQLite writer thread write their own), pinned as the bench pins it. Prints
  * each thread's self time by function and by package, busiest first, and the server CPU per
  * issuance read from /proc over the same window.
  *
  *   node --import tsx test/bench/profile-issuance.ts
  *
- * env: BENCH_PROFILE_SECONDS (10), BENCH_PROFILE_RATE (unset: as fast as it answers; a number:
+ * env: BENCH_PROFILE_OP (`issue`, `refresh` or `charge`), BENCH_PROFILE_SECONDS (10), BENCH_PROFILE_RATE (unset: as fast as it answers; a number:
  * that fixed rate), BENCH_CONNECTIONS (50), BENCH_PROFILE_DIR (a temp folder; the .cpuprofile
  * files stay there for Chrome DevTools), BENCH_PROFILE_TOP (25).
  */
@@ -16,9 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanupAll, progress, repositoryRoot } from './children.js';
 import { processCpuSeconds } from './cpu-time.js';
-import { load, warmUp } from './load.js';
+import { issueAmount, load, warmUp, type LoadTarget } from './load.js';
+import { RefreshPool } from './refresh-pool.js';
 import { detectPinning, describePinning, pinBenchProcess } from './pinning.js';
-import { issueTarget, startTesseraTarget } from './tessera-target.js';
+import { chargeTarget, issueTarget, refreshTarget, startTesseraTarget, type TesseraTarget } from './tessera-target.js';
 
 interface ProfileNode {
   readonly id: number;
@@ -77,6 +78,29 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const top = Number(process.env.BENCH_PROFILE_TOP ?? 25);
 const profileDir = process.env.BENCH_PROFILE_DIR ?? mkdtempSync(join(tmpdir(), 'tessera-profile-'));
 const pinning = detectPinning();
+const operation = process.env.BENCH_PROFILE_OP ?? 'issue';
+if (!['issue', 'refresh', 'charge'].includes(operation)) throw new Error(`BENCH_PROFILE_OP: issue, refresh or charge; got ${operation}`);
+
+/** The load for the chosen operation; refresh pre-issues single-use tokens first (not profiled apart: start-up and setup are in the profile). */
+async function targetFor(tessera: TesseraTarget): Promise<LoadTarget> {
+  if (operation === 'issue') return issueTarget(tessera);
+  if (operation === 'charge') {
+    const pair = await tessera.process.postJson('/v5/Authorization/get-oauth-token', {
+      api_login_id: tessera.credentials.api_login_id,
+      transaction_key: tessera.credentials.transaction_key,
+    });
+    return chargeTarget(tessera, String(pair.json().token));
+  }
+  const tokens: string[] = [];
+  const amount = Math.ceil((rate ?? 4000) * (seconds + 2) * 1.2);
+  await issueAmount(
+    issueTarget(tessera, (status, body) => {
+      if (status === 200) tokens.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
+    }),
+    { amount, connections },
+  );
+  return refreshTarget(tessera, new RefreshPool(tokens));
+}
 
 try {
   progress(describePinning(pinning));
@@ -88,7 +112,7 @@ try {
   let cpuPerIssuance = 0;
   let reqPerSec = 0;
   try {
-    const target = issueTarget(tessera);
+    const target = await targetFor(tessera);
     const options = { seconds, connections, ...(rate !== undefined ? { overallRate: rate } : {}) };
     await warmUp(target, { ...options, seconds: 2 });
     const before = processCpuSeconds(tessera.process.pid);
@@ -99,7 +123,7 @@ try {
     // A clean exit writes the profiles.
     await tessera.stop();
   }
-  const lines = [`${reqPerSec.toFixed(0)} issuances/s at ${rate ?? 'full'} rate over ${connections} connections; ${cpuPerIssuance.toFixed(0)} µs server CPU per issuance; profiles in ${profileDir}`];
+  const lines = [`${operation}: ${reqPerSec.toFixed(0)} req/s at ${rate ?? 'full'} rate over ${connections} connections; ${cpuPerIssuance.toFixed(0)} µs server CPU per request; profiles in ${profileDir}`];
   for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
     const profile = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as CpuProfile;
     lines.push('', `== ${file} (the whole process life, start-up included)`, ...summarise(profile, top));
