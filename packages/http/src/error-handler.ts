@@ -43,8 +43,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
   // Answered as the request arrives, before fastify looks at a body for a route that does not
   // exist: otherwise its content-type rules (a QUERY must name one) would answer 400 for what
   // is a 404 or a 405.
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) return answerUnrouted(request, reply);
+  // A callback hook (no promise per request); answering without calling `done` stops the chain.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404) answerUnrouted(request, reply);
+    else done();
   });
   app.setNotFoundHandler(answerUnrouted);
 }

@@ -69,9 +69,12 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   // Until the first time it is ready the process answers nothing but health: its read models
   // would answer from a partial log. After that an outage is answered where it bites (a token
   // operation that cannot append gets its 503) while verification goes on from memory.
-  app.addHook('onRequest', async (request, reply) => {
-    if (readiness.hasStarted() || readiness.isReady() || alwaysAnswered.has(request.routeOptions.url ?? '')) return;
-    return sendProblem(reply.header('retry-after', '1'), {
+  // Callback hooks on every request's path, not async ones: each async hook costs a promise and a
+  // microtask turn per request (issue 14: the protected request against a bare route).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (readiness.hasStarted() || readiness.isReady() || alwaysAnswered.has(request.routeOptions.url ?? '')) return done();
+    // Answered here: the callback is not called, so the chain stops (fastify's rule for callback hooks).
+    sendProblem(reply.header('retry-after', '1'), {
       type: problemTypes.unavailable,
       title: 'Service Unavailable',
       status: 503,

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventStore } from '@tessera/event-store';
 import { isVerification } from './access-log.js';
@@ -113,20 +113,25 @@ const tokenOperations: Record<string, string> = {
 
 /** Counts outcomes from the answers, so no route has to remember to. */
 export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    const url = request.routeOptions.url ?? '';
-    const status = reply.statusCode;
-    const operation = tokenOperations[url];
-    if (operation) {
-      const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';
-      metrics.tokens.inc({ operation, outcome });
-      return;
-    }
-    if (isVerification(request)) {
-      const outcome = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 400 ? 'allowed' : 'error';
-      metrics.verifications.inc({ outcome });
-    }
+  app.addHook('onResponse', (request, reply, done) => {
+    countOutcome(request, reply, metrics);
+    done();
   });
+}
+
+function countOutcome(request: FastifyRequest, reply: FastifyReply, metrics: Metrics): void {
+  const url = request.routeOptions.url ?? '';
+  const status = reply.statusCode;
+  const operation = tokenOperations[url];
+  if (operation) {
+    const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';
+    metrics.tokens.inc({ operation, outcome });
+    return;
+  }
+  if (isVerification(request)) {
+    const outcome = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 400 ? 'allowed' : 'error';
+    metrics.verifications.inc({ outcome });
+  }
 }
 
 /** Prometheus text, on the admin listener only: the public port must not tell the world how it is doing. */

@@ -46,9 +46,19 @@ export interface BearerVerifierDeps {
   readonly refreshKeys?: () => Promise<void>;
 }
 
-/** The scheme alone: a request with another scheme (or none) carries no bearer credentials at all (RFC 6750 3.1). */
-const bearerScheme = /^bearer(?: |$)/i;
 const bearer = /^bearer +([^\s]+) *$/i;
+
+/**
+ * The scheme alone, case-insensitively: "Bearer" then a space or the end. A request with another
+ * scheme (or none) carries no bearer credentials at all (RFC 6750 3.1). Compared by character
+ * code rather than by a second regular expression: it runs on every protected request (issue 14).
+ */
+function hasBearerScheme(authorization: string): boolean {
+  if (authorization.length < 6) return false;
+  for (let i = 0; i < 6; i += 1) if ((authorization.charCodeAt(i) | 0x20) !== bearerLower.charCodeAt(i)) return false;
+  return authorization.length === 6 || authorization.charCodeAt(6) === 0x20;
+}
+const bearerLower = 'bearer';
 
 const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED', string> = {
   ERR_TOKEN_MISSING: 'an Authorization: Bearer token is required',
@@ -67,7 +77,7 @@ const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED'
 export function createBearerVerifier(deps: BearerVerifierDeps) {
   const verified = new VerifiedTokenCache(deps.keys);
   function decide(authorization: string | undefined, requirement: AccessRequirement): AccessDecision {
-    if (authorization === undefined || !bearerScheme.test(authorization)) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
+    if (authorization === undefined || !hasBearerScheme(authorization)) return { status: 401, code: 'ERR_TOKEN_MISSING', detail: details.ERR_TOKEN_MISSING };
     const token = bearer.exec(authorization)?.[1];
     if (!token) return { status: 401, code: 'ERR_TOKEN_MALFORMED', detail: details.ERR_TOKEN_MALFORMED };
     const nowSeconds = deps.now();

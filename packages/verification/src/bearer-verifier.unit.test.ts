@@ -56,3 +56,27 @@ describe('bearer verifier with cuts', () => {
     expect(verifier.decide(v5(), { interface: 'v5' })).toMatchObject({ status: 200 });
   });
 });
+
+describe('bearer verifier: the Authorization header', () => {
+  const verifier = () => verifierWith(new RevocationProjection());
+  const token = () => v5().slice('Bearer '.length);
+
+  it('takes the scheme in any case, with one or more spaces before the token and spaces after it', () => {
+    for (const header of [`Bearer ${token()}`, `bearer ${token()}`, `BEARER ${token()}`, `bEaReR   ${token()}  `]) {
+      expect(verifier().decide(header, { interface: 'v5' })).toMatchObject({ status: 200 });
+    }
+  });
+
+  it('answers "missing" for no header, another scheme, or a word that only starts with bearer (RFC 6750 3.1)', () => {
+    for (const header of [undefined, '', 'Basic dXNlcjpwYXNz', `Bearerx ${token()}`, `Bearer_${token()}`, 'Bear', `Token ${token()}`, `Bearer\t${token()}`]) {
+      expect(verifier().decide(header, { interface: 'v5' })).toMatchObject({ status: 401, code: 'ERR_TOKEN_MISSING' });
+    }
+  });
+
+  it('answers "malformed" for the bearer scheme without one clean token after it', () => {
+    for (const header of ['Bearer', 'Bearer ', 'Bearer    ', `Bearer ${token()} extra`, `Bearer ${token()}\t`]) {
+      expect(verifier().decide(header, { interface: 'v5' })).toMatchObject({ status: 401 });
+      expect(verifier().decide(header, { interface: 'v5' })).not.toMatchObject({ code: 'ERR_TOKEN_MISSING' });
+    }
+  });
+});

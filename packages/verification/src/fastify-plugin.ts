@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AccessTokenClaims } from '@tessera/contracts';
 import { sendAccessRefusal } from './access-refusal.js';
-import type { AccessRequirement, BearerVerifier } from './bearer-verifier.js';
+import type { AccessDecision, AccessRequirement, BearerVerifier } from './bearer-verifier.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,12 +27,24 @@ export interface TesseraAuthOptions {
 export const tesseraAuth = fp<TesseraAuthOptions>(
   async (app: FastifyInstance, options) => {
     app.decorateRequest('tesseraClaims', undefined);
-    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    // A callback hook deciding synchronously from memory: an async hook would cost every protected
+    // request a promise and a microtask turn (issue 14). Only a token signed by a key not known
+    // yet takes the asynchronous path (check(): one refresh of the keys, then the decision again).
+    app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       const requirement = request.routeOptions.config.tessera;
-      if (!requirement) return;
-      const decision = await options.verifier.check(request.headers.authorization, requirement);
-      if (decision.status !== 200) return sendAccessRefusal(reply, decision);
-      request.tesseraClaims = decision.claims;
+      if (!requirement) return done();
+      const answer = (decision: AccessDecision) => {
+        // Refused: answered here, and the chain stops because `done` is not called.
+        if (decision.status !== 200) return void sendAccessRefusal(reply, decision);
+        request.tesseraClaims = decision.claims;
+        done();
+      };
+      const decision = options.verifier.decide(request.headers.authorization, requirement);
+      if (decision.status === 401 && decision.code === 'ERR_TOKEN_UNKNOWN_KEY') {
+        options.verifier.check(request.headers.authorization, requirement).then(answer, done);
+        return;
+      }
+      answer(decision);
     });
   },
   { name: '@tessera/verification', fastify: '5.x' },
