@@ -29,6 +29,8 @@ export interface PropagationResult extends Percentiles {
   readonly targetP99Ms: number;
   /** How the remote verifier was polled: one keep-alive connection per worker, or a new TLS connection per poll. */
   readonly probe: Probe;
+  /** Revocations timed at once; each has a poller hitting the verifier every pollMs. */
+  readonly parallel: number;
   /**
    * Where the time goes, each hop from the clocks of one machine (ms, may be negative by clock
    * granularity): `committed` the event's recordedAt (store commit) → revoke answered;
@@ -94,11 +96,19 @@ async function watchTopic(brokers: string, topic: string): Promise<{ sightings: 
   return { sightings, stop: () => consumer.disconnect() };
 }
 
+/** BENCH_PROPAGATION_PARALLEL: revocations timed at once, each with its own poller. */
+export function propagationParallel(): number {
+  const parallel = Number(process.env.BENCH_PROPAGATION_PARALLEL ?? defaultParallel);
+  if (!Number.isInteger(parallel) || parallel < 1) throw new Error(`BENCH_PROPAGATION_PARALLEL must be a whole number ≥ 1, got ${process.env.BENCH_PROPAGATION_PARALLEL}`);
+  return parallel;
+}
+const defaultParallel = 8;
+
 export async function measureRevocationPropagation(
   options: { revocations?: number; parallel?: number; pollMs?: number; probe?: Probe; hops?: boolean } = {},
 ): Promise<PropagationResult> {
   const revocations = options.revocations ?? 1000;
-  const parallel = options.parallel ?? 8;
+  const parallel = options.parallel ?? defaultParallel;
   const pollMs = options.pollMs ?? 1;
   const probe = options.probe ?? 'keep-alive';
   let broker: KafkaBroker | undefined;
@@ -175,7 +185,7 @@ export async function measureRevocationPropagation(
       }
     };
     await Promise.all(Array.from({ length: parallel }, worker));
-    return { samples: latencies.length, ...percentiles(latencies), targetP99Ms: 25, probe, ...(watch ? { hops: hopsOf(timings, watch.sightings) } : {}) };
+    return { samples: latencies.length, ...percentiles(latencies), targetP99Ms: 25, probe, parallel, ...(watch ? { hops: hopsOf(timings, watch.sightings) } : {}) };
   } finally {
     await watch?.stop();
     agent?.destroy();
@@ -206,13 +216,13 @@ export function describePropagation(result: PropagationResult): string {
   const hops = result.hops
     ? `; hops p50 / p99 ms: commit→answer ${pair(result.hops.committed)}, answer→plain consumer ${pair(result.hops.broker)}, plain consumer→verifier 401 ${pair(result.hops.verifier)} (${result.hops.seen} matched)`
     : '';
-  return `revocation → rejected via Kafka (${result.probe} probe): p50 ${result.p50Ms} ms, p90 ${result.p90Ms}, p99 ${result.p99Ms}, max ${result.maxMs} over ${result.samples} (target p99 ≤ ${result.targetP99Ms} ms)${hops}`;
+  return `revocation → rejected via Kafka (${result.probe} probe, ${result.parallel} at a time): p50 ${result.p50Ms} ms, p90 ${result.p90Ms}, p99 ${result.p99Ms}, max ${result.maxMs} over ${result.samples} (target p99 ≤ ${result.targetP99Ms} ms)${hops}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const probe = (process.env.BENCH_PROBE ?? 'keep-alive') as Probe;
   if (probe !== 'keep-alive' && probe !== 'new-connection') throw new Error(`BENCH_PROBE must be keep-alive or new-connection, got ${String(probe)}`);
-  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), probe, hops: process.env.BENCH_HOPS !== '0' });
+  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), probe, hops: process.env.BENCH_HOPS !== '0' });
   console.log(JSON.stringify(result));
   console.log(describePropagation(result));
 }

@@ -26,7 +26,7 @@ import { allowedCpus, describePinning, detectPinning, pinBenchProcess } from './
 import { measureProjection, type ProjectionResult } from './projection-memory.js';
 import { RefreshPool } from './refresh-pool.js';
 import { atLeast, atMost, describeLoad, formatTable, writeJson, type Row } from './report.js';
-import { describePropagation, measureRevocationPropagation, type PropagationResult } from './revocation-propagation.js';
+import { describePropagation, measureRevocationPropagation, propagationParallel, type PropagationResult } from './revocation-propagation.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
 import { chargeTarget, groupCommitBetween, issueTarget, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
@@ -333,7 +333,7 @@ async function main(): Promise<void> {
     noteLoad('propagation');
     progress('revocation propagation via Kafka: 1000 revocations');
     try {
-      results.propagation = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), hops: true });
+      results.propagation = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), hops: true });
       progress(describePropagation(results.propagation));
     } catch (error) {
       progress(`propagation NOT measured: ${(error as Error).message}`);

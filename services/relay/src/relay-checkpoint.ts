@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** Where the relay has got to: every event at or before this position has been acknowledged by the feed. */
@@ -23,8 +24,9 @@ export function defaultCheckpointFile(dataDir: string): string {
  * A file rather than a table: the relay follows EventStoreDB in production, where there is no
  * SQLite to put it in, and the checkpoint is one number with one writer. Each save writes a
  * temp file, fsyncs it, renames it over the old one and fsyncs the folder, so after a crash the
- * file holds either the old or the new position, whole and on disk. Saves come once per acked
- * batch, so the fsyncs cost little next to the broker round trip.
+ * file holds either the old or the new position, whole and on disk. The relay does not wait for
+ * a save before publishing the next batch (relay.ts): saves run one at a time, each of the
+ * newest acknowledged position.
  */
 export function createFileCheckpoint(file: string): RelayCheckpoint {
   const folder = dirname(file);
@@ -46,21 +48,23 @@ export function createFileCheckpoint(file: string): RelayCheckpoint {
       }
     },
     async save(position) {
-      mkdirSync(folder, { recursive: true });
+      // Asynchronous file calls: the fsyncs run on libuv's pool, not on the thread that answers
+      // requests (in the all-in-one the relay shares it with the issuer and the verifier).
+      await mkdir(folder, { recursive: true });
       const temp = `${file}.${process.pid}.tmp`;
-      const fd = openSync(temp, 'w');
+      const handle = await open(temp, 'w');
       try {
-        writeSync(fd, `${JSON.stringify({ position: position.toString(), savedAt: new Date().toISOString() })}\n`);
-        fsyncSync(fd);
+        await handle.writeFile(`${JSON.stringify({ position: position.toString(), savedAt: new Date().toISOString() })}\n`);
+        await handle.sync();
       } finally {
-        closeSync(fd);
+        await handle.close();
       }
-      renameSync(temp, file);
-      const dirFd = openSync(folder, 'r');
+      await rename(temp, file);
+      const folderHandle = await open(folder, 'r');
       try {
-        fsyncSync(dirFd);
+        await folderHandle.sync();
       } finally {
-        closeSync(dirFd);
+        await folderHandle.close();
       }
     },
   };

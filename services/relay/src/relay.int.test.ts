@@ -28,8 +28,8 @@ describe.skipIf(!brokers)('relay on a real Kafka broker', () => {
       await expect.poll(() => downstream.isRejected(familyId, 1), { timeout: 10_000, interval: 5 }).toBe(true);
       console.info(`[kafka] append → rejected downstream via relay and Kafka: ${Date.now() - appended} ms (one sample, not a benchmark)`);
       await expect.poll(async () => (await relay.lag()).pendingEvents, { timeout: 5_000 }).toBe(0);
-      const lag = await relay.lag();
-      expect(lag.checkpoint).toBe(lag.head);
+      // The checkpoint follows the acknowledgment without holding the pump back: it reaches the head soon after.
+      await expect.poll(async () => { const lag = await relay.lag(); return lag.checkpoint === lag.head; }, { timeout: 5_000 }).toBe(true);
     } finally {
       await downstream.close();
       await relay.stop();
@@ -48,11 +48,14 @@ describe.skipIf(!brokers)('relay on a real Kafka broker', () => {
       // if it crashed each time between the broker's ack and the fsync.
       const durable = createFileCheckpoint(world.checkpointFile);
       let saves = 0;
+      let durablePosition = 0n;
       const crashing: RelayCheckpoint = {
         load: () => durable.load(),
         save: async (position) => {
           saves += 1;
-          if (saves <= 2) await durable.save(position);
+          if (saves > 2) return;
+          await durable.save(position);
+          durablePosition = position;
         },
       };
       const relay1 = createRelay({ store: world.store, feed: world.newFeed(), checkpoint: crashing, batchSize: 10, logger: silentLogger });
@@ -70,8 +73,11 @@ describe.skipIf(!brokers)('relay on a real Kafka broker', () => {
       await expect.poll(() => downstream.stats().applied, { timeout: 20_000 }).toBe(total);
       await relay2.stop();
       for (const familyId of [...first, ...second]) expect(downstream.isRejected(familyId, 1)).toBe(true);
-      // Everything after the second save (20 events) that relay1 had published came again.
-      expect(downstream.stats().duplicatesIgnored).toBeGreaterThanOrEqual(publishedBeforeCrash - 20);
+      // Everything after the second save that relay1 had published came again. The log holds only
+      // feed events here, so a position is also a count of events (saves coalesce: the second one
+      // may cover more than two batches).
+      expect(durablePosition).toBeGreaterThanOrEqual(20n);
+      expect(downstream.stats().duplicatesIgnored).toBeGreaterThanOrEqual(publishedBeforeCrash - Number(durablePosition));
       expect(downstream.stats().applied).toBe(total);
     } finally {
       await downstream.close();

@@ -145,17 +145,37 @@ export function createRelay(options: RelayOptions): Relay {
     }
   }
 
-  async function commit(batch: readonly RecordedEvent[]): Promise<void> {
+  /**
+   * The checkpoint follows the acknowledgments without holding the pump back (issue 14: two
+   * fsyncs per batch sat between one revocation's publish and the next). One save runs at a time,
+   * always of the newest acknowledged position; saves asked for meanwhile collapse into the next.
+   * The checkpoint still moves only after the feed acknowledged, so a crash at any point only
+   * republishes (consumers drop duplicates by position).
+   */
+  let saveWanted: bigint | undefined;
+  let saving: Promise<void> | undefined;
+
+  function commit(batch: readonly RecordedEvent[]): void {
     const last = batch[batch.length - 1];
     if (!last) return;
     publishedCount += batch.length;
-    try {
-      await checkpoint.save(last.position);
-      saved = last.position;
-    } catch (error) {
-      // Not fatal: the next save covers this one; a crash before it only republishes.
-      logger.error({ err: error, position: String(last.position) }, 'relay could not save its checkpoint');
+    saveWanted = last.position;
+    saving ??= saveCheckpoints();
+  }
+
+  async function saveCheckpoints(): Promise<void> {
+    while (saveWanted !== undefined) {
+      const position = saveWanted;
+      saveWanted = undefined;
+      try {
+        await checkpoint.save(position);
+        saved = position;
+      } catch (error) {
+        // Not fatal: the next save covers this one; a crash before it only republishes.
+        logger.error({ err: error, position: String(position) }, 'relay could not save its checkpoint');
+      }
     }
+    saving = undefined;
   }
 
   async function runPump(): Promise<void> {
@@ -174,7 +194,7 @@ export function createRelay(options: RelayOptions): Relay {
         inFlight = [];
         return;
       }
-      await commit(inFlight);
+      commit(inFlight);
       inFlight = [];
     }
   }
@@ -207,9 +227,11 @@ export function createRelay(options: RelayOptions): Relay {
         const batch = buffer.slice(0, batchSize);
         if (!(await publishBatch(batch, deadline))) break;
         buffer.splice(0, batch.length);
-        await commit(batch);
+        commit(batch);
       }
       if (buffer.length > 0) logger.warn({ unpublished: buffer.length }, 'relay stopped with events unpublished; the next start publishes them');
+      // The last acknowledged position is on disk before stop() resolves.
+      await saving;
       buffer = [];
       running = false;
     },
