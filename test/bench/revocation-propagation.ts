@@ -96,13 +96,18 @@ async function watchTopic(brokers: string, topic: string): Promise<{ sightings: 
   return { sightings, stop: () => consumer.disconnect() };
 }
 
-/** BENCH_PROPAGATION_PARALLEL: revocations timed at once, each with its own poller. */
+/**
+ * BENCH_PROPAGATION_PARALLEL: revocations timed at once, each with its own poller. One by default:
+ * each poller sends the verifier a request every millisecond, and eight of them (the default
+ * before) kept the verifier and the bench's own event loop busy with 8,000 TLS requests a second,
+ * which delayed the very consumer and timestamps being measured (docs/benchmarks.md has both).
+ */
 export function propagationParallel(): number {
   const parallel = Number(process.env.BENCH_PROPAGATION_PARALLEL ?? defaultParallel);
   if (!Number.isInteger(parallel) || parallel < 1) throw new Error(`BENCH_PROPAGATION_PARALLEL must be a whole number ≥ 1, got ${process.env.BENCH_PROPAGATION_PARALLEL}`);
   return parallel;
 }
-const defaultParallel = 8;
+const defaultParallel = 1;
 
 export async function measureRevocationPropagation(
   options: { revocations?: number; warmup?: number; parallel?: number; pollMs?: number; probe?: Probe; hops?: boolean } = {},

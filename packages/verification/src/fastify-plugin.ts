@@ -41,7 +41,11 @@ export const tesseraAuth = fp<TesseraAuthOptions>(
       };
       const decision = options.verifier.decide(request.headers.authorization, requirement);
       if (decision.status === 401 && decision.code === 'ERR_TOKEN_UNKNOWN_KEY') {
-        options.verifier.check(request.headers.authorization, requirement).then(answer, done);
+        // Whatever fails on this path (the refresh, or answering) goes to fastify's error handler, as a throw from an async hook did.
+        options.verifier
+          .check(request.headers.authorization, requirement)
+          .then(answer)
+          .catch((error: unknown) => done(error instanceof Error ? error : new Error(String(error))));
         return;
       }
       answer(decision);

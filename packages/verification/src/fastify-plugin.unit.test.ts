@@ -88,3 +88,39 @@ describe('tesseraAuth fastify plugin', () => {
     expect((await call('GET', '/open')).statusCode).toBe(200);
   });
 });
+
+describe('tesseraAuth with a key the verifier does not know yet', () => {
+  /** A second app whose verifier learns a new signing key only by refreshing (the JWKS, in a real service). */
+  async function appWithRefresh(refreshKeys: () => Promise<void>) {
+    const lateKeys = new PublicKeySet();
+    const lateApp = Fastify();
+    installErrorHandlers(lateApp);
+    await lateApp.register(tesseraAuth, { verifier: createBearerVerifier({ keys: lateKeys, projection, issuer, now: () => now, refreshKeys }) });
+    lateApp.post('/orders', { config: { tessera: { interface: 'v5', permission: 'orders:write' } } }, async (request) => ({ by: request.tesseraClaims?.sub }));
+    return { lateApp, lateKeys };
+  }
+
+  it('refreshes the keys once and lets the token through when the refresh brings its key', async () => {
+    let refreshes = 0;
+    const { lateApp, lateKeys } = await appWithRefresh(async () => {
+      refreshes += 1;
+      lateKeys.apply({ type: 'SigningKeyPublished', v: 1, kid: key.kid, alg: 'ES256', publicJwk: key.publicJwk, at: now });
+    });
+    const answer = await lateApp.inject({ method: 'POST', url: '/orders', headers: { authorization: `Bearer ${token()}` } });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toEqual({ by: 'acc' });
+    expect(refreshes).toBe(1);
+  });
+
+  it('answers 401 when the refresh does not bring the key, and a problem (not a crash) when the refresh fails', async () => {
+    const { lateApp } = await appWithRefresh(async () => undefined);
+    const unknown = await lateApp.inject({ method: 'POST', url: '/orders', headers: { authorization: `Bearer ${token()}` } });
+    expect(unknown.statusCode).toBe(401);
+    const { lateApp: failing } = await appWithRefresh(async () => {
+      throw new Error('JWKS unreachable');
+    });
+    const failed = await failing.inject({ method: 'POST', url: '/orders', headers: { authorization: `Bearer ${token()}` } });
+    expect(failed.statusCode).toBeGreaterThanOrEqual(500);
+    expect(failed.headers['content-type']).toContain('application/problem+json');
+  });
+});
