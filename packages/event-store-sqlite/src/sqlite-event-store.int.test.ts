@@ -83,3 +83,21 @@ describe('SQLite: the writer thread counts its group commits', () => {
     }
   });
 });
+
+// better-sqlite3 builds SQLite with a 16 MB page cache per connection, which filled with the log
+// during the soak (docs/benchmarks.md). The writer thread is given the same size as the reader
+// (workerData); only the reader's can be read back here.
+describe("SQLite: the reader connection's page cache", () => {
+  it("is SQLite's own default of about 2 MB, not better-sqlite3's 16 MB", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    try {
+      const reader = (store as unknown as { db: { pragma(source: string, options: { simple: true }): unknown } }).db;
+      // Negative: KiB, as SQLite counts a cache given by size rather than by pages.
+      expect(reader.pragma('cache_size', { simple: true })).toBe(-2048);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -58,6 +58,16 @@ const rowColumns = 'position, event_id, stream, revision, payload, metadata, rec
  * backlog, another process's bulk write) is read by type, along the index, as a catch-up is.
  */
 const liveTailRows = 256;
+/**
+ * Each connection's page cache, in KiB (SQLite's default, about 2 MB). better-sqlite3 builds
+ * SQLite with 16 MB per connection (SQLITE_DEFAULT_CACHE_SIZE=-16000), and the writer thread's
+ * cache keeps every page it writes, as no other connection's commit empties it: it grew with the
+ * log, about 15 MB in the soak's first two minutes (docs/benchmarks.md), and at a lighter load
+ * would grow as slowly as the log does, for hours. The reader's is emptied whenever the writer commits, so a larger one
+ * buys nothing while the log is written. A page that is not cached is read from the OS's file
+ * cache, which holds the log's hot pages for every connection at once.
+ */
+const cacheKiB = 2048;
 
 /** A row of the tail scan: an event row, then its type. */
 type TailRow = [...EventRow, type: string];
@@ -107,6 +117,7 @@ export class SqliteEventStore implements EventStore {
     ownerOnly(`${options.file}-shm`);
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`cache_size = -${cacheKiB}`);
     this.db.exec(schema);
     this.now = options.now ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
@@ -132,7 +143,7 @@ export class SqliteEventStore implements EventStore {
    * durable, the event loop keeps taking requests and the next batch gathers.
    */
   private startWriter(): Worker {
-    const writer = new Worker(new URL('./sqlite-writer-worker.js', import.meta.url), { workerData: { file: this.file } });
+    const writer = new Worker(new URL('./sqlite-writer-worker.js', import.meta.url), { workerData: { file: this.file, cacheKiB } });
     writer.unref();
     writer.on('message', (reply: WriterReply | ProbeReply) => ('probed' in reply || this.probes.has(reply.id) ? this.settleProbe(reply) : this.settle(reply)));
     // Only the current thread's end matters: a replaced one may report its exit late.

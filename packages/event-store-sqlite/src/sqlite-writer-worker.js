@@ -15,6 +15,8 @@ const db = new Database(workerData.file);
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
 db.pragma('busy_timeout = 5000');
+// The cache size the store gives (see cacheKiB there): this connection's cache would otherwise fill with every page it writes.
+db.pragma(`cache_size = -${workerData.cacheKiB}`);
 const currentRevision = db.prepare('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1').pluck();
 const insert = db.prepare(
   'INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
