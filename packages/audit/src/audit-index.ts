@@ -43,8 +43,15 @@ const gatheredGrants = 200_000;
 
 /** No SQLite integer is larger: a bound that excludes nothing, or everything. */
 const maxPosition = 9_223_372_036_854_775_807n;
-/** Pages of cache, as SQLite counts them when negative: KiB. More while a bulk load builds the indexes. */
-const cacheKiB = { usual: 32 * 1024, bulk: 128 * 1024 };
+/**
+ * Page cache, in KiB (SQLite counts a negative cache_size so). This connection is the only one that
+ * writes the index, so its cache is never emptied by another's commit and fills with the pages
+ * each event's nine B-trees touch: at 32 MB it grew by about 1 MB every 10 s of the soak and was
+ * still filling after five minutes (docs/benchmarks.md). At 4 MB it is full within about a minute
+ * there, and the queries read what it lacks from the OS's file cache, well within their targets
+ * on a million events. A bulk load gets more while it builds the indexes, and gives it back after.
+ */
+const cacheKiB = { usual: 4 * 1024, bulk: 128 * 1024 };
 
 /**
  * The audit read model: every event of the log as one row in SQLite tables in a file of their
