@@ -140,6 +140,17 @@ function summary(timesMs: number[]) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-audit-'));
+// The log and the index are ~1.3 GB: gone before the result is printed (the parent stops this
+// process once it has read it), on the parent's SIGTERM (a failed bench), and on Ctrl-C, which
+// the terminal sends this process too. The default action of either signal would end the process
+// in the middle of the removal.
+const removeFolder = () => rmSync(dir, { recursive: true, force: true });
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    removeFolder();
+    process.exit(signal === 'SIGTERM' ? 143 : 130);
+  });
+}
 try {
   const logFile = join(dir, 'events.db');
   // The adapter makes its own schema; the fixture then writes rows into it directly.
@@ -214,7 +225,8 @@ try {
   };
   log(`events?account= first page: p50 ${result.eventsByAccount.p50Ms.toFixed(2)} ms, p99 ${result.eventsByAccount.p99Ms.toFixed(2)} ms, max ${result.eventsByAccount.maxMs.toFixed(2)} ms`);
   log(`access-at: p50 ${result.accessAt.p50Ms.toFixed(2)} ms, p99 ${result.accessAt.p99Ms.toFixed(2)} ms, max ${result.accessAt.maxMs.toFixed(2)} ms`);
+  removeFolder();
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  removeFolder();
 }
