@@ -92,11 +92,12 @@ describe('tessera admin-tokens', () => {
   });
 
   it.each([
-    ['an unknown scope', ['admin-tokens', 'create', '--name', 'x', '--scope', 'admin:all'], 2],
-    ['no scope', ['admin-tokens', 'create', '--name', 'x'], 2],
-    ['no name', ['admin-tokens', 'create', '--scope', 'audit:read'], 2],
-    ['revoking an id that does not exist', ['admin-tokens', 'revoke', '--id', 'no-such-token'], 3],
-  ])('%s exits %i with one line on stderr', async (_what, args, code) => {
+    // The exit code second: vitest fills the title's %i from the second column.
+    ['an unknown scope', 2, ['admin-tokens', 'create', '--name', 'x', '--scope', 'admin:all']],
+    ['no scope', 2, ['admin-tokens', 'create', '--name', 'x']],
+    ['no name', 2, ['admin-tokens', 'create', '--scope', 'audit:read']],
+    ['revoking an id that does not exist', 3, ['admin-tokens', 'revoke', '--id', 'no-such-token']],
+  ])('%s exits %i with one line on stderr', async (_what, code, args) => {
     const refused = await tessera(args).then(
       () => undefined,
       (error: unknown) => error as { code: number; stderr: string; stdout: string },

