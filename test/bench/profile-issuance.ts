@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanupAll, progress, repositoryRoot } from './children.js';
 import { processCpuSeconds } from './cpu-time.js';
-import { issueAmount, load, warmUp, type LoadTarget } from './load.js';
+import { load, warmUp, type LoadTarget } from './load.js';
 import { RefreshPool } from './refresh-pool.js';
 import { detectPinning, describePinning, pinBenchProcess } from './pinning.js';
-import { chargeTarget, issueTarget, refreshTarget, startTesseraTarget, type TesseraTarget } from './tessera-target.js';
+import { chargeTarget, freshAccessToken, issueTarget, preIssueRefreshTokens, refreshTarget, startTesseraTarget, type TesseraTarget } from './tessera-target.js';
 
 interface ProfileNode {
   readonly id: number;
@@ -84,21 +84,8 @@ if (!['issue', 'refresh', 'charge'].includes(operation)) throw new Error(`BENCH_
 /** The load for the chosen operation; refresh pre-issues single-use tokens first (not profiled apart: start-up and setup are in the profile). */
 async function targetFor(tessera: TesseraTarget): Promise<LoadTarget> {
   if (operation === 'issue') return issueTarget(tessera);
-  if (operation === 'charge') {
-    const pair = await tessera.process.postJson('/v5/Authorization/get-oauth-token', {
-      api_login_id: tessera.credentials.api_login_id,
-      transaction_key: tessera.credentials.transaction_key,
-    });
-    return chargeTarget(tessera, String(pair.json().token));
-  }
-  const tokens: string[] = [];
-  const amount = Math.ceil((rate ?? 4000) * (seconds + 2) * 1.2);
-  await issueAmount(
-    issueTarget(tessera, (status, body) => {
-      if (status === 200) tokens.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
-    }),
-    { amount, connections },
-  );
+  if (operation === 'charge') return chargeTarget(tessera, await freshAccessToken(tessera));
+  const tokens = await preIssueRefreshTokens(tessera, { amount: Math.ceil((rate ?? 4000) * (seconds + 2) * 1.2), connections });
   return refreshTarget(tessera, new RefreshPool(tokens));
 }
 

@@ -28,7 +28,7 @@ import { RefreshPool } from './refresh-pool.js';
 import { atLeast, atMost, describeLoad, formatTable, writeJson, type Row } from './report.js';
 import { describePropagation, measureRevocationPropagation, propagationParallel, type PropagationResult } from './revocation-propagation.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
-import { chargeTarget, groupCommitBetween, issueTarget, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
+import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIssueRefreshTokens, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
@@ -228,13 +228,7 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
     // 3. refresh-oauth-token from a pre-issued pool of single-use refresh tokens.
     const poolSize = Math.min(500_000, Math.ceil(results.issue.reqPerSec * (config.seconds + config.warmupSeconds) * 1.3) + config.connections * 4);
     progress(`pre-issuing ${poolSize} token pairs for the refresh run (not measured)`);
-    const tokens: string[] = [];
-    await issueAmount(
-      issueTarget(tessera, (status, body) => {
-        if (status === 200) tokens.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
-      }),
-      { amount: poolSize, connections: config.connections },
-    );
+    const tokens = await preIssueRefreshTokens(tessera, { amount: poolSize, connections: config.connections });
     const issued = tokens.length;
     const pool = new RefreshPool(tokens);
     results.refresh = refreshRun(await measure('Tessera refresh-oauth-token', refreshTarget(tessera, pool)), issued, pool);
@@ -242,11 +236,7 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
     cpu.tesseraRefresh = await measureCpu('Tessera refresh-oauth-token', refreshTarget(tessera, pool.carryOver()), tessera.process.pid);
 
     // 4. A protected request vs a bare fastify route. A fresh pair: its family was never rotated.
-    const pair = await tessera.process.postJson('/v5/Authorization/get-oauth-token', {
-      api_login_id: tessera.credentials.api_login_id,
-      transaction_key: tessera.credentials.transaction_key,
-    });
-    const accessToken = String(pair.json().token);
+    const accessToken = await freshAccessToken(tessera);
     const probe = await tessera.process.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${accessToken}` });
     if (probe.status !== 200) throw new Error(`charge with a fresh token answered ${probe.status}: ${probe.text}`);
     const charge = chargeTarget(tessera, accessToken);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 import { onCleanup } from './children.js';
-import type { LoadTarget } from './load.js';
+import { issueAmount, type LoadTarget } from './load.js';
 import type { RefreshPool } from './refresh-pool.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -75,6 +75,28 @@ export function refreshTarget(target: TesseraTarget, pool: RefreshPool): LoadTar
       if (status === 200) pool.keep((JSON.parse(body) as { refresh_token: string }).refresh_token);
     },
   };
+}
+
+/** A fresh pair's access token (its family never rotated), from one get-oauth-token outside any measurement. */
+export async function freshAccessToken(target: TesseraTarget): Promise<string> {
+  const answer = await target.process.postJson('/v5/Authorization/get-oauth-token', {
+    api_login_id: target.credentials.api_login_id,
+    transaction_key: target.credentials.transaction_key,
+  });
+  if (answer.status !== 200) throw new Error(`get-oauth-token answered ${answer.status}`);
+  return String(answer.json().token);
+}
+
+/** Issues `amount` pairs as fast as the server answers (setup, not measured) and returns their single-use refresh tokens. */
+export async function preIssueRefreshTokens(target: TesseraTarget, options: { amount: number; connections: number }): Promise<string[]> {
+  const tokens: string[] = [];
+  await issueAmount(
+    issueTarget(target, (status, body) => {
+      if (status === 200) tokens.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
+    }),
+    options,
+  );
+  return tokens;
 }
 
 export function chargeTarget(target: TesseraTarget, accessToken: string): LoadTarget {

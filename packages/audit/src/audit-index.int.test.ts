@@ -268,6 +268,7 @@ describe('bulk load', () => {
   it('keeps a 4 MB page cache, larger only while a bulk load builds the indexes', async () => {
     await history('acct_a', 'fam_a');
     const index = openIndex();
+    // The connection is private: the test reads its setting back, which nothing public exposes.
     const cacheKiB = () => -Number((index as unknown as { db: { pragma(source: string, options: { simple: true }): unknown } }).db.pragma('cache_size', { simple: true }));
     expect(cacheKiB()).toBe(4096);
     expect(index.startBulkLoad()).toBe(true);

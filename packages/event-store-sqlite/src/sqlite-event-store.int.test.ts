@@ -92,6 +92,7 @@ describe("SQLite: the reader connection's page cache", () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));
     const store = new SqliteEventStore({ file: join(dir, 'events.db') });
     try {
+      // The connection is private: the test reads its setting back, which nothing public exposes.
       const reader = (store as unknown as { db: { pragma(source: string, options: { simple: true }): unknown } }).db;
       // Negative: KiB, as SQLite counts a cache given by size rather than by pages.
       expect(reader.pragma('cache_size', { simple: true })).toBe(-2048);

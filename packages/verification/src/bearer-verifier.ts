@@ -53,12 +53,12 @@ const bearer = /^bearer +([^\s]+) *$/i;
  * scheme (or none) carries no bearer credentials at all (RFC 6750 3.1). Compared by character
  * code rather than by a second regular expression: it runs on every protected request (issue 14).
  */
+const bearerLower = 'bearer';
 function hasBearerScheme(authorization: string): boolean {
   if (authorization.length < 6) return false;
   for (let i = 0; i < 6; i += 1) if ((authorization.charCodeAt(i) | 0x20) !== bearerLower.charCodeAt(i)) return false;
   return authorization.length === 6 || authorization.charCodeAt(6) === 0x20;
 }
-const bearerLower = 'bearer';
 
 const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED', string> = {
   ERR_TOKEN_MISSING: 'an Authorization: Bearer token is required',
@@ -109,11 +109,20 @@ export function createBearerVerifier(deps: BearerVerifierDeps) {
     /** decide(), but a token signed by an unknown key gets one refresh of the keys first. */
     async check(authorization: string | undefined, requirement: AccessRequirement): Promise<AccessDecision> {
       const decision = decide(authorization, requirement);
-      if (decision.status !== 401 || decision.code !== 'ERR_TOKEN_UNKNOWN_KEY' || !deps.refreshKeys) return decision;
-      await deps.refreshKeys();
-      return decide(authorization, requirement);
+      return needsKeyRefresh(decision) ? refreshThenDecide(authorization, requirement) : decision;
     },
+    /** Whether check() would refresh the keys for this decision: a caller that decided synchronously goes on with refreshThenDecide(). */
+    needsKeyRefresh,
+    refreshThenDecide,
   };
+  function needsKeyRefresh(decision: AccessDecision): boolean {
+    return decision.status === 401 && decision.code === 'ERR_TOKEN_UNKNOWN_KEY' && deps.refreshKeys !== undefined;
+  }
+  /** One refresh of the keys (a new kid may have been published), then the decision again. */
+  async function refreshThenDecide(authorization: string | undefined, requirement: AccessRequirement): Promise<AccessDecision> {
+    await deps.refreshKeys?.();
+    return decide(authorization, requirement);
+  }
 }
 
 export type BearerVerifier = ReturnType<typeof createBearerVerifier>;

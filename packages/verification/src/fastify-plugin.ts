@@ -29,7 +29,7 @@ export const tesseraAuth = fp<TesseraAuthOptions>(
     app.decorateRequest('tesseraClaims', undefined);
     // A callback hook deciding synchronously from memory: an async hook would cost every protected
     // request a promise and a microtask turn (issue 14). Only a token signed by a key not known
-    // yet takes the asynchronous path (check(): one refresh of the keys, then the decision again).
+    // yet takes the asynchronous path (one refresh of the keys, then the decision again, as check() does).
     app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       const requirement = request.routeOptions.config.tessera;
       if (!requirement) return done();
@@ -40,10 +40,10 @@ export const tesseraAuth = fp<TesseraAuthOptions>(
         done();
       };
       const decision = options.verifier.decide(request.headers.authorization, requirement);
-      if (decision.status === 401 && decision.code === 'ERR_TOKEN_UNKNOWN_KEY') {
+      if (options.verifier.needsKeyRefresh(decision)) {
         // Whatever fails on this path (the refresh, or answering) goes to fastify's error handler, as a throw from an async hook did.
         options.verifier
-          .check(request.headers.authorization, requirement)
+          .refreshThenDecide(request.headers.authorization, requirement)
           .then(answer)
           .catch((error: unknown) => done(error instanceof Error ? error : new Error(String(error))));
         return;
