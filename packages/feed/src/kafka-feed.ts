@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '@tessera/contracts';
 import kafkajs from 'kafkajs';
 import type { Admin, Consumer, EachBatchPayload, LogEntry, Producer } from 'kafkajs';
+import { superviseConsumer } from './consumer-supervisor.js';
 import { decodeFeedMessage, encodeFeedMessage } from './feed-message.js';
 import {
   FeedClosed,
@@ -267,19 +268,8 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
   };
   checkReady();
 
-  const consumer: Consumer = kafka.consumer({
-    groupId,
-    allowAutoTopicCreation: false,
-    // The broker's minimum: after a broker restart the old membership expires sooner and the group rejoins.
-    sessionTimeout: 6_000,
-    heartbeatInterval: 1_000,
-    maxWaitTimeInMs: 100,
-    retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 },
-  });
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    logger.warn({ groupId, topic, restart: payload.restart }, 'feed consumer crashed');
-    onError?.(translateKafkaError(payload.error, `consuming ${topic}`));
-  });
+  /** Per partition, the offset after the last message handed on: where a replacement consumer resumes. */
+  const handedOn = new Map<number, bigint>();
 
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
     const lowest = floor.get(batch.partition);
@@ -295,6 +285,7 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
         onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
       }
       resolveOffset(message.offset);
+      handedOn.set(batch.partition, BigInt(message.offset) + 1n);
       await heartbeat();
     }
     const progress = pending.get(batch.partition);
@@ -304,21 +295,45 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
     }
   };
 
-  try {
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({ eachBatchAutoResolve: true, autoCommitInterval: 1_000, eachBatch });
-    for (const [partition, offset] of floor) consumer.seek({ topic, partition, offset: offset.toString() });
-  } catch (error) {
-    await consumer.disconnect().catch(() => undefined);
-    throw translateKafkaError(error, `starting consumer group ${groupId} on ${topic}`);
-  }
+  const supervisor = superviseConsumer<Consumer>({
+    create: () =>
+      kafka.consumer({
+        groupId,
+        allowAutoTopicCreation: false,
+        // The broker's minimum: after a broker restart the old membership expires sooner and the group rejoins.
+        sessionTimeout: 6_000,
+        heartbeatInterval: 1_000,
+        maxWaitTimeInMs: 100,
+        retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 },
+      }),
+    start: async (consumer) => {
+      // A replacement resumes after the last event handed on: the group's commits may trail it by
+      // up to a second, and with `since` the group may have none at all.
+      for (const [partition, offset] of handedOn) if (offset > (floor.get(partition) ?? -1n)) floor.set(partition, offset);
+      try {
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({ eachBatchAutoResolve: true, autoCommitInterval: 1_000, eachBatch });
+        for (const [partition, offset] of floor) consumer.seek({ topic, partition, offset: offset.toString() });
+      } catch (error) {
+        await consumer.disconnect().catch(() => undefined);
+        throw translateKafkaError(error, `starting consumer group ${groupId} on ${topic}`);
+      }
+    },
+    onCrash: (error, restarting) => {
+      logger.warn({ groupId, topic, restart: restarting }, restarting ? 'feed consumer crashed; kafkajs restarts it' : 'feed consumer crashed and kafkajs gave up on it; replacing it');
+      onError?.(translateKafkaError(error, `consuming ${topic}`));
+    },
+    onReplacement: ({ attempt, error }) => {
+      if (error === undefined) logger.warn({ groupId, topic, attempt }, 'feed consumer replaced; following the topic again');
+      else onError?.(translateKafkaError(error, `replacing the consumer of ${topic}`));
+    },
+  });
+  await supervisor.start();
 
   return {
     ready,
-    close: async () => {
-      await consumer.disconnect();
-    },
+    close: () => supervisor.close(),
   };
 }
 

@@ -1,0 +1,100 @@
+/**
+ * Keeps one kafkajs consumer running for as long as its owner wants it.
+ *
+ * kafkajs restarts a crashed consumer only when the error is retriable. Some errors a broker
+ * restart produces are not: when a broker shuts down while the group is rejoining, the consumer
+ * asks for its coordinator, every connection is refused, and kafkajs gives up with
+ * `KafkaJSNonRetriableError: Failed to find group coordinator` (kafkajs issue #1445). Its consumer
+ * then stays stopped for good, with nothing but one log line to show for it. For a verifier that
+ * follows revocations that is the worst way to fail: it keeps answering, from a projection that no
+ * longer moves, so a revoked token stays accepted.
+ *
+ * The supervisor replaces a consumer that kafkajs left stopped with a new one, with backoff, until
+ * one starts or the owner closes it. Where the new one starts reading is the owner's business
+ * (`start`): the feed resumes after the last event it handed on.
+ */
+
+/** What the supervisor needs of a consumer: kafkajs' crash event, and a way to let go of it. */
+export interface CrashingConsumer {
+  on(eventName: 'consumer.crash', listener: (event: { payload: { error: Error; restart: boolean } }) => void): unknown;
+  disconnect(): Promise<void>;
+}
+
+export interface ConsumerSupervisorOptions<C extends CrashingConsumer> {
+  /** A new consumer, not yet connected. */
+  create(): C;
+  /** Connects, subscribes and runs it; rejects if it cannot. */
+  start(consumer: C): Promise<void>;
+  /** Every crash, whoever restarts after it (`restarting`: kafkajs restarts it itself). */
+  onCrash(error: Error, restarting: boolean): void;
+  /** A replacement is running after `attempt` tries; or a try failed with `error`. */
+  onReplacement(outcome: { readonly attempt: number; readonly error?: unknown }): void;
+  /** Wait before try `attempt` (1, 2, …). Default: 500 ms doubling to 10 s. */
+  readonly delayMs?: (attempt: number) => number;
+}
+
+export interface ConsumerSupervisor {
+  /** Starts the first consumer; rejects as `start` does, so the caller decides about a first failure. */
+  start(): Promise<void>;
+  /** Consumers started to replace one kafkajs left stopped. */
+  readonly replacements: number;
+  close(): Promise<void>;
+}
+
+const defaultDelayMs = (attempt: number) => Math.min(10_000, 500 * 2 ** (attempt - 1));
+
+export function superviseConsumer<C extends CrashingConsumer>(options: ConsumerSupervisorOptions<C>): ConsumerSupervisor {
+  const delayMs = options.delayMs ?? defaultDelayMs;
+  let current: C | undefined;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let replacements = 0;
+
+  const watched = (): C => {
+    const consumer = options.create();
+    consumer.on('consumer.crash', ({ payload }) => {
+      options.onCrash(payload.error, payload.restart);
+      // A crash of a consumer already replaced or closed is that consumer's last word.
+      if (!payload.restart && consumer === current && !closed) replaceAfter(1);
+    });
+    return consumer;
+  };
+
+  const replaceAfter = (attempt: number) => {
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (closed) return;
+      const replacement = watched();
+      current = replacement;
+      options.start(replacement).then(
+        async () => {
+          if (closed) {
+            await replacement.disconnect().catch(() => undefined);
+            return;
+          }
+          replacements += 1;
+          options.onReplacement({ attempt });
+        },
+        (error: unknown) => {
+          options.onReplacement({ attempt, error });
+          if (!closed && replacement === current) replaceAfter(attempt + 1);
+        },
+      );
+    }, delayMs(attempt));
+  };
+
+  return {
+    start: async () => {
+      current = watched();
+      await options.start(current);
+    },
+    get replacements() {
+      return replacements;
+    },
+    close: async () => {
+      closed = true;
+      if (timer !== undefined) clearTimeout(timer);
+      await current?.disconnect();
+    },
+  };
+}
