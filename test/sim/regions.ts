@@ -7,6 +7,7 @@
  * SIM_REVOCATIONS (default 200), SIM_LATENCY_MS (40), SIM_PARTITION_SECONDS (30),
  * SIM_PARTITION_REVOCATIONS (50), SIM_RESTART_REVOCATIONS (20), SIM_CREDENTIALS (5);
  * SIM_SUMMARY_FILE: where to write "passed failed" for CI.
+ * SIM_SCENARIOS: comma-separated parts of scenario names to run (default: all), to chase one.
  */
 import { writeFileSync } from 'node:fs';
 import { ScenarioFailed, scenarios, type Figure, type SimSettings } from './scenarios.js';
@@ -53,7 +54,9 @@ try {
     ['partition', () => run.partition()],
     ['MirrorMaker 2 and broker restarts', () => run.mirrorAndBrokerRestarts()],
   ];
+  const only = (process.env.SIM_SCENARIOS ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '');
   for (const [name, step] of steps) {
+    if (only.length > 0 && !only.some((part) => name.includes(part))) continue;
     progress(`scenario: ${name}`);
     try {
       figures.push(...(await step()));
@@ -62,6 +65,8 @@ try {
       const message = error instanceof ScenarioFailed ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
       outcomes.push({ name, error: message });
       progress(`FAILED: ${name}: ${message}`);
+      // What each region said at warn level and above: a failure in CI is otherwise a single line.
+      for (const region of [topology.a, topology.b]) progress(`region ${region.name}'s log, last 40 lines:\n${region.server.logs().split('\n').slice(-41).join('\n')}`);
     }
   }
 } finally {
