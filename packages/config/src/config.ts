@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Environment, parsed once at boot. A bad value stops the start and names the variable. */
@@ -35,6 +36,27 @@ const mirroredRegions = z.string().transform((value, context) => {
     return z.NEVER;
   }
   return regions;
+});
+
+/** proxy-addr's names for address ranges, as fastify's trustProxy takes them. */
+const proxyRangeNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const isProxyAddress = (entry: string) => {
+  if (proxyRangeNames.has(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+};
+
+/** `address[/prefix],…` or `loopback`/`linklocal`/`uniquelocal`: the hops whose X-Forwarded-For is believed. */
+const trustedProxies = z.string().transform((value, context) => {
+  const entries = value.split(',').map((entry) => entry.trim());
+  if (entries.length === 0 || entries.some((entry) => !isProxyAddress(entry))) {
+    context.addIssue({ code: 'custom', message: 'must be IP addresses or CIDR ranges (10.0.0.0/8, ::1), or loopback, linklocal, uniquelocal, separated by commas' });
+    return z.NEVER;
+  }
+  return entries;
 });
 
 export const ConfigSchema = z
@@ -83,6 +105,12 @@ export const ConfigSchema = z
     TESSERA_MAX_CONNECTIONS: cap(4096),
     /** Open connections per listener from one source address (a proxy in front is one address: raise it there). */
     TESSERA_MAX_CONNECTIONS_PER_ADDRESS: cap(256),
+    /**
+     * Proxies in front of the listeners (load balancer, NGINX) whose X-Forwarded-For is believed:
+     * the client's address, for throttles, logs and audit, is the nearest address in that header
+     * not in this list. Unset: the header is ignored, so a client cannot choose its own address.
+     */
+    TESSERA_TRUSTED_PROXIES: trustedProxies.optional(),
     /** Seconds in which each failure budget below refills completely. */
     TESSERA_THROTTLE_WINDOW: timeout(300),
     /** Failed get-oauth-token or /v1/authenticate attempts per credential id (API Login ID, API ID) from one address. */

@@ -30,6 +30,14 @@ describe('config', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 
+  it('reads TESSERA_TRUSTED_PROXIES: addresses, CIDR ranges and named ranges; unset trusts no proxy', () => {
+    expect(loadConfig({}).TESSERA_TRUSTED_PROXIES).toBeUndefined();
+    expect(loadConfig({ TESSERA_TRUSTED_PROXIES: '10.0.0.1, 10.1.0.0/16,::1,fd00::/8, loopback' }).TESSERA_TRUSTED_PROXIES).toEqual(['10.0.0.1', '10.1.0.0/16', '::1', 'fd00::/8', 'loopback']);
+    for (const value of ['10.0.0.0/33', '::1/129', 'proxy.internal', '10.0.0.1,', '10.0.0.0/8/1', '10.0.0.0/x', 'everything']) {
+      expect(() => loadConfig({ TESSERA_TRUSTED_PROXIES: value }), value).toThrow(/TESSERA_TRUSTED_PROXIES/);
+    }
+  });
+
   it('reads regions: the region, its peers by name, and refuses a peer list without a region and a secret', () => {
     const secret = 's'.repeat(32);
     const config = loadConfig({ TESSERA_REGION: 'eu1', TESSERA_PEER_REGIONS: 'us1=https://issuer.us1.internal:8443, ap2=https://10.0.0.2:8443/', TESSERA_PEER_SECRET: secret });

@@ -12,6 +12,8 @@ export interface TransportSettings {
   readonly keepAliveTimeoutMs: number;
   readonly maxConnections: number;
   readonly maxConnectionsPerAddress: number;
+  /** Hops whose X-Forwarded-For is believed (TESSERA_TRUSTED_PROXIES); none: the socket's address is the client's. */
+  readonly trustedProxies?: readonly string[];
 }
 
 const ms = (seconds: number) => Math.max(1, Math.round(seconds * 1000));
@@ -23,6 +25,7 @@ export function transportSettings(config: TesseraConfig): TransportSettings {
     keepAliveTimeoutMs: ms(config.TESSERA_KEEP_ALIVE_TIMEOUT),
     maxConnections: config.TESSERA_MAX_CONNECTIONS,
     maxConnectionsPerAddress: config.TESSERA_MAX_CONNECTIONS_PER_ADDRESS,
+    ...(config.TESSERA_TRUSTED_PROXIES === undefined ? {} : { trustedProxies: config.TESSERA_TRUSTED_PROXIES }),
   };
 }
 
@@ -34,7 +37,7 @@ export function transportSettings(config: TesseraConfig): TransportSettings {
 export function serverOptions(
   tls: { readonly cert: string; readonly key: string } | undefined,
   transport: TransportSettings | undefined,
-): { https?: HttpsServerOptions; requestTimeout?: number; keepAliveTimeout?: number } {
+): { https?: HttpsServerOptions; requestTimeout?: number; keepAliveTimeout?: number; trustProxy?: string[] } {
   const timeouts = transport
     ? {
         headersTimeout: transport.headersTimeoutMs,
@@ -48,5 +51,7 @@ export function serverOptions(
     ...(tls ? { https: { cert: tls.cert, key: tls.key, ...tlsPolicy(), ...timeouts, ...(transport ? { handshakeTimeout: transport.headersTimeoutMs } : {}) } } : {}),
     // Fastify sets these on the server after creating it, over the values above.
     ...(transport ? { requestTimeout: transport.requestTimeoutMs, keepAliveTimeout: transport.keepAliveTimeoutMs } : {}),
+    // request.ip then walks X-Forwarded-For from the right past these hops (proxy-addr).
+    ...(transport?.trustedProxies ? { trustProxy: [...transport.trustedProxies] } : {}),
   };
 }

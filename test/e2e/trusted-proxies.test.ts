@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+
+/**
+ * TESSERA_TRUSTED_PROXIES, through `tessera start`. Behind a proxy every connection comes from the
+ * proxy's address, so without it the per-address throttles would lump all clients together; with
+ * it, the client is the nearest untrusted address in X-Forwarded-For. Unset, the header is
+ * ignored: a client that could name its own address could escape every per-address budget.
+ * The test client connects from 127.0.0.1 (standing in for the proxy) or 127.0.0.2 (a client
+ * reaching Tessera directly).
+ */
+const budget = 3;
+const getToken = (tessera: TesseraProcess, account: Credentials, transactionKey: string, forwardedFor: string | undefined, localAddress = '127.0.0.1') =>
+  tessera
+    .postJson(
+      '/v5/Authorization/get-oauth-token',
+      { api_login_id: account.api_login_id, transaction_key: transactionKey },
+      forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+      { localAddress },
+    )
+    .then((answer) => answer.status);
+
+describe('behind a trusted proxy (TESSERA_TRUSTED_PROXIES=127.0.0.1)', () => {
+  let tessera: TesseraProcess;
+  let account: Credentials;
+  beforeAll(async () => {
+    tessera = await startTessera({ TESSERA_TRUSTED_PROXIES: '127.0.0.1', TESSERA_THROTTLE_CREDENTIAL_FAILURES: String(budget) });
+    account = await tessera.createAccount();
+  });
+  afterAll(async () => {
+    await tessera?.stop();
+  });
+
+  it('throttles the forwarded client, not the proxy: another client behind the same proxy still gets its token', async () => {
+    for (let attempt = 0; attempt < budget; attempt += 1) expect(await getToken(tessera, account, 'wrong-key', '198.51.100.7')).toBe(401);
+    expect(await getToken(tessera, account, account.transaction_key, '198.51.100.7')).toBe(429);
+    // Through a second trusted hop, the same client is still the one throttled.
+    expect(await getToken(tessera, account, account.transaction_key, '198.51.100.7, 127.0.0.1')).toBe(429);
+    expect(await getToken(tessera, account, account.transaction_key, '198.51.100.8')).toBe(200);
+  });
+
+  it('ignores X-Forwarded-For from an address it does not trust: the header cannot put a client in another budget', async () => {
+    for (let attempt = 0; attempt < budget; attempt += 1) expect(await getToken(tessera, account, 'wrong-key', `203.0.113.${attempt + 1}`, '127.0.0.2')).toBe(401);
+    expect(await getToken(tessera, account, account.transaction_key, '203.0.113.99', '127.0.0.2')).toBe(429);
+    // Nor can a direct client claim to be a throttled one: 198.51.100.7 is throttled, 127.0.0.3 is not.
+    expect(await getToken(tessera, account, account.transaction_key, '198.51.100.7', '127.0.0.3')).toBe(200);
+  });
+
+  it('logs the forwarded client as the request\'s remote address', async () => {
+    await getToken(tessera, account, account.transaction_key, '198.51.100.42');
+    await expect.poll(() => tessera.logs().includes('"remoteAddress":"198.51.100.42"'), { timeout: 5_000 }).toBe(true);
+  });
+});
+
+describe('without TESSERA_TRUSTED_PROXIES', () => {
+  let tessera: TesseraProcess;
+  let account: Credentials;
+  beforeAll(async () => {
+    tessera = await startTessera({ TESSERA_THROTTLE_CREDENTIAL_FAILURES: String(budget) });
+    account = await tessera.createAccount();
+  });
+  afterAll(async () => {
+    await tessera?.stop();
+  });
+
+  it('ignores X-Forwarded-For: a new value in each attempt does not escape the budget of the connecting address', async () => {
+    for (let attempt = 0; attempt < budget; attempt += 1) expect(await getToken(tessera, account, 'wrong-key', `198.51.100.${attempt + 1}`)).toBe(401);
+    expect(await getToken(tessera, account, account.transaction_key, '198.51.100.200')).toBe(429);
+    expect(await getToken(tessera, account, account.transaction_key, undefined, '127.0.0.2')).toBe(200);
+  });
+
+  it('refuses to start on a malformed value, naming the variable', async () => {
+    await expect(startTessera({ TESSERA_TRUSTED_PROXIES: '10.0.0.0/33' })).rejects.toThrow(/TESSERA_TRUSTED_PROXIES/);
+  });
+});
