@@ -1,4 +1,3 @@
-import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
 import type { TesseraConfig } from '@tessera/config';
 import type { EventStore } from '@tessera/event-store';
 import { NoEventStore, openEventStore } from '@tessera/event-store-factory';
@@ -43,16 +42,5 @@ export async function withExistingLog<T>(config: TesseraConfig, run: (store: Eve
     return await run(store);
   } finally {
     await store.close();
-  }
-}
-
-export async function readWholeLog(store: EventStore, types: readonly TesseraEventType[]): Promise<RecordedEvent[]> {
-  const all: RecordedEvent[] = [];
-  let after: bigint | undefined;
-  for (;;) {
-    const page = await store.readAll({ after, types, maxCount: 1000 });
-    all.push(...page);
-    if (page.length < 1000) return all;
-    after = page[page.length - 1]!.position;
   }
 }
