@@ -3,7 +3,7 @@
  * through MirrorMaker 2 and the Toxiproxy link (mirror-link.ts). Also timed: the same record
  * reaching a consumer in a itself, so what the mirror adds can be told apart from Kafka's own hop.
  *
- *   npx tsx infra/kafka/mirror-latency.ts [--records 200] [--latency 0,40] [--fetch-max-wait-ms 500] [--pause-ms 100]
+ *   npx tsx infra/kafka/mirror-latency.ts [--records 200] [--latency 0,40] [--fetch-max-wait-ms 10000] [--pause-ms 100]
  *
  * Records are sent one at a time, each after the previous one has arrived in both regions and a
  * random pause of 0 to --pause-ms (revocations are sparse, and a random pause keeps the sends out
@@ -46,7 +46,7 @@ async function main(argv: string[]): Promise<void> {
   };
   const records = Number(flag('records', '200'));
   const latencies = flag('latency', '0,40').split(',').map(Number);
-  const fetchMaxWaitMs = Number(flag('fetch-max-wait-ms', '500'));
+  const fetchMaxWaitMs = Number(flag('fetch-max-wait-ms', '10000'));
   const pauseMs = Number(flag('pause-ms', '100'));
 
   const link = await startMirrorLink({ topics: [topic], mirror: { fetchMaxWaitMs }, log: (line) => console.error(line) });

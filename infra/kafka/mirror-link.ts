@@ -20,7 +20,7 @@ export interface MirrorLinkOptions {
   readonly partitions?: number;
   readonly heapMb?: number;
   /** Passed to startMirrorMaker. */
-  readonly mirror?: Pick<MirrorMakerOptions, 'fetchMaxWaitMs' | 'offsetFlushIntervalMs' | 'extraProperties'>;
+  readonly mirror?: Pick<MirrorMakerOptions, 'fetchMaxWaitMs' | 'tasks' | 'offsetFlushIntervalMs' | 'extraProperties'>;
   /** Where the brokers, Toxiproxy and MM2 keep their files; default a temp folder, removed by stop(). */
   readonly workDir?: string;
   /** Progress lines; default none. */

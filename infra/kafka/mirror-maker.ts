@@ -38,11 +38,21 @@ export interface MirrorMakerOptions {
   readonly ownerPid?: number;
   /**
    * The source consumer's fetch.max.wait.ms. A fetch waits at the source broker until a record
-   * arrives or this runs out; the broker answers as soon as a record is appended. Over a slow link
-   * a long wait is the fast choice: the fetch is already waiting at the broker when a record comes.
-   * Default 500 (Kafka's default); see README.md for the measurements.
+   * arrives or this runs out; the broker answers as soon as a record is appended. Each time it
+   * runs out on a quiet topic, the next fetch spends a round trip on the wire, and a record that
+   * lands then waits for it: at 500 ms over a link of 40 ms each way, 80 ms of every 580, which
+   * was the whole p99 of a revocation's crossing (121.7 ms against 52.9 ms at 10 000).
+   * Default 10 000 (Kafka's is 500, below the consumer's 30 s request timeout either way); see
+   * README.md for the measurements.
    */
   readonly fetchMaxWaitMs?: number;
+  /**
+   * tasks.max: source partitions are spread over this many tasks, each with its own consumer
+   * and so its own fetch waiting at the source. With one task, every heartbeat (one a second)
+   * and every account event ended the one fetch the revocations waited on too. Default 8, one
+   * per partition for Tessera's two 3-partition topics and the heartbeats.
+   */
+  readonly tasks?: number;
   /**
    * How often the Connect worker commits the source offsets it has mirrored. After a crash
    * (SIGKILL) everything since the last commit is mirrored again: this bounds the duplicates.
@@ -148,7 +158,9 @@ function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runI
  *   ignored by dedicated mode, and `<source>-><target>.producer.X` is not the worker's producer.
  * - Top-level `*.storage.*` settings reach the workers, the replication factors the connectors.
  */
-export function mirrorMakerProperties(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn' | 'fetchMaxWaitMs' | 'offsetFlushIntervalMs' | 'extraProperties'>): string {
+export function mirrorMakerProperties(
+  options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn' | 'fetchMaxWaitMs' | 'tasks' | 'offsetFlushIntervalMs' | 'extraProperties'>,
+): string {
   validate(options);
   const aliases = Object.keys(options.clusters);
   const lines = [`clusters = ${aliases.join(', ')}`, ...aliases.map((alias) => `${alias}.bootstrap.servers = ${options.clusters[alias]}`), ''];
@@ -160,7 +172,7 @@ export function mirrorMakerProperties(options: Pick<MirrorMakerOptions, 'cluster
       if (!flow) continue;
       lines.push(
         `${source}->${target}.topics = ${flow.topics.map(escapeRegex).join(', ')}`,
-        `${source}->${target}.consumer.fetch.max.wait.ms = ${options.fetchMaxWaitMs ?? 500}`,
+        `${source}->${target}.consumer.fetch.max.wait.ms = ${options.fetchMaxWaitMs ?? 10_000}`,
         `${source}->${target}.consumer.fetch.min.bytes = 1`,
         // Records of an aborted transaction in the source region must not become facts in this one.
         `${source}->${target}.consumer.isolation.level = read_committed`,
@@ -213,7 +225,7 @@ export function mirrorMakerProperties(options: Pick<MirrorMakerOptions, 'cluster
     'sync.group.offsets.enabled = false',
     'refresh.groups.enabled = false',
     'emit.offset-syncs.enabled = false',
-    'tasks.max = 1',
+    `tasks.max = ${options.tasks ?? 8}`,
     '',
   );
   for (const [key, value] of Object.entries(options.extraProperties ?? {})) lines.push(`${key} = ${value}`);

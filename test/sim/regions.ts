@@ -4,7 +4,7 @@
  * them — then the scenarios of docs/multi-region.md, a table of figures, and everything stopped.
  * Each scenario asserts its outcome; the exit code is 1 if any failed.
  *
- * SIM_REVOCATIONS (default 200), SIM_LATENCY_MS (40), SIM_PARTITION_SECONDS (30),
+ * SIM_REVOCATIONS (default 200), SIM_REVOCATION_PARALLEL (1), SIM_REVOCATION_GAP_MS (300), SIM_LATENCY_MS (40), SIM_PARTITION_SECONDS (30),
  * SIM_PARTITION_REVOCATIONS (50), SIM_RESTART_REVOCATIONS (20), SIM_CREDENTIALS (5);
  * SIM_SUMMARY_FILE: where to write "passed failed" for CI.
  * SIM_SCENARIOS: comma-separated parts of scenario names to run (default: all), to chase one.
@@ -20,6 +20,8 @@ const setting = (name: string, fallback: number) => {
 };
 const settings: SimSettings = {
   revocations: setting('SIM_REVOCATIONS', 200),
+  revocationParallel: Math.max(1, setting('SIM_REVOCATION_PARALLEL', 1)),
+  revocationGapMs: setting('SIM_REVOCATION_GAP_MS', 300),
   latencyMs: setting('SIM_LATENCY_MS', 40),
   partitionSeconds: setting('SIM_PARTITION_SECONDS', 30),
   partitionRevocations: setting('SIM_PARTITION_REVOCATIONS', 50),
