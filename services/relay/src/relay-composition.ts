@@ -56,9 +56,16 @@ export async function wireRelay(host: Host, store: EventStore): Promise<void> {
   if (!brokers) throw new Error('the relay needs TESSERA_KAFKA_BROKERS');
   for (const flow of relayFlows(config)) {
     const feed = createKafkaFeed({ brokers, topic: flow.topic, logger: log });
-    // Creating the topic when absent makes first runs work; production creates it with its own settings.
-    await feed.ensureTopic();
-    const relay = createRelay({ store, feed, types: flow.types, checkpoint: createFileCheckpoint(flow.checkpointFile), logger: log.child({ topic: flow.topic }) });
+    const relay = createRelay({
+      store,
+      feed,
+      types: flow.types,
+      checkpoint: createFileCheckpoint(flow.checkpointFile),
+      logger: log.child({ topic: flow.topic }),
+      // Creating the topic when absent makes first runs work; production creates it with its own
+      // settings. In the background: Kafka down at start delays the relay, not the issuer.
+      prepareFeed: () => feed.ensureTopic(),
+    });
     await relay.start();
     host.onClose(async () => {
       await relay.stop();

@@ -17,6 +17,12 @@ export interface RelayOptions {
   readonly retryMaxMs?: number;
   /** On stop, how long to keep trying to publish what was read; the rest is republished on the next start. */
   readonly stopFlushTimeoutMs?: number;
+  /**
+   * Readies the feed (creates the topic when absent). Run from start() in the background and
+   * retried with the publish backoff until it succeeds, and nothing is published before: a broker
+   * that is down when the process starts delays the relay, never the process it runs in.
+   */
+  readonly prepareFeed?: () => Promise<void>;
   readonly now?: () => number;
 }
 
@@ -74,6 +80,7 @@ export function createRelay(options: RelayOptions): Relay {
   let stopping = false;
   let subscription: Subscription | undefined;
   let pump: Promise<void> | undefined;
+  let prepared: Promise<boolean> = Promise.resolve(true);
   let resubscribeTimer: NodeJS.Timeout | undefined;
   /** Wakes the pump when events arrive; wakes the reader when the buffer has room. */
   let wakePump: (() => void) | undefined;
@@ -116,6 +123,31 @@ export function createRelay(options: RelayOptions): Relay {
         }, retryMaxMs);
       },
     });
+  }
+
+  /** options.prepareFeed until it succeeds, with the publish backoff; false if the relay stops first. */
+  async function prepareFeed(prepare: () => Promise<void>): Promise<boolean> {
+    let delay = retryInitialMs;
+    let attempts = 0;
+    while (!stopping) {
+      try {
+        await prepare();
+        if (failingSince !== undefined) {
+          logger.info({ outageMs: now() - failingSince, attempts }, 'relay reached the feed');
+          failingSince = undefined;
+        }
+        return true;
+      } catch (error) {
+        attempts += 1;
+        if (failingSince === undefined) failingSince = now();
+        if (attempts === 1 || attempts % 10 === 0) {
+          logger.warn({ err: error, attempts, pending: buffer.length }, 'relay could not reach the feed to ready its topic; retrying');
+        }
+        await sleep(delay);
+        delay = Math.min(delay * 2, retryMaxMs);
+      }
+    }
+    return false;
   }
 
   /** Publishes one batch, retrying until the feed acknowledges it or the relay must give up. */
@@ -179,6 +211,7 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   async function runPump(): Promise<void> {
+    if (!(await prepared)) return;
     while (!stopping) {
       if (buffer.length === 0) {
         await new Promise<void>((resolve) => (wakePump = resolve));
@@ -207,6 +240,7 @@ export function createRelay(options: RelayOptions): Relay {
       saved = await checkpoint.load();
       readUpTo = undefined;
       logger.info({ checkpoint: saved === undefined ? null : String(saved) }, 'relay starting');
+      if (options.prepareFeed) prepared = prepareFeed(options.prepareFeed);
       pump = runPump();
       subscribe();
     },
@@ -222,8 +256,10 @@ export function createRelay(options: RelayOptions): Relay {
       wakePump?.();
       await pump;
       // What was read but not acknowledged: one bounded attempt, so a clean stop leaves little to redo.
+      // Not if the feed was never readied: its topic may not exist, and the log still has it all.
       const deadline = now() + stopFlushTimeoutMs;
-      while (buffer.length > 0 && now() < deadline) {
+      const ready = await prepared;
+      while (ready && buffer.length > 0 && now() < deadline) {
         const batch = buffer.slice(0, batchSize);
         if (!(await publishBatch(batch, deadline))) break;
         buffer.splice(0, batch.length);

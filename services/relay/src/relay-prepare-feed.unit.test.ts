@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { streams, type TokenRevoked } from '@tessera/contracts';
+import { InMemoryEventStore } from '@tessera/event-store';
+import { createInProcessFeed, silentLogger } from '@tessera/feed';
+import type { RelayCheckpoint } from './relay-checkpoint.js';
+import { createRelay } from './relay.js';
+
+/**
+ * The relay readies its feed (creates the topic) in the background: a broker that is down when
+ * the process starts must delay the relay, not the start of the issuer it runs in, and nothing
+ * may be published before the topic is readied.
+ */
+const now = Math.floor(Date.now() / 1000);
+const revoked = (familyId: string): TokenRevoked => ({ type: 'TokenRevoked', v: 1, familyId, accountId: 'acc', generation: 0, revokedAt: now, accessExpiresAt: now + 3600, rejectsUntil: now + 3600 });
+const memoryCheckpoint = (): RelayCheckpoint => {
+  let saved: bigint | undefined;
+  return { load: async () => saved, save: async (position) => void (saved = position) };
+};
+
+describe('relay prepareFeed', () => {
+  it('starts at once while the feed cannot be readied, publishes nothing until it can, then everything', async () => {
+    const store = new InMemoryEventStore();
+    const feed = createInProcessFeed();
+    let reachable = false;
+    let prepareAttempts = 0;
+    const relay = createRelay({
+      store,
+      feed,
+      checkpoint: memoryCheckpoint(),
+      logger: silentLogger,
+      retryInitialMs: 5,
+      retryMaxMs: 20,
+      prepareFeed: async () => {
+        prepareAttempts += 1;
+        if (!reachable) throw new Error('connect ECONNREFUSED');
+      },
+    });
+    await relay.start();
+    try {
+      await store.append(streams.family('f1'), [{ event: revoked('f1') }], { expectedRevision: 'any' });
+      await expect.poll(() => prepareAttempts, { timeout: 2_000, interval: 5 }).toBeGreaterThanOrEqual(3);
+      expect(relay.published()).toBe(0);
+      const lag = await relay.lag();
+      expect(lag.failingSince).toBeDefined();
+
+      reachable = true;
+      await expect.poll(() => relay.published(), { timeout: 2_000, interval: 5 }).toBe(1);
+      await store.append(streams.family('f2'), [{ event: revoked('f2') }], { expectedRevision: 'any' });
+      await expect.poll(() => relay.published(), { timeout: 2_000, interval: 5 }).toBe(2);
+      expect((await relay.lag()).failingSince).toBeUndefined();
+      const attemptsWhenReady = prepareAttempts;
+      await store.append(streams.family('f3'), [{ event: revoked('f3') }], { expectedRevision: 'any' });
+      await expect.poll(() => relay.published(), { timeout: 2_000, interval: 5 }).toBe(3);
+      // Readied once, not before every publish.
+      expect(prepareAttempts).toBe(attemptsWhenReady);
+    } finally {
+      await relay.stop();
+      await feed.close();
+      await store.close();
+    }
+  });
+
+  it('stops promptly while the feed is still unreachable, and publishes nothing', async () => {
+    const store = new InMemoryEventStore();
+    const feed = createInProcessFeed();
+    const published: number[] = [];
+    const publish = feed.publish.bind(feed);
+    feed.publish = async (events) => {
+      published.push(events.length);
+      await publish(events);
+    };
+    const relay = createRelay({
+      store,
+      feed,
+      checkpoint: memoryCheckpoint(),
+      logger: silentLogger,
+      retryInitialMs: 1_000,
+      retryMaxMs: 1_000,
+      prepareFeed: async () => {
+        throw new Error('connect ECONNREFUSED');
+      },
+    });
+    await relay.start();
+    await store.append(streams.family('f1'), [{ event: revoked('f1') }], { expectedRevision: 'any' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const stopping = Date.now();
+    await relay.stop();
+    expect(Date.now() - stopping).toBeLessThan(500);
+    expect(published).toEqual([]);
+    await feed.close();
+    await store.close();
+  });
+});
