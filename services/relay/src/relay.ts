@@ -125,50 +125,31 @@ export function createRelay(options: RelayOptions): Relay {
     });
   }
 
-  /** options.prepareFeed until it succeeds, with the publish backoff; false if the relay stops first. */
-  async function prepareFeed(prepare: () => Promise<void>): Promise<boolean> {
-    let delay = retryInitialMs;
-    let attempts = 0;
-    while (!stopping) {
-      try {
-        await prepare();
-        if (failingSince !== undefined) {
-          logger.info({ outageMs: now() - failingSince, attempts }, 'relay reached the feed');
-          failingSince = undefined;
-        }
-        return true;
-      } catch (error) {
-        attempts += 1;
-        if (failingSince === undefined) failingSince = now();
-        if (attempts === 1 || attempts % 10 === 0) {
-          logger.warn({ err: error, attempts, pending: buffer.length }, 'relay could not reach the feed to ready its topic; retrying');
-        }
-        await sleep(delay);
-        delay = Math.min(delay * 2, retryMaxMs);
-      }
-    }
-    return false;
-  }
-
-  /** Publishes one batch, retrying until the feed acknowledges it or the relay must give up. */
-  async function publishBatch(batch: readonly RecordedEvent[], giveUpAt: number | undefined): Promise<boolean> {
+  /**
+   * Runs `attempt` until it succeeds, with backoff; false if the relay must give up first (it is
+   * stopping, or `giveUpAt` would pass). Keeps failingSince for lag(); loud at first, then every
+   * tenth attempt: an outage must be seen without flooding the log.
+   */
+  async function untilDone(
+    attempt: () => Promise<void>,
+    said: { readonly failing: string; readonly recovered: string },
+    pending: () => number,
+    giveUpAt?: number,
+  ): Promise<boolean> {
     let delay = retryInitialMs;
     let attempts = 0;
     for (;;) {
       try {
-        await feed.publish(batch);
+        await attempt();
         if (failingSince !== undefined) {
-          logger.info({ outageMs: now() - failingSince, attempts }, 'relay publishing again');
+          logger.info({ outageMs: now() - failingSince, attempts }, said.recovered);
           failingSince = undefined;
         }
         return true;
       } catch (error) {
         attempts += 1;
         if (failingSince === undefined) failingSince = now();
-        // Loud at first, then every tenth attempt: an outage must be seen without flooding the log.
-        if (attempts === 1 || attempts % 10 === 0) {
-          logger.warn({ err: error, attempts, pending: batch.length + buffer.length }, 'relay could not publish; retrying');
-        }
+        if (attempts === 1 || attempts % 10 === 0) logger.warn({ err: error, attempts, pending: pending() }, said.failing);
         if (giveUpAt !== undefined && now() + delay > giveUpAt) return false;
         if (stopping && giveUpAt === undefined) return false;
         await sleep(delay);
@@ -176,6 +157,14 @@ export function createRelay(options: RelayOptions): Relay {
       }
     }
   }
+
+  /** Publishes one batch, retrying until the feed acknowledges it or the relay must give up. */
+  const publishBatch = (batch: readonly RecordedEvent[], giveUpAt: number | undefined) =>
+    untilDone(() => feed.publish(batch), { failing: 'relay could not publish; retrying', recovered: 'relay publishing again' }, () => batch.length + buffer.length, giveUpAt);
+
+  /** options.prepareFeed until it succeeds; false if the relay stops first. */
+  const prepareFeed = (prepare: () => Promise<void>) =>
+    untilDone(prepare, { failing: 'relay could not reach the feed to ready its topic; retrying', recovered: 'relay reached the feed' }, () => buffer.length);
 
   /**
    * The checkpoint follows the acknowledgments without holding the pump back (issue 14: two
