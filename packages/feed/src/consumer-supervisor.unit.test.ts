@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { superviseConsumer } from './consumer-supervisor.js';
 
 /** Stands in for a kafkajs consumer: the supervisor only listens for its crash and disconnects it. */
@@ -42,95 +42,73 @@ function world(startOutcomes: ('runs' | 'fails')[] = []) {
 }
 
 describe('consumer supervisor', () => {
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+
   it('replaces a consumer that kafkajs will not restart, after the delay', async () => {
-    vi.useFakeTimers();
-    try {
-      const { supervisor, created, started, crashes, replacements } = world();
-      await supervisor.start();
-      created[0]!.crash(false);
-      expect(crashes).toEqual([{ message: 'consumer 1 crashed', restarting: false }]);
-      await vi.advanceTimersByTimeAsync(99);
-      expect(started).toEqual([1]);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(started).toEqual([1, 2]);
-      expect(replacements).toEqual([{ attempt: 1, failed: false }]);
-      expect(supervisor.replacements).toBe(1);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { supervisor, created, started, crashes, replacements } = world();
+    await supervisor.start();
+    created[0]!.crash(false);
+    expect(crashes).toEqual([{ message: 'consumer 1 crashed', restarting: false }]);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(started).toEqual([1]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started).toEqual([1, 2]);
+    expect(replacements).toEqual([{ attempt: 1, failed: false }]);
+    expect(supervisor.replacements).toBe(1);
   });
 
   it('leaves a crash that kafkajs restarts itself to kafkajs', async () => {
-    vi.useFakeTimers();
-    try {
-      const { supervisor, created, started, crashes } = world();
-      await supervisor.start();
-      created[0]!.crash(true);
-      await vi.advanceTimersByTimeAsync(10_000);
-      expect(crashes).toEqual([{ message: 'consumer 1 crashed', restarting: true }]);
-      expect(started).toEqual([1]);
-      expect(supervisor.replacements).toBe(0);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { supervisor, created, started, crashes } = world();
+    await supervisor.start();
+    created[0]!.crash(true);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(crashes).toEqual([{ message: 'consumer 1 crashed', restarting: true }]);
+    expect(started).toEqual([1]);
+    expect(supervisor.replacements).toBe(0);
   });
 
   it('keeps trying with growing delays while a replacement cannot start', async () => {
-    vi.useFakeTimers();
-    try {
-      const { supervisor, created, started, replacements } = world(['fails', 'fails']);
-      await supervisor.start();
-      created[0]!.crash(false);
-      await vi.advanceTimersByTimeAsync(100);
-      expect(started).toEqual([1, 2]);
-      await vi.advanceTimersByTimeAsync(199);
-      expect(started).toEqual([1, 2]);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(started).toEqual([1, 2, 3]);
-      await vi.advanceTimersByTimeAsync(300);
-      expect(started).toEqual([1, 2, 3, 4]);
-      expect(replacements).toEqual([
-        { attempt: 1, failed: true },
-        { attempt: 2, failed: true },
-        { attempt: 3, failed: false },
-      ]);
-      // A replacement that crashes the same way is replaced in turn.
-      created[3]!.crash(false);
-      await vi.advanceTimersByTimeAsync(100);
-      expect(started).toEqual([1, 2, 3, 4, 5]);
-      expect(supervisor.replacements).toBe(2);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { supervisor, created, started, replacements } = world(['fails', 'fails']);
+    await supervisor.start();
+    created[0]!.crash(false);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual([1, 2]);
+    await vi.advanceTimersByTimeAsync(199);
+    expect(started).toEqual([1, 2]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started).toEqual([1, 2, 3]);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(started).toEqual([1, 2, 3, 4]);
+    expect(replacements).toEqual([
+      { attempt: 1, failed: true },
+      { attempt: 2, failed: true },
+      { attempt: 3, failed: false },
+    ]);
+    // A replacement that crashes the same way is replaced in turn.
+    created[3]!.crash(false);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual([1, 2, 3, 4, 5]);
+    expect(supervisor.replacements).toBe(2);
   });
 
   it('starts nothing after close, and disconnects the consumer it holds', async () => {
-    vi.useFakeTimers();
-    try {
-      const { supervisor, created, started } = world();
-      await supervisor.start();
-      created[0]!.crash(false);
-      await supervisor.close();
-      await vi.advanceTimersByTimeAsync(10_000);
-      expect(started).toEqual([1]);
-      expect(created[0]!.disconnected).toBe(true);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { supervisor, created, started } = world();
+    await supervisor.start();
+    created[0]!.crash(false);
+    await supervisor.close();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(started).toEqual([1]);
+    expect(created[0]!.disconnected).toBe(true);
   });
 
   it('ignores a late crash of a consumer it already replaced', async () => {
-    vi.useFakeTimers();
-    try {
-      const { supervisor, created, started } = world();
-      await supervisor.start();
-      created[0]!.crash(false);
-      await vi.advanceTimersByTimeAsync(100);
-      created[0]!.crash(false);
-      await vi.advanceTimersByTimeAsync(10_000);
-      expect(started).toEqual([1, 2]);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { supervisor, created, started } = world();
+    await supervisor.start();
+    created[0]!.crash(false);
+    await vi.advanceTimersByTimeAsync(100);
+    created[0]!.crash(false);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(started).toEqual([1, 2]);
   });
 });
