@@ -110,15 +110,29 @@ export function ensureKafkaJars(): string {
   return jars;
 }
 
+/**
+ * A port nothing listens on now. The probe lets it go before returning it, so the kernel may hand
+ * the same one to the next probe: this process never gives out a port twice (CI once got
+ * TESSERA_ADMIN_PORT equal to TESSERA_PORT from two calls in a row).
+ */
+const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await probePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function probePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
     server.listen(0, host, () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
     });
   });
 }
