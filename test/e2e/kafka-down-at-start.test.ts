@@ -39,7 +39,8 @@ describe.skipIf(!controllable)('tessera start while its Kafka broker is down', (
     const familyId = (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { fid: string }).fid;
     // The relay says it is behind, and the process says why in its log.
     await expect.poll(async () => Number(/^tessera_relay_pending_events (\d+)/m.exec((await tessera.adminRequest('/metrics')).text)?.[1] ?? 0), { timeout: 10_000 }).toBeGreaterThan(0);
-    expect(tessera.logs()).toContain('relay could not reach the feed to ready its topic; retrying');
+    // Once kafkajs' own connection retries under ensureTopic have run out (a few seconds).
+    await expect.poll(() => tessera.logs().includes('relay could not reach the feed to ready its topic; retrying'), { timeout: 20_000, interval: 100 }).toBe(true);
 
     await broker.start();
     const seen: string[] = [];
