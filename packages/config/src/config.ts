@@ -52,7 +52,7 @@ const isProxyAddress = (entry: string) => {
 /** `address[/prefix],…` or `loopback`/`linklocal`/`uniquelocal`: the hops whose X-Forwarded-For is believed. */
 const trustedProxies = z.string().transform((value, context) => {
   const entries = value.split(',').map((entry) => entry.trim());
-  if (entries.length === 0 || entries.some((entry) => !isProxyAddress(entry))) {
+  if (entries.some((entry) => !isProxyAddress(entry))) {
     context.addIssue({ code: 'custom', message: 'must be IP addresses or CIDR ranges (10.0.0.0/8, ::1), or loopback, linklocal, uniquelocal, separated by commas' });
     return z.NEVER;
   }

@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { streams, type TokenRevoked } from '@tessera/contracts';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createInProcessFeed, silentLogger } from '@tessera/feed';
 import type { RelayCheckpoint } from './relay-checkpoint.js';
 import { createRelay } from './relay.js';
+import { appendRevocation } from './testing/revocations.js';
 
 /**
  * The checkpoint follows the feed's acknowledgments without pacing the pump (issue 14): a slow
  * save (two fsyncs on a busy disk) must not hold back the next revocation's publish, and it must
  * never record a position the feed has not acknowledged.
  */
-const now = Math.floor(Date.now() / 1000);
-const revoked = (familyId: string): TokenRevoked => ({ type: 'TokenRevoked', v: 1, familyId, accountId: 'acc', generation: 0, revokedAt: now, accessExpiresAt: now + 3600, rejectsUntil: now + 3600 });
 
 describe('relay checkpoint pace', () => {
   it('publishes later batches while a checkpoint save is still on its way, saves only acknowledged positions, and has the last one saved when stop() resolves', async () => {
@@ -39,7 +37,7 @@ describe('relay checkpoint pace', () => {
     await relay.start();
     try {
       for (const [index, familyId] of ['f1', 'f2', 'f3'].entries()) {
-        await store.append(streams.family(familyId), [{ event: revoked(familyId) }], { expectedRevision: 'any' });
+        await appendRevocation(store, familyId);
         // Each one published before the next is appended: three batches, the last two while the first save is held.
         await expect.poll(() => relay.published(), { timeout: 2_000, interval: 2 }).toBe(index + 1);
       }

@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { streams, type TokenRevoked } from '@tessera/contracts';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createInProcessFeed, silentLogger } from '@tessera/feed';
 import type { RelayCheckpoint } from './relay-checkpoint.js';
 import { createRelay } from './relay.js';
+import { appendRevocation } from './testing/revocations.js';
 
 /**
  * The relay readies its feed (creates the topic) in the background: a broker that is down when
  * the process starts must delay the relay, not the start of the issuer it runs in, and nothing
  * may be published before the topic is readied.
  */
-const now = Math.floor(Date.now() / 1000);
-const revoked = (familyId: string): TokenRevoked => ({ type: 'TokenRevoked', v: 1, familyId, accountId: 'acc', generation: 0, revokedAt: now, accessExpiresAt: now + 3600, rejectsUntil: now + 3600 });
 const memoryCheckpoint = (): RelayCheckpoint => {
   let saved: bigint | undefined;
   return { load: async () => saved, save: async (position) => void (saved = position) };
@@ -37,7 +35,7 @@ describe('relay prepareFeed', () => {
     });
     await relay.start();
     try {
-      await store.append(streams.family('f1'), [{ event: revoked('f1') }], { expectedRevision: 'any' });
+      await appendRevocation(store, 'f1');
       await expect.poll(() => prepareAttempts, { timeout: 2_000, interval: 5 }).toBeGreaterThanOrEqual(3);
       expect(relay.published()).toBe(0);
       const lag = await relay.lag();
@@ -45,11 +43,11 @@ describe('relay prepareFeed', () => {
 
       reachable = true;
       await expect.poll(() => relay.published(), { timeout: 2_000, interval: 5 }).toBe(1);
-      await store.append(streams.family('f2'), [{ event: revoked('f2') }], { expectedRevision: 'any' });
+      await appendRevocation(store, 'f2');
       await expect.poll(() => relay.published(), { timeout: 2_000, interval: 5 }).toBe(2);
       expect((await relay.lag()).failingSince).toBeUndefined();
       const attemptsWhenReady = prepareAttempts;
-      await store.append(streams.family('f3'), [{ event: revoked('f3') }], { expectedRevision: 'any' });
+      await appendRevocation(store, 'f3');
       await expect.poll(() => relay.published(), { timeout: 2_000, interval: 5 }).toBe(3);
       // Readied once, not before every publish.
       expect(prepareAttempts).toBe(attemptsWhenReady);
@@ -81,7 +79,7 @@ describe('relay prepareFeed', () => {
       },
     });
     await relay.start();
-    await store.append(streams.family('f1'), [{ event: revoked('f1') }], { expectedRevision: 'any' });
+    await appendRevocation(store, 'f1');
     await new Promise((resolve) => setTimeout(resolve, 50));
     const stopping = Date.now();
     await relay.stop();
