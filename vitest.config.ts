@@ -17,12 +17,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'services/**/src/**/*.unit.test.ts', 'test/compose/**/*.test.ts'] },
+        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'apps/**/src/**/*.unit.test.ts', 'test/compose/**/*.test.ts'] },
       },
       {
         extends: true,
         // infra/: the real parts' own tests (MirrorMaker 2 and Toxiproxy between two brokers they start themselves).
-        test: { name: 'integration', include: ['packages/**/src/**/*.int.test.ts', 'services/**/src/**/*.int.test.ts', 'infra/**/*.int.test.ts'] },
+        test: { name: 'integration', include: ['packages/**/src/**/*.int.test.ts', 'apps/**/src/**/*.int.test.ts', 'infra/**/*.int.test.ts'] },
       },
       {
         extends: true,

@@ -21,10 +21,12 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { AuditIndex, auditRoutes, followIntoIndex } from '@tessera/audit';
+import { auditRoutes } from '@tessera/admin';
+import { AuditIndex, followIntoIndex } from '@tessera/audit';
 import type { TesseraEvent } from '@tessera/contracts';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
-import { buildApp, createMetrics, createReadiness } from '@tessera/server';
+import { createMetrics, createReadiness } from '@tessera/host';
+import { buildApp } from '@tessera/server';
 
 const events = Number(process.env.BENCH_AUDIT_EVENTS ?? 1_000_000);
 const accountCount = Number(process.env.BENCH_AUDIT_ACCOUNTS ?? 10_000);

@@ -12,7 +12,7 @@ import { freePort } from '../../infra/kafka/kafka-broker.js';
  * by its file, not by switching verification off.
  */
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'packages', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
 const run = promisify(execFile);
 
 export interface HttpAnswer {

@@ -9,7 +9,7 @@ import {
   type AccountState,
   type TokenCut,
 } from '@tessera/domain';
-import { handleCommand, type CommandStore, type EventStore } from '@tessera/event-store';
+import { handleCommand, readAllOf, type CommandStore, type EventStore } from '@tessera/event-store';
 import {
   newAccountId,
   newApiLoginId,
@@ -198,17 +198,10 @@ function cutBefore(events: readonly AccountEvent[]): { tokensRevokedBefore?: num
 /** Every account, folded from the log. */
 async function allAccounts(store: Pick<EventStore, 'readAll'>): Promise<Map<string, AccountState>> {
   const accounts = new Map<string, AccountState>();
-  const pageSize = 1000;
-  let after: bigint | undefined;
-  for (;;) {
-    const page = await store.readAll({ after, types: accountEventTypes, maxCount: pageSize });
-    for (const { event } of page) {
-      const accountEvent = event as AccountEvent;
-      accounts.set(accountEvent.accountId, evolveAccount(accounts.get(accountEvent.accountId) ?? initialAccountState(), accountEvent));
-    }
-    if (page.length < pageSize) return accounts;
-    after = page[page.length - 1]!.position;
+  for await (const page of readAllOf(store, accountEventTypes)) {
+    for (const { event } of page) accounts.set(event.accountId, evolveAccount(accounts.get(event.accountId) ?? initialAccountState(), event));
   }
+  return accounts;
 }
 
 /** The accounts as `list` shows them. Reading needs only the log: no hashing key, so a read-only caller opens none. */

@@ -1,6 +1,6 @@
 import { adminTokenEventTypes, type AdminTokenEvent } from '@tessera/contracts';
 import { sameKeyedHash } from '@tessera/domain';
-import type { LogReader } from '@tessera/event-store';
+import { logReader, type LogReader } from '@tessera/event-store';
 import type { SecretHasher } from '@tessera/tokens';
 
 /** The admin token a request presented, once authenticated: never the token or its hash. */
@@ -23,7 +23,7 @@ export class AdminTokenDirectory {
 
   /** What to follow in the log; the whole history, as admin tokens do not expire. */
   get reader(): LogReader {
-    return { types: adminTokenEventTypes, apply: ({ event }) => this.apply(event as AdminTokenEvent) };
+    return logReader(adminTokenEventTypes, ({ event }) => this.apply(event));
   }
 
   apply(event: AdminTokenEvent): void {

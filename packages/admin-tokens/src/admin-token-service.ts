@@ -1,6 +1,6 @@
-import { adminScopes, adminTokenEventTypes, streams, type AdminScope, type AdminTokenEvent, type EventMetadata } from '@tessera/contracts';
+import { adminScopes, adminTokenEventTypes, streams, type AdminScope, type EventMetadata } from '@tessera/contracts';
 import { adminTokenDecider, unsafeNameCharacter, type AdminTokenCommand } from '@tessera/domain';
-import { handleCommand, type CommandStore, type EventStore } from '@tessera/event-store';
+import { handleCommand, readAllOf, type CommandStore, type EventStore } from '@tessera/event-store';
 import { newAdminToken, newAdminTokenId, type SecretHasher } from '@tessera/tokens';
 import { InvalidAdminTokenInput } from './invalid-admin-token-input.js';
 
@@ -87,22 +87,17 @@ export type AdminTokenService = ReturnType<typeof createAdminTokenService>;
 /** Every admin token, folded from the log. Reading needs only the log: no hashing key. */
 export async function listAdminTokens(store: Pick<EventStore, 'readAll'>): Promise<AdminTokenSummary[]> {
   const tokens = new Map<string, AdminTokenSummary>();
-  const pageSize = 1000;
-  let after: bigint | undefined;
-  for (;;) {
-    const page = await store.readAll({ after, types: adminTokenEventTypes, maxCount: pageSize });
+  for await (const page of readAllOf(store, adminTokenEventTypes)) {
     for (const { event } of page) {
-      const adminEvent = event as AdminTokenEvent;
-      if (adminEvent.type === 'AdminTokenIssued') {
-        tokens.set(adminEvent.adminTokenId, { id: adminEvent.adminTokenId, name: adminEvent.name, scopes: adminEvent.scopes, createdAt: adminEvent.at, revokedAt: undefined });
+      if (event.type === 'AdminTokenIssued') {
+        tokens.set(event.adminTokenId, { id: event.adminTokenId, name: event.name, scopes: event.scopes, createdAt: event.at, revokedAt: undefined });
       } else {
-        const token = tokens.get(adminEvent.adminTokenId);
-        if (token) tokens.set(token.id, { ...token, revokedAt: adminEvent.at });
+        const token = tokens.get(event.adminTokenId);
+        if (token) tokens.set(token.id, { ...token, revokedAt: event.at });
       }
     }
-    if (page.length < pageSize) return [...tokens.values()];
-    after = page[page.length - 1]!.position;
   }
+  return [...tokens.values()];
 }
 
 function validName(name: string): string {

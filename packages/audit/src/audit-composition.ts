@@ -1,18 +1,20 @@
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import type { GuardedEventStore } from '@tessera/event-store';
-import { registerGauges, untilAvailable, type Host } from '@tessera/server';
-import { AuditIndex } from './audit-index.js';
-import { auditRoutes, type AuditReadModel, type AuditRoutesOptions } from './audit-routes.js';
+import { registerGauges, untilAvailable, type Host } from '@tessera/host';
+import { AuditIndex, type AccessAtAnswer, type EventPage } from './audit-index.js';
+import type { EventQuery } from './event-query.js';
 import { followIntoIndex, type IndexFollower } from './index-follower.js';
 
 /** Where a process and `tessera audit` keep the index: next to the embedded log, in the data folder. */
 export const auditIndexFile = (dataDir: string): string => join(dataDir, 'audit-index.db');
 
-export interface AuditParts {
-  readonly readModel: AuditReadModel;
-  /** The audit routes for the admin listener, behind the admin-token check given. */
-  routes(requireScope: AuditRoutesOptions['requireScope']): (app: FastifyInstance) => Promise<void>;
+/** What the audit routes and commands read: the audit index, and whether it can answer yet. */
+export interface AuditReadModel {
+  /** Why it cannot answer now (still catching up, failed), or undefined when it can. */
+  unavailable(): string | undefined;
+  events(query: EventQuery): EventPage;
+  /** undefined for an account the index has never seen. */
+  accessAt(accountId: string, at: number): AccessAtAnswer | undefined;
 }
 
 /**
@@ -21,8 +23,8 @@ export interface AuditParts {
  * of a million events takes seconds) the audit routes answer 503 saying how far it got. A
  * failure to write it is logged and answered the same way; it never stops the process.
  */
-export function wireAudit(host: Host, store: GuardedEventStore): AuditParts {
-  const started = Date.now();
+export function wireAudit(host: Host, store: GuardedEventStore): AuditReadModel {
+  const started = host.clock.now();
   const file = auditIndexFile(host.config.TESSERA_DATA_DIR);
   const index = AuditIndex.open(file);
   // Registered before the follower, so it is closed after it (hosts close in reverse order).
@@ -47,7 +49,7 @@ export function wireAudit(host: Host, store: GuardedEventStore): AuditParts {
       follower = followIntoIndex(store, index, { onError: fail });
       await follower.caughtUp;
       caughtUp = true;
-      host.log.info({ position: index.position()?.toString(), seconds: (Date.now() - started) / 1000 }, 'audit index caught up with the event log');
+      host.log.info({ position: index.position()?.toString(), seconds: (host.clock.now() - started) / 1000 }, 'audit index caught up with the event log');
     })
     .catch(fail);
   registerGauges(host.metrics, {
@@ -57,7 +59,7 @@ export function wireAudit(host: Host, store: GuardedEventStore): AuditParts {
     },
   });
 
-  const readModel: AuditReadModel = {
+  return {
     unavailable: () => {
       if (failure !== undefined) return `the audit index failed: ${failure}`;
       if (caughtUp) return undefined;
@@ -66,5 +68,4 @@ export function wireAudit(host: Host, store: GuardedEventStore): AuditParts {
     events: (query) => index.events(query),
     accessAt: (accountId, at) => index.accessAt(accountId, at),
   };
-  return { readModel, routes: (requireScope) => auditRoutes({ audit: readModel, requireScope }) };
 }

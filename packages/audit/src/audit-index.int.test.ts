@@ -27,7 +27,7 @@ beforeEach(() => {
   folder = mkdtempSync(join(tmpdir(), 'tessera-audit-index-'));
   file = join(folder, 'audit-index.db');
   clock = Date.parse('2026-11-22T14:00:00Z');
-  store = new InMemoryEventStore({ now: () => clock });
+  store = new InMemoryEventStore({ clock: { now: () => clock } });
 });
 afterEach(async () => {
   for (const index of open.splice(0)) index.close();
@@ -178,7 +178,7 @@ describe('the file', () => {
     await history('acct_a', 'fam_a');
     const index = openIndex();
     await catchUpIndex(index, store);
-    const other = new InMemoryEventStore({ now: () => clock });
+    const other = new InMemoryEventStore({ clock: { now: () => clock } });
     try {
       await other.append(streams.account('acct_z'), [{ event: { type: 'AccountRegistered', v: 1, accountId: 'acct_z', name: 'z', permissions: [], at: at() } }], { expectedRevision: 'no_stream' });
       await catchUpIndex(index, other);
@@ -192,7 +192,7 @@ describe('the file', () => {
     await history('acct_a', 'fam_a');
     const index = openIndex();
     await catchUpIndex(index, store);
-    const restored = new InMemoryEventStore({ now: () => clock });
+    const restored = new InMemoryEventStore({ clock: { now: () => clock } });
     try {
       // The backup held the first five events; the log then took other ones at positions 6, 7, 8.
       for (const { stream, event, eventId, metadata } of (await store.readAll()).slice(0, 5)) {

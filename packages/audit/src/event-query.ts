@@ -33,7 +33,7 @@ export class InvalidQuery extends Error {
     readonly parameter: string,
     readonly reason: string,
   ) {
-    super(`${parameter}: ${reason}`);
+    super(`query parameter ${parameter}: ${reason}`);
     this.name = 'InvalidQuery';
   }
 }

@@ -177,7 +177,24 @@ export const ConfigSchema = z
 
 export type TesseraConfig = z.infer<typeof ConfigSchema>;
 
+/** The processes Tessera runs: `tessera start` (the all-in-one), `issuer`, `verifier` and `relay`. */
+export const roles = ['all-in-one', 'issuer', 'verifier', 'relay'] as const;
+export type Role = (typeof roles)[number];
+
+/**
+ * What each role cannot run without, beyond what every process needs. Checked with the rest of
+ * the configuration, so a role that lacks a setting refuses to start naming the variable. A
+ * Kafka-fed verifier needs no JWKS URL: its keys can come from the topic.
+ */
+const roleRequirements: Readonly<Record<Role, readonly { readonly variable: keyof TesseraConfig; readonly message: string }[]>> = {
+  'all-in-one': [],
+  issuer: [],
+  verifier: [],
+  relay: [{ variable: 'TESSERA_KAFKA_BROKERS', message: 'the relay needs it: host:port[,host:port…]' }],
+};
+
 export class ConfigError extends Error {
+  readonly code = 'ERR_CONFIG';
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';
@@ -193,10 +210,15 @@ export function mirroredRegionsOf(config: TesseraConfig): readonly string[] {
   return config.TESSERA_MIRRORED_REGIONS ?? Object.keys(config.TESSERA_PEER_REGIONS ?? {});
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): TesseraConfig {
+/** The configuration from TESSERA_* variables; with a role, also what that role needs. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: { readonly role?: Role } = {}): TesseraConfig {
   // An empty variable means "not set", as shells and compose files often write it.
   const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key.startsWith('TESSERA_') && value !== ''));
-  const parsed = ConfigSchema.safeParse(present);
+  const requirements = options.role === undefined ? [] : roleRequirements[options.role];
+  const schema = ConfigSchema.superRefine((config, context) => {
+    for (const { variable, message } of requirements) if (config[variable] === undefined) context.addIssue({ code: 'custom', path: [variable], message });
+  });
+  const parsed = schema.safeParse(present);
   if (parsed.success) return parsed.data;
   // One line, so a supervisor's log shows the whole cause in the line it keeps.
   const causes = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);

@@ -119,4 +119,25 @@ describe('config', () => {
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ TESSERA_PORT: '' }).TESSERA_PORT).toBe(8443);
   });
+
+  describe('per role', () => {
+    it('a relay without brokers refuses to start, naming the variable', () => {
+      expect(() => loadConfig({}, { role: 'relay' })).toThrow(ConfigError);
+      expect(() => loadConfig({}, { role: 'relay' })).toThrow('invalid configuration: TESSERA_KAFKA_BROKERS: the relay needs it: host:port[,host:port…]');
+      expect(loadConfig({ TESSERA_KAFKA_BROKERS: 'localhost:9092' }, { role: 'relay' }).TESSERA_KAFKA_BROKERS).toBe('localhost:9092');
+    });
+
+    it('a Kafka-fed verifier without a JWKS URL is valid: its keys can come from the topic', () => {
+      const config = loadConfig({ TESSERA_VERIFIER_SOURCE: 'kafka', TESSERA_KAFKA_BROKERS: 'localhost:9092' }, { role: 'verifier' });
+      expect(config.TESSERA_ISSUER_JWKS_URL).toBeUndefined();
+    });
+
+    it('the other roles need nothing beyond what every process does', () => {
+      for (const role of ['all-in-one', 'issuer', 'verifier'] as const) expect(() => loadConfig({}, { role })).not.toThrow();
+    });
+
+    it('a configuration error carries a stable code', () => {
+      expect(() => loadConfig({ TESSERA_PORT: 'x' })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG' }));
+    });
+  });
 });

@@ -280,6 +280,13 @@ export type AdminTokenIssued = z.infer<typeof AdminTokenIssued>;
 export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
 export type TesseraEventType = TesseraEvent['type'];
+/** The events whose `type` is one of `Types`. */
+export type EventOfType<Types extends TesseraEventType> = Extract<TesseraEvent, { type: Types }>;
+
+/** Narrows an event to one of the types listed: readers of a filtered read need no cast. */
+export function isEventOf<const Types extends readonly TesseraEventType[]>(types: Types, event: TesseraEvent): event is EventOfType<Types[number]> {
+  return types.some((type) => type === event.type);
+}
 
 export type AccountEvent =
   | AccountRegistered
@@ -320,6 +327,11 @@ export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCut
  */
 export function rejectsUntilOf(event: TokenRotated | TokenRevoked): number {
   return event.rejectsUntil ?? event.accessExpiresAt;
+}
+
+/** Narrows a recorded event to one of the types listed, as `isEventOf` does for its payload. */
+export function isRecordedOf<const Types extends readonly TesseraEventType[]>(types: Types, recorded: RecordedEvent): recorded is RecordedEvent<EventOfType<Types[number]>> {
+  return isEventOf(types, recorded.event);
 }
 
 /** Metadata on every event, for the audit trail. */

@@ -1,4 +1,4 @@
-import type { AccountEvent, AccountTokensRevoked, CredentialTokensRevoked } from '@tessera/contracts';
+import { accountEventTypes, isEventOf, type AccountEvent, type AccountTokensRevoked, type CredentialTokensRevoked } from '@tessera/contracts';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 import { cutTimes, type TokenCut } from './token-cut.js';
@@ -184,6 +184,7 @@ function withoutCredential(
 }
 
 export const accountDecider: Decider<AccountCommand, AccountState, AccountEvent> = {
+  isEvent: (event) => isEventOf(accountEventTypes, event),
   decide: decideAccount,
   evolve: evolveAccount,
   initialState: initialAccountState,

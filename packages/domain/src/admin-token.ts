@@ -1,4 +1,4 @@
-import type { AdminTokenEvent } from '@tessera/contracts';
+import { adminTokenEventTypes, isEventOf, type AdminTokenEvent } from '@tessera/contracts';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 
@@ -61,6 +61,7 @@ export function decideAdminToken(command: AdminTokenCommand, state: AdminTokenSt
 }
 
 export const adminTokenDecider: Decider<AdminTokenCommand, AdminTokenState, AdminTokenEvent> = {
+  isEvent: (event) => isEventOf(adminTokenEventTypes, event),
   decide: decideAdminToken,
   evolve: evolveAdminToken,
   initialState: initialAdminTokenState,

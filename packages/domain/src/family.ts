@@ -1,4 +1,4 @@
-import { rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
+import { familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
 import { sameKeyedHash } from './constant-time.js';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
@@ -257,6 +257,7 @@ function revokedFamily(current: Extract<FamilyState, { status: 'active' }>, now:
  * alone, unless the decision needs the used tokens (a refresh under `revoke-family` that failed so).
  */
 export const familyDecider: Decider<FamilyCommand, FamilyState, FamilyEvent> = {
+  isEvent: (event) => isEventOf(familyEventTypes, event),
   decide: decideFamily,
   evolve: evolveFamily,
   initialState: initialFamilyState,

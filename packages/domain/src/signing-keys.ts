@@ -1,4 +1,4 @@
-import type { SigningKeyEvent, SigningKeyPublished, SigningKeyRetired } from '@tessera/contracts';
+import { isEventOf, signingKeyEventTypes, type SigningKeyEvent, type SigningKeyPublished, type SigningKeyRetired } from '@tessera/contracts';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 
@@ -62,6 +62,7 @@ export function decideSigningKeys(command: SigningKeyCommand, state: SigningKeys
 }
 
 export const signingKeysDecider: Decider<SigningKeyCommand, SigningKeysState, SigningKeyEvent> = {
+  isEvent: (event) => isEventOf(signingKeyEventTypes, event),
   decide: decideSigningKeys,
   evolve: evolveSigningKeys,
   initialState: initialSigningKeysState,

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TesseraConfig } from '@tessera/config';
 import type { EventStore } from '@tessera/event-store';
+import type { Clock } from '@tessera/timing';
 
 /**
  * The one place a store is opened from configuration: every service and every CLI command
@@ -20,6 +21,8 @@ export async function openEventStore(
      * empty store behind. (An EventStoreDB server is opened as usual.)
      */
     readonly mustExist?: boolean;
+    /** For the times the store records; default the system's. */
+    readonly clock?: Clock;
   } = {},
 ): Promise<EventStore> {
   const target = config.TESSERA_EVENT_STORE;
@@ -30,7 +33,7 @@ export async function openEventStore(
   const { SqliteEventStore } = await import('@tessera/event-store-sqlite');
   const file = target?.startsWith('sqlite:') ? target.slice('sqlite:'.length) : join(config.TESSERA_DATA_DIR, 'events.db');
   if (options.mustExist && !existsSync(file)) throw new NoEventStore(file);
-  return new SqliteEventStore({ file });
+  return new SqliteEventStore({ file, ...(options.clock ? { clock: options.clock } : {}) });
 }
 
 export class NoEventStore extends Error {

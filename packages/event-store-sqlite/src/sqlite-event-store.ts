@@ -18,13 +18,15 @@ import {
 } from '@tessera/event-store';
 import { schema } from './sqlite-schema.js';
 import { createSqliteSubscription, type LiveTail } from './sqlite-subscription.js';
+import { systemClock, type Clock } from '@tessera/timing';
 
 export interface SqliteEventStoreOptions {
   /** Path of the database file; its folder is created. */
   readonly file: string;
   /** How often subscriptions look for events written by other processes. */
   readonly pollIntervalMs?: number;
-  readonly now?: () => number;
+  /** For `recordedAt`; default the system's. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -119,7 +121,7 @@ export class SqliteEventStore implements EventStore {
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma(`cache_size = -${cacheKiB}`);
     this.db.exec(schema);
-    this.now = options.now ?? Date.now;
+    this.now = () => (options.clock ?? systemClock).now();
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.snapshot = <T>(read: () => T): T => this.db.transaction(read)();
     this.file = options.file;

@@ -23,7 +23,7 @@ async function logRecordedAt(times: number[]): Promise<SqliteEventStore> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-position-before-'));
   dirs.push(dir);
   const clock = [...times];
-  const store = new SqliteEventStore({ file: join(dir, 'events.db'), now: () => clock.shift() ?? Number.NaN });
+  const store = new SqliteEventStore({ file: join(dir, 'events.db'), clock: { now: () => clock.shift() ?? Number.NaN } });
   for (let i = 0; i < times.length; i += 1) await store.append(`account-${randomUUID()}`, [{ event: registered() }], { expectedRevision: 'no_stream' });
   return store;
 }

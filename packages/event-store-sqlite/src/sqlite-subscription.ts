@@ -1,5 +1,5 @@
 import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
-import { EventStoreUnavailable, type SubscribeOptions } from '@tessera/event-store';
+import { EventStoreUnavailable, Wakeup, settledFromOutside, type SubscribeOptions } from '@tessera/event-store';
 
 /** The live tail of the log after a position: its events of the wanted types, and how far it was read. */
 export interface LiveTail {
@@ -31,27 +31,10 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
   let delivered = options.after;
   let live = false;
   let closed = false;
-  let wake: (() => void) | undefined;
-  let markCaughtUp!: () => void;
-  let failCaughtUp!: (error: unknown) => void;
-  const caughtUp = new Promise<void>((resolve, reject) => {
-    markCaughtUp = resolve;
-    failCaughtUp = reject;
-  });
-  // Rejected when the subscription fails before catching up; nobody awaiting it is no crash.
-  caughtUp.catch(() => undefined);
-  const unregister = registerWaker(() => wake?.());
-
-  const idle = () =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, pollIntervalMs);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
+  const caughtUp = settledFromOutside();
+  const newEvents = new Wakeup();
+  const unregister = registerWaker(() => newEvents.wake());
+  const idle = () => newEvents.wait(pollIntervalMs);
 
   const read = <T>(reading: () => T): T => {
     try {
@@ -93,24 +76,24 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
       // A full page is a backlog: read by type until it is gone.
       live = page.length < pageSize;
       if (live) {
-        markCaughtUp();
+        caughtUp.resolve();
         await idle();
       }
     }
   })().catch((error: unknown) => {
     closed = true;
     unregister();
-    failCaughtUp(error);
+    caughtUp.reject(error);
     if (options.onError) options.onError(error);
   });
 
   return {
-    caughtUp,
+    caughtUp: caughtUp.promise,
     lastPosition: () => delivered,
     close: async () => {
       closed = true;
       unregister();
-      wake?.();
+      newEvents.wake();
       await loop;
     },
   };

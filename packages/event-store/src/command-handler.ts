@@ -86,7 +86,10 @@ async function readState<Command, State, Event extends TesseraEvent>(
       : await store.readStream(handling.stream);
   const last = recorded[recorded.length - 1];
   if (!last) return { state: decider.initialState(), revision: 'no_stream' };
-  // The stream's events are the decider's: the stream name says which rules apply to it.
-  const state = recorded.reduce((folded, { event }) => decider.evolve(folded, event as Event), decider.initialState());
+  // The stream name says which rules apply to it; an event those rules do not know is a corrupt stream, never folded in.
+  const state = recorded.reduce((folded, { event }) => {
+    if (!decider.isEvent(event)) throw new Error(`stream ${handling.stream} holds a ${event.type} event, which its rules do not know`);
+    return decider.evolve(folded, event);
+  }, decider.initialState());
   return { state, revision: last.revision };
 }

@@ -199,9 +199,32 @@ describe('handleCommand', () => {
 
   it('appends nothing when the decision is empty', async () => {
     const { store } = storeWithAnotherWriter();
-    const nothing: Decider<null, null, AccountEvent> = { decide: () => [], evolve: (state) => state, initialState: () => null };
+    const nothing: Decider<null, null, AccountEvent> = { isEvent: accountDecider.isEvent, decide: () => [], evolve: (state) => state, initialState: () => null };
     const outcome = await handleCommand(store, { stream, decider: nothing, command: () => null, metadata: {} });
     expect(outcome).toEqual({ events: [], state: null, appended: undefined });
     expect(await store.headPosition()).toBeUndefined();
+  });
+
+  it('refuses a stream that holds an event its decider does not know, rather than fold it in', async () => {
+    const store = new InMemoryEventStore();
+    const issued: TokenIssued = {
+      type: 'TokenIssued',
+      v: 1,
+      familyId: 'fam-1',
+      accountId: 'acct-1',
+      credentialId: 'cred-1',
+      apiLoginId: 'tsl_1',
+      generation: 0,
+      refreshTokenHash: 'H'.repeat(43),
+      jti: 'jti-1',
+      scope: [],
+      issuedAt: 1,
+      accessExpiresAt: 2,
+      refreshExpiresAt: 3,
+    };
+    await store.append(stream, [{ event: issued }], { expectedRevision: 'no_stream' });
+    await expect(
+      handleCommand(store, { stream, decider: accountDecider, command: (): AccountCommand => ({ type: 'SetPermissions', permissions: [], now: 5 }), metadata: {} }),
+    ).rejects.toThrow(`stream ${stream} holds a TokenIssued event, which its rules do not know`);
   });
 });

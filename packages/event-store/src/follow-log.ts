@@ -1,10 +1,27 @@
-import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
+import { isRecordedOf, type EventOfType, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
 import type { SubscribeOptions, Subscription } from './event-store.js';
 
 /** A read model fed from the global log: the event types it wants and how it folds one in. */
 export interface LogReader {
   readonly types: readonly TesseraEventType[];
   apply(recorded: RecordedEvent): void;
+}
+
+/**
+ * A read model over the event types it lists, with a handler typed by that list: the handler
+ * sees exactly the events it asked for, so a list and a handler that disagree fail to compile.
+ */
+export function logReader<const Types extends readonly TesseraEventType[]>(
+  types: Types,
+  apply: (recorded: RecordedEvent<EventOfType<Types[number]>>) => void,
+): LogReader {
+  return {
+    types,
+    apply: (recorded) => {
+      // followLog hands a reader only the types it listed; the check keeps that promise for any caller.
+      if (isRecordedOf(types, recorded)) apply(recorded);
+    },
+  };
 }
 
 /**

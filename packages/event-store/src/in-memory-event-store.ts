@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TesseraEvent, type EventMetadata, type RecordedEvent } from '@tessera/contracts';
+import { systemClock, type Clock } from '@tessera/timing';
 import {
   EventStoreUnavailable,
   ExpectedRevisionConflict,
@@ -12,10 +13,11 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './event-store.js';
+import { Wakeup, settledFromOutside } from './delivery-signals.js';
 
 export interface InMemoryEventStoreOptions {
-  /** Epoch milliseconds, for `recordedAt` and `positionBefore`. */
-  readonly now?: () => number;
+  /** For `recordedAt` and `positionBefore`; default the system's. */
+  readonly clock?: Clock;
 }
 
 /** readAll's page when the caller gives no maxCount: the same as the SQLite and EventStoreDB adapters. */
@@ -37,7 +39,7 @@ export class InMemoryEventStore implements EventStore {
   private closed = false;
 
   constructor(options: InMemoryEventStoreOptions = {}) {
-    this.now = options.now ?? Date.now;
+    this.now = () => (options.clock ?? systemClock).now();
   }
 
   async append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
@@ -136,21 +138,14 @@ export class InMemoryEventStore implements EventStore {
   private startSubscription(options: SubscribeOptions): Subscription {
     let after = options.after;
     let closed = false;
-    let wake: (() => void) | undefined;
-    const waker = () => wake?.();
+    const newEvents = new Wakeup();
+    const waker = () => newEvents.wake();
     this.wakers.add(waker);
     const stop = () => {
       closed = true;
       this.wakers.delete(waker);
     };
-    let markCaughtUp!: () => void;
-    let failCaughtUp!: (error: unknown) => void;
-    const caughtUp = new Promise<void>((resolve, reject) => {
-      markCaughtUp = resolve;
-      failCaughtUp = reject;
-    });
-    // Rejected when the subscription fails before catching up; nobody awaiting it is no crash.
-    caughtUp.catch(() => undefined);
+    const caughtUp = settledFromOutside();
     const headAtStart = this.log.length;
 
     const loop = (async () => {
@@ -159,9 +154,8 @@ export class InMemoryEventStore implements EventStore {
       while (!closed) {
         const next = this.log[Number(after ?? 0n)];
         if (!next) {
-          markCaughtUp();
-          await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
+          caughtUp.resolve();
+          await newEvents.wait();
           continue;
         }
         if (!options.types || options.types.includes(next.event.type)) {
@@ -170,20 +164,20 @@ export class InMemoryEventStore implements EventStore {
           if (pending) await pending;
         }
         after = next.position;
-        if (after >= BigInt(headAtStart)) markCaughtUp();
+        if (after >= BigInt(headAtStart)) caughtUp.resolve();
       }
     })().catch((error: unknown) => {
       stop();
-      failCaughtUp(error);
+      caughtUp.reject(error);
       options.onError?.(error);
     });
 
     return {
-      caughtUp,
+      caughtUp: caughtUp.promise,
       lastPosition: () => after,
       close: async () => {
         stop();
-        wake?.();
+        newEvents.wake();
         await loop;
       },
     };

@@ -1,5 +1,7 @@
 export * from './event-store.js';
 export { InMemoryEventStore, type InMemoryEventStoreOptions } from './in-memory-event-store.js';
 export { handleCommand, type CommandHandling, type CommandOutcome, type CommandStore } from './command-handler.js';
-export { followLog, type LogReader } from './follow-log.js';
+export { followLog, logReader, type LogReader } from './follow-log.js';
+export { readAllOf } from './read-all-of.js';
 export { guardAvailability, type Availability, type AvailabilityOptions, type GuardedEventStore, type ResilientSubscription } from './store-availability.js';
+export { Wakeup, settledFromOutside, type Settled } from './delivery-signals.js';

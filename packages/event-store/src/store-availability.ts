@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '@tessera/contracts';
+import { Retry, systemClock, type Clock } from '@tessera/timing';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from './event-store.js';
 
 /** Whether the store can take an append now, and if not, why (for /readyz and the logs). */
@@ -10,7 +11,7 @@ export interface AvailabilityOptions {
   readonly maxBackoffMs?: number;
   /** Told of every change, so the process can log "lost the store" and "store is back" once each. */
   readonly onChange?: (availability: Availability) => void;
-  readonly now?: () => number;
+  readonly clock?: Clock;
 }
 
 /** A subscription that outlives the connection it started on. */
@@ -43,12 +44,12 @@ class SubscriberFailure extends Error {
  * Errors thrown by a subscriber itself are not retried: they reach `onError` as before.
  */
 export function guardAvailability(store: EventStore, options: AvailabilityOptions = {}): GuardedEventStore {
-  const minBackoffMs = options.minBackoffMs ?? 250;
-  const maxBackoffMs = options.maxBackoffMs ?? 5_000;
-  const now = options.now ?? Date.now;
+  const backoff = { initialMs: options.minBackoffMs ?? 250, maxMs: options.maxBackoffMs ?? 5_000 };
+  const clock = options.clock ?? systemClock;
   let state: Availability = { available: true };
   let probeTimer: NodeJS.Timeout | undefined;
-  let probeBackoffMs = minBackoffMs;
+  /** Probes while the store is down; the outage itself is logged once each way, through onChange. */
+  const probing = new Retry({ backoff, clock });
   let closed = false;
   const waiters = new Set<{ resolve: () => void; reject: (error: unknown) => void }>();
 
@@ -63,25 +64,24 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
 
   function markUnavailable(cause: string): void {
     if (closed) return;
-    if (state.available) change({ available: false, cause, sinceMs: now() });
-    scheduleProbe();
+    if (state.available) change({ available: false, cause, sinceMs: clock.now() });
+    scheduleProbe(cause);
   }
 
   function markAvailable(): void {
-    probeBackoffMs = minBackoffMs;
+    probing.succeeded();
     if (!state.available) change({ available: true });
   }
 
-  function scheduleProbe(): void {
+  function scheduleProbe(cause: unknown): void {
     if (probeTimer || closed) return;
     probeTimer = setTimeout(() => {
       probeTimer = undefined;
       store.probe().then(markAvailable, (error: unknown) => {
         if (!state.available) state = { ...state, cause: describe(error) };
-        probeBackoffMs = Math.min(probeBackoffMs * 2, maxBackoffMs);
-        scheduleProbe();
+        scheduleProbe(error);
       });
-    }, probeBackoffMs);
+    }, probing.failed(cause));
     // A pending probe must not keep a process alive that is otherwise done.
     probeTimer.unref();
   }
@@ -102,7 +102,7 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
     let live = false;
     let stopped = false;
     let reopenTimer: NodeJS.Timeout | undefined;
-    let backoffMs = minBackoffMs;
+    const reopening = new Retry({ backoff, clock });
     let markCaughtUp!: () => void;
     const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
 
@@ -127,9 +127,8 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
       reopenTimer = setTimeout(() => {
         reopenTimer = undefined;
         open();
-      }, backoffMs);
+      }, reopening.failed(cause));
       reopenTimer.unref();
-      backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
     };
 
     const open = (): void => {
@@ -164,7 +163,7 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
         () => {
           if (current !== opened) return;
           live = true;
-          backoffMs = minBackoffMs;
+          reopening.succeeded();
           markCaughtUp();
         },
         // A failed catch-up is reported through onError as well; that path reopens.

@@ -13,6 +13,7 @@
  * one starts or the owner closes it. Where the new one starts reading is the owner's business
  * (`start`): the feed resumes after the last event it handed on.
  */
+import { Retry, type BackoffPolicy } from '@tessera/timing';
 
 /** What the supervisor needs of a consumer: kafkajs' crash event, and a way to let go of it. */
 export interface CrashingConsumer {
@@ -29,8 +30,8 @@ export interface ConsumerSupervisorOptions<C extends CrashingConsumer> {
   onCrash(error: Error, restarting: boolean): void;
   /** A replacement is running after `attempt` tries; or a try failed with `error`. */
   onReplacement(outcome: { readonly attempt: number; readonly error?: unknown }): void;
-  /** Wait before try `attempt` (1, 2, …). Default: 500 ms doubling to 10 s. */
-  readonly delayMs?: (attempt: number) => number;
+  /** Waits between tries. Default: 500 ms doubling to 10 s. */
+  readonly backoff?: BackoffPolicy;
 }
 
 export interface ConsumerSupervisor {
@@ -41,10 +42,8 @@ export interface ConsumerSupervisor {
   close(): Promise<void>;
 }
 
-const defaultDelayMs = (attempt: number) => Math.min(10_000, 500 * 2 ** (attempt - 1));
-
 export function superviseConsumer<C extends CrashingConsumer>(options: ConsumerSupervisorOptions<C>): ConsumerSupervisor {
-  const delayMs = options.delayMs ?? defaultDelayMs;
+  const replacing = new Retry({ backoff: options.backoff ?? { initialMs: 500, maxMs: 10_000 } });
   let current: C | undefined;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -55,12 +54,15 @@ export function superviseConsumer<C extends CrashingConsumer>(options: ConsumerS
     consumer.on('consumer.crash', ({ payload }) => {
       options.onCrash(payload.error, payload.restart);
       // A crash of a consumer already replaced or closed is that consumer's last word.
-      if (!payload.restart && consumer === current && !closed) replaceAfter(1);
+      if (!payload.restart && consumer === current && !closed) replaceAfter(payload.error);
     });
     return consumer;
   };
 
-  const replaceAfter = (attempt: number) => {
+  /** Counts the failure (the crash, or a replacement that could not start) and tries again after the backoff. */
+  const replaceAfter = (failure: unknown) => {
+    const wait = replacing.failed(failure);
+    const attempt = replacing.failures;
     timer = setTimeout(() => {
       timer = undefined;
       if (closed) return;
@@ -73,14 +75,15 @@ export function superviseConsumer<C extends CrashingConsumer>(options: ConsumerS
             return;
           }
           replacements += 1;
+          replacing.succeeded();
           options.onReplacement({ attempt });
         },
         (error: unknown) => {
           options.onReplacement({ attempt, error });
-          if (!closed && replacement === current) replaceAfter(attempt + 1);
+          if (!closed && replacement === current) replaceAfter(error);
         },
       );
-    }, delayMs(attempt));
+    }, wait);
   };
 
   return {

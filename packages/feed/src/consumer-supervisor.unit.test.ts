@@ -36,7 +36,7 @@ function world(startOutcomes: ('runs' | 'fails')[] = []) {
     },
     onCrash: (error, restarting) => crashes.push({ message: error.message, restarting }),
     onReplacement: ({ attempt, error }) => replacements.push({ attempt, failed: error !== undefined }),
-    delayMs: (attempt) => attempt * 100,
+    backoff: { initialMs: 100, maxMs: 10_000 },
   });
   return { supervisor, created, started, crashes, replacements };
 }
@@ -78,7 +78,7 @@ describe('consumer supervisor', () => {
     expect(started).toEqual([1, 2]);
     await vi.advanceTimersByTimeAsync(1);
     expect(started).toEqual([1, 2, 3]);
-    await vi.advanceTimersByTimeAsync(300);
+    await vi.advanceTimersByTimeAsync(400);
     expect(started).toEqual([1, 2, 3, 4]);
     expect(replacements).toEqual([
       { attempt: 1, failed: true },

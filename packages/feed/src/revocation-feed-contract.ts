@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '@tessera/contracts';
 import { FeedClosed, type FeedConsumer, type FeedEvent, type RevocationFeed } from './revocation-feed.js';
 import { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from './sample-events.js';
+import { epochSeconds, systemClock } from '@tessera/timing';
 
 export interface RevocationFeedFixture {
   readonly feed: RevocationFeed;
   readonly teardown: () => Promise<void>;
 }
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
+const nowSeconds = () => epochSeconds(systemClock);
 
 /**
  * The behaviour every RevocationFeed adapter must have. Families, keys and groups are unique
@@ -20,7 +21,7 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
     let fixture: RevocationFeedFixture;
     let feed: RevocationFeed;
     const consumers: FeedConsumer[] = [];
-    const record = createRecorder(BigInt(Date.now()) * 1000n);
+    const record = createRecorder(BigInt(systemClock.now()) * 1000n);
 
     beforeAll(async () => {
       fixture = await createFixture();
@@ -124,7 +125,7 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
       const own = await createFixture();
       try {
         const [oldFamily, newFamily] = families(2) as [string, string];
-        const twoHoursAgo = Date.now() - 2 * 3600_000;
+        const twoHoursAgo = systemClock.now() - 2 * 3600_000;
         const old = [record(tokenRevoked(oldFamily, 0, Math.floor(twoHoursAgo / 1000)), twoHoursAgo)];
         const recent = [record(tokenRevoked(newFamily, 3, nowSeconds()))];
         await own.feed.publish(old);
@@ -132,7 +133,7 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
         const received: string[] = [];
         const consumer = await own.feed.consume({
           groupId: `contract-${randomUUID()}`,
-          since: Date.now() - 3600_000,
+          since: systemClock.now() - 3600_000,
           onEvent: (delivered) => void received.push(delivered.eventId),
         });
         await consumer.ready;
@@ -145,7 +146,7 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
 
     it('is ready at once when nothing is recorded after `since`, then delivers what arrives', async () => {
       const [familyId] = families(1) as [string];
-      const { received, consumer } = await collect(new Set([familyId]), { since: Date.now() + 3600_000 });
+      const { received, consumer } = await collect(new Set([familyId]), { since: systemClock.now() + 3600_000 });
       await consumer.ready;
       expect(received).toEqual([]);
       // `since` chooses where to start, it is not a filter: what is published later is delivered.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent, SigningKeyPublished, TesseraEvent, TokenRevoked, TokenRotated } from '@tessera/contracts';
 import { streams } from '@tessera/contracts';
+import { systemClock } from '@tessera/timing';
 
 /**
  * Valid events for feed tests and the shipped contract suite (not in testing/, which the build
@@ -46,7 +47,7 @@ function streamOf(event: TesseraEvent): string {
 export function createRecorder(firstPosition = 1n) {
   let position = firstPosition;
   const revisions = new Map<string, bigint>();
-  return (event: TesseraEvent, recordedAt = Date.now()): RecordedEvent => {
+  return (event: TesseraEvent, recordedAt = systemClock.now()): RecordedEvent => {
     const stream = streamOf(event);
     const revision = (revisions.get(stream) ?? -1n) + 1n;
     revisions.set(stream, revision);

@@ -2,25 +2,26 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { Problem } from '@tessera/contracts';
 import { problemTypes, sendProblem } from './problem.js';
+import { problemFor } from './problem-table.js';
 import { trackRouteMethods } from './route-methods.js';
 
 /**
  * The one place that turns errors into HTTP answers: every 4xx is problem+json, and a 5xx
- * never carries a stack trace or driver message. Domain and token errors arrive already
- * mapped by the routes; this handles what fastify and the validator throw.
+ * never carries a stack trace or driver message. Errors with a code in the problem table (the
+ * domain's, the issuer's, the ports') are answered from it; then what fastify and the validator
+ * throw; anything else is a 500.
  */
 export function installErrorHandlers(app: FastifyInstance): void {
   const routes = trackRouteMethods(app);
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (unavailableCodes.has(error.code)) {
-      // An outage, not a bug: the client may retry, and nothing was answered 200 without a durable append.
-      request.log.warn({ err: { type: error.name, code: error.code, message: error.message } }, 'request refused during an outage');
-      return sendProblem(reply.header('retry-after', String(retryAfterSeconds)), {
-        type: problemTypes.unavailable,
-        title: 'Service Unavailable',
-        status: 503,
-        detail: unavailableCodes.get(error.code),
-      });
+    const known = problemFor(error);
+    if (known) {
+      const { problem, rule } = known;
+      // An outage's cause is for the operator; a refusal's code is enough (its message is the client's).
+      const fields = rule.log.level === 'warn' ? { err: { type: error.name, code: error.code, message: error.message } } : { refusal: error.code };
+      request.log[rule.log.level](fields, rule.log.message);
+      if (rule.retryAfterSeconds !== undefined) reply.header('retry-after', String(rule.retryAfterSeconds));
+      return sendProblem(reply, problem);
     }
     const problem = toProblem(error);
     if (problem.status >= 500) request.log.error({ err: { type: error.name, code: error.code, message: error.message } }, 'request failed');
@@ -50,17 +51,6 @@ export function installErrorHandlers(app: FastifyInstance): void {
   });
   app.setNotFoundHandler(answerUnrouted);
 }
-
-/**
- * Error codes (the ports' typed errors, matched by code so no HTTP package imports an adapter)
- * that mean "try again shortly", with the detail a client sees. The cause stays in the log.
- */
-const unavailableCodes = new Map<string, string>([
-  ['ERR_EVENT_STORE_UNAVAILABLE', 'the event store cannot take the change now; try again shortly'],
-  ['ERR_SIGNING_KEY_UNAVAILABLE', 'the issuer has no usable signing key yet; try again shortly'],
-]);
-/** The store is probed with backoff capped at 5 s; a client that waits 2 s usually finds it back. */
-const retryAfterSeconds = 2;
 
 function toProblem(error: FastifyError): Problem {
   if (hasZodFastifySchemaValidationErrors(error)) {

@@ -3,3 +3,4 @@ export * from './error-handler.js';
 export * from './bearer-challenge.js';
 export * from './client-error.js';
 export * from './problem-responses.js';
+export * from './problem-table.js';

@@ -1,5 +1,6 @@
 import {
   accountEventTypes,
+  isEventOf,
   signingKeyEventTypes,
   tokenCutEventTypes,
   type AccountEvent,
@@ -11,8 +12,8 @@ import {
 } from '@tessera/contracts';
 import { mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
 import { createKafkaFeed, privateGroupId, type Delivery, type FeedConsumer, type FeedEvent } from '@tessera/feed';
+import { Retry, registerCounter, type Host } from '@tessera/host';
 import { createPositionDeduper } from '@tessera/revocations';
-import { registerCounter, type Host } from '@tessera/server';
 
 /**
  * The read models another region's events land in. Each is optional: an issuer has no
@@ -43,9 +44,8 @@ export function mirroredTopicsOf(config: TesseraConfig): MirroredTopic[] {
   ]);
 }
 
-const keyTypes = new Set<string>(signingKeyEventTypes);
-const cutTypes = new Set<string>(tokenCutEventTypes);
-const accountTypes = new Set<string>(accountEventTypes);
+/** What the revocation topic carries into the projection: rotations, revocations and cuts. */
+const projectionTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes] as const;
 
 /**
  * Routes one mirrored event to the read models. Each topic feeds what it is the source of, so an
@@ -56,16 +56,16 @@ const accountTypes = new Set<string>(accountEventTypes);
  */
 function routeEvent(event: TesseraEvent, carries: MirroredTopic['carries'], targets: MirrorTargets): boolean {
   if (carries === 'accounts') {
-    if (!accountTypes.has(event.type) || !targets.accounts) return false;
-    targets.accounts.apply(event as AccountEvent);
+    if (!isEventOf(accountEventTypes, event) || !targets.accounts) return false;
+    targets.accounts.apply(event);
     return true;
   }
-  if (keyTypes.has(event.type)) {
-    targets.keys?.apply(event as SigningKeyEvent);
+  if (isEventOf(signingKeyEventTypes, event)) {
+    targets.keys?.apply(event);
     return targets.keys !== undefined;
   }
-  if (event.type === 'TokenRotated' || event.type === 'TokenRevoked' || cutTypes.has(event.type)) {
-    targets.projection?.apply(event as TokenRotated | TokenRevoked | TokenCutEvent);
+  if (isEventOf(projectionTypes, event)) {
+    targets.projection?.apply(event);
     return targets.projection !== undefined;
   }
   return false;
@@ -91,10 +91,9 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
   const brokers = config.TESSERA_KAFKA_BROKERS;
   let applied = 0;
   let duplicates = 0;
-  let closing = false;
+  const closing = new AbortController();
   const consumers: FeedConsumer[] = [];
   const feeds: ReturnType<typeof createKafkaFeed>[] = [];
-  const retryMs = 2_000;
 
   for (const mirrored of topics) {
     let state: 'missing' | 'catching up' | 'ready' = 'missing';
@@ -115,10 +114,15 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
       }
       if (routeEvent(feedEvent.event, mirrored.carries, targets)) applied += 1;
     };
+    // Once at first, then every half minute: a region without its mirror yet is a setup step, not an emergency.
+    const following = new Retry({
+      backoff: { initialMs: 2_000, maxMs: 2_000 },
+      clock: host.clock,
+      log: { logger: log, failing: 'mirrored topic not available yet; retrying', every: 15, fields: () => ({ topic: mirrored.topic }) },
+    });
     const follow = async (): Promise<void> => {
-      let attempts = 0;
-      while (!closing) {
-        try {
+      const outcome = await following.run(
+        async () => {
           const consumer = await feed.consume({
             groupId: privateGroupId(`tessera-mirror-${mirrored.region}`),
             since: 0,
@@ -128,16 +132,12 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
           consumers.push(consumer);
           state = 'catching up';
           await consumer.ready;
-          state = 'ready';
-          log.info({ topic: mirrored.topic, region: mirrored.region }, 'following mirrored topic');
-          return;
-        } catch (error) {
-          attempts += 1;
-          // Once at first, then every half minute: a region without its mirror yet is a setup step, not an emergency.
-          if (attempts === 1 || attempts % 15 === 0) log.warn({ err: error, topic: mirrored.topic, attempts }, 'mirrored topic not available yet; retrying');
-          await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
-        }
-      }
+        },
+        { signal: closing.signal },
+      );
+      if (!outcome.done) return;
+      state = 'ready';
+      log.info({ topic: mirrored.topic, region: mirrored.region }, 'following mirrored topic');
     };
     // Not awaited: the start goes on, and /readyz says what is still missing.
     follow().catch((error: unknown) => host.fatal(error, `following mirrored topic ${mirrored.topic} failed`));
@@ -146,7 +146,7 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
   registerCounter(host.metrics, 'tessera_mirrored_events_applied_total', 'Events from other regions\' mirrored topics applied to this process\'s read models', () => applied);
   registerCounter(host.metrics, 'tessera_mirrored_events_duplicate_total', 'Redelivered mirrored events dropped by log position', () => duplicates);
   host.onClose(async () => {
-    closing = true;
+    closing.abort();
     await Promise.all(consumers.map((consumer) => consumer.close().catch(() => undefined)));
     await Promise.all(feeds.map((feed) => feed.close().catch(() => undefined)));
   });

@@ -3,6 +3,7 @@ import type { SigningKeyEvent } from '@tessera/contracts';
 import { consoleLogger, type Delivery, type FeedConsumer, type FeedEvent, type FeedLogger, type RevocationFeed } from '@tessera/feed';
 import { RevocationProjection, type CutCandidate } from '@tessera/verification';
 import { createPositionDeduper } from './position-deduper.js';
+import { systemClock } from '@tessera/timing';
 
 export interface RevocationConsumerOptions {
   readonly feed: RevocationFeed;
@@ -51,7 +52,7 @@ export interface RevocationConsumer {
  */
 export async function startRevocationConsumer(options: RevocationConsumerOptions): Promise<RevocationConsumer> {
   const clockSkewSeconds = options.clockSkewSeconds ?? 60;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock.now;
   const logger = options.logger ?? consoleLogger;
   const projection = new RevocationProjection({ clockSkewSeconds });
   // Set the projection's clock before the rebuild, so it skips what has expired.

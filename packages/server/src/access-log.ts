@@ -17,7 +17,7 @@ const probes = new Set(['/healthz', '/readyz', '/metrics']);
  * path without the query, request id, address, status, time), so redaction found nothing to
  * censor in it, yet cost ~18 µs a line (its wildcard paths clone and re-stringify each field),
  * plus ~4 µs for the request's child logger. That was ~4 % of a durable issuance's CPU
- * (issue 14). The line's bytes are the same as before: reqId, req, res, responseTime, msg.
+ * in the profile. The line's bytes are the same as before: reqId, req, res, responseTime, msg.
  */
 export function logEachRequestOnce(app: FastifyInstance): void {
   // buildApp makes fastify's logger from pino options: app.log is that pino root logger.

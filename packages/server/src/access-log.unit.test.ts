@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Fastify, { LogController } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { logEachRequestOnce } from './access-log.js';
-import { loggerOptions } from './logger.js';
+import { loggerOptions } from '@tessera/host';
 
 /** A fastify app logging as buildApp's does (redacting pino, fastify's own request lines off), lines captured. */
 async function appLoggingAt(level: string) {
@@ -13,7 +13,7 @@ async function appLoggingAt(level: string) {
       done();
     },
   });
-  const options = loggerOptions(level) as Record<string, unknown>;
+  const options = loggerOptions(level);
   const app = Fastify({ logger: { ...options, stream }, logController: new LogController({ disableRequestLogging: true }) });
   logEachRequestOnce(app);
   app.post('/v5/Authorization/get-oauth-token', async () => ({ token: 'eyJ.secret.value' }));

@@ -1,11 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppParts } from './app.js';
-import { serveMetrics } from './metrics.js';
+import { serveMetrics } from './http-metrics.js';
 
-/**
- * A route registrar for the admin listener. The admin API of a later issue registers here; it
- * gets the app alone, as the admin listener serves no interface version.
- */
+/** A route registrar for the admin listener: it gets the app alone, as that listener serves no interface version. */
 export type AdminRouteRegistrar = (app: FastifyInstance) => Promise<void>;
 
 /**

@@ -2,17 +2,24 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { loggerOptions, type Metrics, type Readiness } from '@tessera/host';
 import { answerClientError, installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
 import { logEachRequestOnce } from './access-log.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
-import { loggerOptions } from './logger.js';
-import { countOutcomes, type Metrics } from './metrics.js';
+import { countOutcomes } from './http-metrics.js';
 import { builtInRouteSchemas, registerOpenApi } from './openapi.js';
-import type { Readiness } from './readiness.js';
-import type { Listener, RouteRegistrar } from './host.js';
 import { capConnections } from './connection-caps.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { serverOptions, type TransportSettings } from './transport.js';
+
+/** Which interfaces one listener serves: both on the one port, or v5 and v1 apart (TESSERA_LEGACY_PORT). */
+export interface Listener {
+  readonly v5: boolean;
+  readonly v1: boolean;
+}
+
+/** A service's routes, registered on each listener's app. */
+export type RouteRegistrar = (app: FastifyInstance, listener: Listener) => Promise<void>;
 
 export interface AppParts {
   readonly tls?: { cert: string; key: string };
@@ -36,7 +43,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   const app = Fastify({
     // TLS policy and timeouts: transport.ts.
     ...serverOptions(parts.tls, parts.transport),
-    logger: parts.logStream && logger && typeof logger === 'object' ? { ...logger, stream: parts.logStream } : logger,
+    logger: parts.logStream ? { ...logger, stream: parts.logStream } : logger,
     bodyLimit: bodyLimitBytes,
     // access-log.ts writes one line per request instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -50,11 +57,10 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     // What Node's parser refuses (unknown method, bad header, 431, 408) is problem+json too.
     clientErrorHandler: answerClientError,
   });
-  // --- Transport hardening (issue 11): connection caps, and headers on every answer. ---
+  // Transport hardening: connection caps, and headers on every answer.
   const { metrics } = parts;
   if (parts.transport) capConnections(app.server, parts.transport, (reason) => metrics.connectionsRefused.inc({ reason }));
   addSecurityHeaders(app);
-  // --- end of transport hardening ---
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(app);
@@ -70,7 +76,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   // would answer from a partial log. After that an outage is answered where it bites (a token
   // operation that cannot append gets its 503) while verification goes on from memory.
   // Callback hooks on every request's path, not async ones: each async hook costs a promise and a
-  // microtask turn per request (issue 14: the protected request against a bare route).
+  // microtask turn per request (measured on the protected request against a bare route).
   app.addHook('onRequest', (request, reply, done) => {
     if (readiness.hasStarted() || readiness.isReady() || alwaysAnswered.has(request.routeOptions.url ?? '')) return done();
     // Answered here: the callback is not called, so the chain stops (fastify's rule for callback hooks).

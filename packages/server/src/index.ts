@@ -1,12 +1,8 @@
-export { buildApp, bodyLimitBytes, type AppParts } from './app.js';
+export { buildApp, bodyLimitBytes, type AppParts, type Listener, type RouteRegistrar } from './app.js';
 export { buildAdminApp, type AdminRouteRegistrar } from './admin-app.js';
 export { securityHeaders } from './security-headers.js';
 export { tls12Ciphers, tls13Ciphers, tlsPolicy } from './tls-policy.js';
 export { transportSettings, type TransportSettings } from './transport.js';
-export { runHost, type Composition, type Host, type Listener, type Role, type RouteRegistrar, type RunningServer, type StartOptions } from './host.js';
-export { followInto, nowSeconds, openGuardedStore, untilAvailable, type Follower } from './log-store.js';
-export { createMetrics, registerCounter, registerGauges, type Metrics } from './metrics.js';
-export { loadTlsMaterial } from './tls.js';
-export { redactedPaths } from './logger.js';
-export { StartFailure } from './listen.js';
-export { createReadiness, type Readiness } from './readiness.js';
+export { buildApps, runHost, type BuiltApps, type Compose, type Composition, type RunningServer, type StartOptions } from './serve.js';
+export { countOutcomes, serveMetrics } from './http-metrics.js';
+export { loadTlsMaterial, type TlsMaterial } from './tls.js';

@@ -1,12 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-
-/** A start that cannot happen: the message is the one line an operator reads. */
-export class StartFailure extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StartFailure';
-  }
-}
+import { StartFailure } from '@tessera/host';
 
 const reasons: Record<string, string> = {
   EADDRINUSE: 'the port is already in use',

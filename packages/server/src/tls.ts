@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import type { TesseraConfig } from '@tessera/config';
+import { systemClock, type Clock } from '@tessera/timing';
 
 export interface TlsMaterial {
   readonly cert: string;
@@ -11,7 +12,7 @@ export interface TlsMaterial {
 }
 
 /** HTTPS only (spec 5.9): the operator's certificate, or one made on first start and kept. */
-export async function loadTlsMaterial(config: TesseraConfig): Promise<TlsMaterial> {
+export async function loadTlsMaterial(config: TesseraConfig, clock: Clock = systemClock): Promise<TlsMaterial> {
   if (config.TESSERA_TLS_CERT && config.TESSERA_TLS_KEY) {
     return { cert: readFileSync(config.TESSERA_TLS_CERT, 'utf8'), key: readFileSync(config.TESSERA_TLS_KEY, 'utf8'), selfSigned: false };
   }
@@ -20,7 +21,7 @@ export async function loadTlsMaterial(config: TesseraConfig): Promise<TlsMateria
   const keyFile = join(dir, 'self-signed.key');
   if (!existsSync(certFile) || !existsSync(keyFile)) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const notAfterDate = new Date();
+    const notAfterDate = new Date(clock.now());
     notAfterDate.setFullYear(notAfterDate.getFullYear() + 1);
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',

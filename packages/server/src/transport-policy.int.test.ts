@@ -8,13 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '@tessera/config';
 import { buildApp } from './app.js';
-import { createMetrics } from './metrics.js';
-import { createReadiness } from './readiness.js';
+import { createMetrics, createReadiness } from '@tessera/host';
 import { loadTlsMaterial } from './tls.js';
 import { transportSettings } from './transport.js';
 
 /**
- * The TLS a real listener offers, asked by openssl as a scanner would ask it (issue 11, point 5),
+ * The TLS a real listener offers, asked by openssl as a scanner would ask it,
  * and the headers on its answers. The certificate is the self-signed one Tessera makes: a P-256
  * key, so the ECDSA suites are the ones that can be negotiated.
  */

@@ -1,4 +1,5 @@
 import type { PublicKeySet } from '@tessera/tokens';
+import { systemClock } from '@tessera/timing';
 
 interface Jwks {
   keys?: { kid?: unknown; kty?: unknown; crv?: unknown; x?: unknown; y?: unknown }[];
@@ -13,7 +14,7 @@ export async function loadJwks(url: string, keys: PublicKeySet, options: { timeo
   const answer = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
   if (!answer.ok) throw new Error(`could not load the issuer's JWKS from ${url}: HTTP ${answer.status}`);
   const jwks = (await answer.json()) as Jwks;
-  const at = Math.floor((options.now ?? Date.now)() / 1000);
+  const at = Math.floor((options.now ?? systemClock.now)() / 1000);
   for (const key of jwks.keys ?? []) {
     const { kid, kty, crv, x, y } = key;
     if (typeof kid === 'string' && kty === 'EC' && crv === 'P-256' && typeof x === 'string' && typeof y === 'string') {

@@ -1,3 +1,5 @@
+import { systemClock } from '@tessera/timing';
+
 /**
  * A token signed by a key this verifier has not heard of yet — `tessera keys rotate` just ran,
  * and the key event is still on its way through the log or Kafka — is worth one look at the
@@ -5,7 +7,7 @@
  * single-flight and at most one per cooldown: a flood of forged kids costs one load per cooldown.
  */
 export function createKeyRefresh(load: () => Promise<void>, options: { cooldownMs: number; now?: () => number }): () => Promise<void> {
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock.now;
   let inFlight: Promise<void> | undefined;
   let lastStarted = Number.NEGATIVE_INFINITY;
   return () => {

@@ -1,4 +1,5 @@
 import kafkajs from 'kafkajs';
+import { Retry, systemClock } from '@tessera/timing';
 
 /**
  * A fresh broker creates __consumer_offsets on the first group request, and kafkajs backs off
@@ -8,18 +9,10 @@ import kafkajs from 'kafkajs';
 export async function warmUpKafka(brokers: string, timeoutMs = 30_000): Promise<void> {
   const kafka = new kafkajs.Kafka({ clientId: 'tessera-warm-up', brokers: brokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
   const admin = kafka.admin({ retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 500 } });
-  const deadline = Date.now() + timeoutMs;
   try {
     await admin.connect();
-    for (;;) {
-      try {
-        await admin.describeGroups(['tessera-warm-up']);
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    const outcome = await new Retry({ backoff: { initialMs: 100, maxMs: 100 } }).run(() => admin.describeGroups(['tessera-warm-up']), { deadlineMs: systemClock.now() + timeoutMs });
+    if (!outcome.done) throw outcome.error;
   } finally {
     await admin.disconnect();
   }

@@ -1,0 +1,82 @@
+// Tessera's layering, as rules CI checks (`npm run layering`). docs/architecture.md's package map is
+// generated from the same rules and the same cruise (`npm run architecture`), so the map cannot drift.
+//
+// The rooms: `packages/` holds libraries only; `apps/` holds the runnable roles, each a `main` that
+// runs its role's wiring (a `compose…(host)` library function) on a host. The published packages
+// are the ones downstream teams install.
+const published = ['client', 'contracts', 'tokens', 'http', 'verification', 'feed', 'revocations', 'timing'];
+const publishedPath = `^packages/(${published.join('|')})/`;
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'library-imports-no-app',
+      comment: 'A library (packages/) never imports a runnable role (apps/): roles are composition roots, and nothing builds on them.',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^apps/' },
+    },
+    {
+      name: 'app-imports-no-other-app',
+      comment: 'A role never imports another role: the all-in-one calls the roles\' compose functions, not their mains.',
+      severity: 'error',
+      from: { path: '^apps/([^/]+)/', pathNot: '^apps/cli/' },
+      to: { path: '^apps/', pathNot: '^apps/$1/' },
+    },
+    {
+      name: 'cli-loads-mains-lazily',
+      comment: 'The CLI is the one dispatcher: it may load a role\'s main, but only with import() by subcommand, so an admin command loads no server.',
+      severity: 'error',
+      from: { path: '^apps/cli/' },
+      to: { path: '^apps/(?!cli/)', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
+      name: 'domain-is-pure',
+      comment: 'The domain decides and evolves, with time passed in: it imports the event contracts and nothing with I/O.',
+      severity: 'error',
+      from: { path: '^packages/domain/' },
+      to: { pathNot: ['^packages/(domain|contracts)/', '^(node:)?crypto$'] },
+    },
+    {
+      name: 'published-needs-only-published',
+      comment: 'What downstream teams install depends only on other published packages: never on the kernel, the server or a role.',
+      severity: 'error',
+      from: { path: publishedPath },
+      to: { path: '^packages/', pathNot: publishedPath },
+    },
+    {
+      name: 'kernel-knows-no-http',
+      comment: 'The runtime kernel (host) carries no web framework: a read model, a relay or a follower runs on it in a worker or a CLI.',
+      severity: 'error',
+      from: { path: '^packages/host/' },
+      to: { path: ['^packages/(server|http)/', 'node_modules/(fastify|@fastify)'] },
+    },
+    {
+      name: 'followers-need-no-http',
+      comment: 'The audit index, the mirror followers and the relay depend on the kernel, not on HTTP.',
+      severity: 'error',
+      from: { path: '^packages/(audit|mirror|relay)/' },
+      to: { path: ['^packages/server/', 'node_modules/(fastify|@fastify)'] },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No module reaches itself through its imports.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    // Tests and test support may reach across rooms to set up what they check; the rules are about the product.
+    exclude: { path: ['\\.test\\.ts$', '/testing/', '/dist/', 'node_modules'] },
+    includeOnly: { path: ['^packages/', '^apps/', 'node_modules', '^(node:)?[a-z_]+$'] },
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Type-only imports are dependencies too: a package that names another's types needs it installed.
+    tsPreCompilationDeps: true,
+    // Workspace packages resolve to their sources, as the tests and the type check read them.
+    enhancedResolveOptions: { conditionNames: ['tessera-source', 'import', 'node', 'default'], extensions: ['.ts', '.js'] },
+    combinedDependencies: false,
+  },
+};

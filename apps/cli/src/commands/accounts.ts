@@ -1,0 +1,152 @@
+import { createAccountService, InvalidAccountInput, listAccounts, type AccountService } from '@tessera/accounts';
+import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
+import { DomainError } from '@tessera/domain';
+import type { EventStore } from '@tessera/event-store';
+import { withAdminContext, withExistingLog } from '../admin-store.js';
+import { CliError, NotFound } from '../cli-error.js';
+import type { CommandContext } from '../command-context.js';
+import { parseCommandOptions } from '../command-options.js';
+import { print, shown } from '../output.js';
+
+const options = {
+  name: { type: 'string' },
+  permission: { type: 'string', multiple: true },
+  legacy: { type: 'boolean' },
+  json: { type: 'boolean' },
+  account: { type: 'string' },
+  'api-login-id': { type: 'string' },
+  apiid: { type: 'string' },
+  none: { type: 'boolean' },
+  'revoke-tokens': { type: 'boolean' },
+} as const;
+
+const secretsNotice = 'The secrets below are shown once: store them now. Tessera keeps only keyed hashes.';
+
+/** `tessera accounts …`: parse the flags, call the account service, print its answer. */
+export async function runAccounts(command: CommandContext, argv: string[]): Promise<number> {
+  const [subcommand, ...rest] = argv;
+  const { values } = parseCommandOptions(rest, options);
+  const permissions = values.permission ?? [];
+  const json = values.json ?? false;
+  // Reading only: no store or hashing key is made where there is none.
+  if (subcommand === 'list') return withExistingLog(command, (store) => list(store, json));
+  const revokeTokens = values['revoke-tokens'] ?? false;
+  if (revokeTokens && !['rotate-key', 'set-permissions', 'revoke-legacy-key'].includes(subcommand ?? '')) {
+    throw new CliError('--revoke-tokens goes with rotate-key, set-permissions or revoke-legacy-key');
+  }
+  return withAdminContext(command, async ({ store, hasher, now }) => {
+    // How long a cut must last comes from the tokens in the log (docs/decisions/0011), read only when one is made.
+    const accounts = createAccountService({ store, hasher, now: () => now, actor: 'cli', longestTokenLifetime: () => longestLiveTokenLifetime(store, now) });
+    try {
+      switch (subcommand) {
+        case 'create':
+          return await create(accounts, required(values.name, '--name', ' (1 to 200 characters)'), permissions, values.legacy ?? false, json);
+        case 'rotate-key':
+          return await rotateKey(accounts, values.account, values['api-login-id'], revokeTokens, json);
+        case 'set-permissions': {
+          // An empty list removes every permission: that must be asked for, not the result of a forgotten flag.
+          if (permissions.length === 0 && !values.none) throw new CliError('set-permissions needs --permission P (one or more), or --none to remove every permission');
+          if (permissions.length > 0 && values.none) throw new CliError('set-permissions takes --permission or --none, not both');
+          const changed = await accounts.setPermissions(required(values.account, '--account'), permissions, { revokeTokens });
+          print(
+            json,
+            { account_id: changed.accountId, events: changed.events, ...tokensRevoked(changed.tokensRevokedBefore) },
+            `permissions of ${changed.accountId} set to: ${permissions.join(' ') || '(none)'}${cutNotice(changed.tokensRevokedBefore, 'of the account')}`,
+          );
+          return 0;
+        }
+        case 'add-legacy-key': {
+          const added = await accounts.addLegacyKey(required(values.account, '--account'));
+          print(json, { account_id: added.accountId, apiid: added.apiId, apikey: added.apiKey }, `Legacy credential added. ${secretsNotice}\n  apiid   ${added.apiId}\n  apikey  ${added.apiKey}`);
+          return 0;
+        }
+        case 'revoke-legacy-key': {
+          const apiId = required(values.apiid, '--apiid');
+          const changed = await accounts.revokeLegacyKey(required(values.account, '--account'), apiId, { revokeTokens });
+          print(
+            json,
+            { account_id: changed.accountId, events: changed.events, ...tokensRevoked(changed.tokensRevokedBefore) },
+            `legacy API ID ${apiId} of ${changed.accountId} revoked${cutNotice(changed.tokensRevokedBefore, 'of that API ID')}`,
+          );
+          return 0;
+        }
+        default:
+          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, add-legacy-key, revoke-legacy-key');
+      }
+    } catch (error) {
+      // A refusal of the service is the caller's to fix: one line, exit code 3 when what it names does not exist, else 2.
+      if (error instanceof DomainError && (error.code === 'ERR_ACCOUNT_NOT_FOUND' || error.code === 'ERR_CREDENTIAL_NOT_FOUND')) throw new NotFound(error.message);
+      if (error instanceof DomainError || error instanceof InvalidAccountInput) throw new CliError(error.message);
+      throw error;
+    }
+  });
+}
+
+function required(value: string | undefined, flag: string, hint = ''): string {
+  if (!value) throw new CliError(`${flag} is required${hint}`);
+  return value;
+}
+
+async function create(accounts: AccountService, name: string, permissions: string[], legacy: boolean, json: boolean) {
+  const account = await accounts.create({ name, permissions, legacy });
+  // CONTRACT.md: exactly these fields, `apiid` and `apikey` only with --legacy.
+  const created = {
+    account_id: account.accountId,
+    api_login_id: account.apiLoginId,
+    transaction_key: account.transactionKey,
+    ...(account.legacy ? { apiid: account.legacy.apiId, apikey: account.legacy.apiKey } : {}),
+  };
+  const human = [
+    `Account "${name}" created. ${secretsNotice}`,
+    ...Object.entries(created).map(([key, value]) => `  ${key.padEnd(16)} ${value}`),
+    `  permissions      ${permissions.join(' ') || '(none)'}`,
+  ].join('\n');
+  print(json, created, human);
+  return 0;
+}
+
+async function list(store: EventStore, json: boolean) {
+  const rows = (await listAccounts(store)).map((account) => ({
+    account_id: account.accountId,
+    name: account.name,
+    permissions: account.permissions,
+    api_login_ids: account.apiLoginIds,
+    legacy_api_ids: account.legacyApiIds,
+  }));
+  const human =
+    rows.length === 0
+      ? 'no accounts'
+      : rows
+          // Every value from the log is escaped: an older log can hold a name with control characters.
+          .map((row) =>
+            [
+              `${shown(row.account_id)}  ${shown(row.name)}`,
+              `  api login ids: ${shown(row.api_login_ids.join(' ')) || '-'}`,
+              `  legacy api ids: ${shown(row.legacy_api_ids.join(' ')) || '-'}`,
+              `  permissions: ${shown(row.permissions.join(' ')) || '-'}`,
+            ].join('\n'),
+          )
+          .join('\n');
+  print(json, rows, human);
+  return 0;
+}
+
+async function rotateKey(accounts: AccountService, accountId: string | undefined, apiLoginId: string | undefined, revokeTokens: boolean, json: boolean) {
+  if (!accountId && !apiLoginId) throw new CliError('rotate-key needs --account or --api-login-id');
+  const rotated = await accounts.rotateKey({ accountId, apiLoginId }, { revokeTokens });
+  print(
+    json,
+    { account_id: rotated.accountId, api_login_id: rotated.apiLoginId, transaction_key: rotated.transactionKey, ...tokensRevoked(rotated.tokensRevokedBefore) },
+    `New Transaction Key for ${rotated.apiLoginId}; the old one is refused from now on.${cutNotice(rotated.tokensRevokedBefore, 'issued under the old key')} ${secretsNotice}\n  transaction_key  ${rotated.transactionKey}`,
+  );
+  return 0;
+}
+
+/** With --revoke-tokens: from when tokens are accepted again (--json). */
+function tokensRevoked(before: number | undefined): { tokens_revoked_before?: string } {
+  return before === undefined ? {} : { tokens_revoked_before: new Date(before * 1000).toISOString() };
+}
+
+function cutNotice(before: number | undefined, whose: string): string {
+  return before === undefined ? '' : ` Access tokens ${whose} issued before ${new Date(before * 1000).toISOString()} are refused from now on.`;
+}

@@ -1,0 +1,83 @@
+import { createAdminTokenService, InvalidAdminTokenInput, listAdminTokens } from '@tessera/admin-tokens';
+import { DomainError } from '@tessera/domain';
+import { epochSeconds } from '@tessera/timing';
+import { withAdminContext, withExistingLog } from '../admin-store.js';
+import { CliError, NotFound } from '../cli-error.js';
+import type { CommandContext } from '../command-context.js';
+import { parseCommandOptions } from '../command-options.js';
+import { print, shown } from '../output.js';
+
+const options = {
+  name: { type: 'string' },
+  scope: { type: 'string', multiple: true },
+  id: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+
+/** `tessera admin-tokens …`: tokens for the admin API (/admin/v1/*), through the admin token service. */
+export async function runAdminTokens(command: CommandContext, argv: string[]): Promise<number> {
+  const [subcommand, ...rest] = argv;
+  const { values } = parseCommandOptions(rest, options);
+  const json = values.json ?? false;
+  try {
+    switch (subcommand) {
+      case 'create': {
+        const name = values.name;
+        if (!name) throw new CliError('--name is required (1 to 200 characters)');
+        return await withAdminContext(command, async ({ store, hasher, now }) => {
+          const created = await createAdminTokenService({ store, hasher, now: () => now, actor: 'cli' }).create({ name, scopes: values.scope ?? [] });
+          // CONTRACT.md: exactly these two fields.
+          print(
+            json,
+            { admin_token: created.adminToken, id: created.id },
+            [
+              `Admin token "${name}" created with scopes ${created.scopes.join(' ')}. The token below is shown once: store it now. Tessera keeps only a keyed hash.`,
+              `  id           ${created.id}`,
+              `  admin_token  ${created.adminToken}`,
+            ].join('\n'),
+          );
+          return 0;
+        });
+      }
+      case 'list':
+        // Reading only: no store or hashing key is made where there is none.
+        return await withExistingLog(command, async (store) => {
+          const rows = (await listAdminTokens(store)).map((token) => ({
+            id: token.id,
+            name: token.name,
+            scopes: token.scopes,
+            created: iso(token.createdAt),
+            revoked: token.revokedAt === undefined ? null : iso(token.revokedAt),
+          }));
+          const human =
+            rows.length === 0
+              ? 'no admin tokens'
+              : rows.map((row) => `${shown(row.id)}  ${shown(row.name)}  ${shown(row.scopes.join(' '))}  created ${row.created}${row.revoked ? `  REVOKED ${row.revoked}` : ''}`).join('\n');
+          print(json, rows, human);
+          return 0;
+        });
+      case 'revoke': {
+        const id = values.id;
+        if (!id) throw new CliError('--id is required');
+        // No hashing key needed, and a folder with no Tessera data is "not found" rather than a new, empty store.
+        return await withExistingLog(command, async (store) => {
+          const revoked = await createAdminTokenService({ store, now: () => epochSeconds(command.clock), actor: 'cli' }).revoke(id);
+          print(
+            json,
+            { id: revoked.id, revoked: iso(revoked.revokedAt), already_revoked: revoked.alreadyRevoked },
+            revoked.alreadyRevoked ? `admin token ${id} was already revoked (${iso(revoked.revokedAt)})` : `admin token ${id} revoked; the admin API refuses it from now on`,
+          );
+          return 0;
+        });
+      }
+      default:
+        throw new CliError('admin-tokens needs one of: create, list, revoke');
+    }
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'ERR_ADMIN_TOKEN_NOT_FOUND') throw new NotFound(`no admin token ${values.id ?? ''}`);
+    if (error instanceof InvalidAdminTokenInput) throw new CliError(error.field === 'scope' ? `--scope: ${error.message}` : error.message);
+    throw error;
+  }
+}

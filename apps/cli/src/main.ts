@@ -1,0 +1,90 @@
+import { loadConfig } from '@tessera/config';
+import type { Role } from '@tessera/host';
+import { systemClock } from '@tessera/timing';
+// Each command is imported when it runs: an admin command must not load what another one needs
+// (serving brings the HTTP server, Kafka's client and a store driver).
+import { CliError } from './cli-error.js';
+import type { CommandContext } from './command-context.js';
+import { errorCodeOf, exitCodeFor, exitCodes } from './exit-codes.js';
+
+const usage = `usage: tessera <command>
+
+  start                      issuer + verifier in one process (the embedded default)
+  issuer | verifier | relay  one service alone, configured from TESSERA_* variables
+  accounts create --name NAME [--permission P]... [--legacy] [--json]
+  accounts list [--json]
+  accounts rotate-key (--account ID | --api-login-id ID) [--revoke-tokens] [--json]
+  accounts set-permissions --account ID (--permission P... | --none) [--revoke-tokens] [--json]
+  accounts add-legacy-key --account ID [--json]
+  accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
+  admin-tokens create --name NAME --scope audit:read|tokens:revoke... [--json]
+  admin-tokens list [--json]
+  admin-tokens revoke --id ID [--json]
+  keys rotate [--kid KID]... [--json]
+  audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
+        [--limit N] [--cursor C] [--format table|ndjson | --json]
+  audit access-at --account ID --at ISO [--json]
+
+exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, or no data)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(usage);
+    return command ? 0 : 2;
+  }
+  const role = roleOf(command);
+  if (role !== undefined) {
+    // Each role's requirements (the relay needs brokers) are checked with the configuration.
+    return (await import('./commands/serve.js')).runServe(loadConfig(process.env, { role }), role);
+  }
+  const context: CommandContext = { config: loadConfig(), clock: systemClock };
+  switch (command) {
+    case 'accounts':
+      return (await import('./commands/accounts.js')).runAccounts(context, rest);
+    case 'admin-tokens':
+      return (await import('./commands/admin-tokens.js')).runAdminTokens(context, rest);
+    case 'keys':
+      return (await import('./commands/keys.js')).runKeys(context, rest);
+    case 'audit':
+      return (await import('./commands/audit.js')).runAudit(context, rest);
+    default:
+      throw new CliError(`unknown command "${command}"\n\n${usage}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== -1) process.exitCode = code;
+  },
+  (error: unknown) => {
+    // One line naming the cause, then exit at once: a process that failed to start must not linger
+    // with half its parts open (a supervisor would see it alive and serving nothing).
+    process.stderr.write(`tessera: ${describe(error)}\n`);
+    process.exit(exitCodeFor(error));
+  },
+);
+
+/** The role a command starts, if it starts one. */
+function roleOf(command: string): Role | undefined {
+  switch (command) {
+    case 'start':
+      return 'all-in-one';
+    case 'issuer':
+    case 'verifier':
+    case 'relay':
+      return command;
+    default:
+      return undefined;
+  }
+}
+
+/** The one line an error is reported in: its message when the CLI foresaw it, else also its name (never internals that could carry secrets). */
+function describe(error: unknown): string {
+  const code = errorCodeOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'ERR_START_FAILED') return `cannot start: ${message}`;
+  if (exitCodeFor(error) !== exitCodes.failure) return message;
+  return `${error instanceof Error ? error.name : 'Error'}: ${message}`;
+}

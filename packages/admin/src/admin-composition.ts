@@ -1,0 +1,99 @@
+import type { FamilyEvent, TokenCutEvent } from '@tessera/contracts';
+import { AdminTokenDirectory } from '@tessera/admin-tokens';
+import type { AuditReadModel } from '@tessera/audit';
+import { followLog, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
+import { epochSeconds, type Host } from '@tessera/host';
+import type { AdminRouteRegistrar } from '@tessera/server';
+import { createSecretHasher, openKeyFolders } from '@tessera/tokens';
+import { AccountFamilies } from './account-families.js';
+import { createAdminGuard, type AdminGuard } from './admin-auth.js';
+import { auditRoutes } from './audit-routes.js';
+import { createOperatorRevocation, type OperatorRevocation } from './operator-revocation.js';
+import { revocationRoutes } from './revocation-routes.js';
+
+/** What the process hands the admin API so its changes hold here before the answer (read-your-writes). */
+export interface AdminApiHooks {
+  readonly onFamilyEvent?: ((event: FamilyEvent) => void) | undefined;
+  readonly onCut?: ((event: TokenCutEvent) => void) | undefined;
+  /** The audit index this process keeps: its queries join the admin API, behind audit:read. */
+  readonly audit?: AuditReadModel | undefined;
+}
+
+export interface AdminApi {
+  /** For other admin routes: `onRequest: admin.guard.requireScope('tokens:revoke')`. */
+  readonly guard: AdminGuard;
+  /** The admin routes, for the admin listener only: never the public one. */
+  readonly routes: AdminRouteRegistrar;
+  /**
+   * The admin token read model, for the process's own follower of the whole log (with the account
+   * and key read models): admin token events are few, and one more subscription would cost a read
+   * of the log on every append.
+   */
+  readonly readers: readonly LogReader[];
+}
+
+/** How long the first account revocation waits for the families read model before answering 503. */
+const familiesCatchUpMs = 10_000;
+
+/**
+ * Wires the admin API into a process: the admin token read model (followed by the
+ * process, see `readers`), the families read model and the routes.
+ *
+ * The families read model follows every token event from the start of the log, which costs every
+ * issuance one more read and parse of its event (roughly +10% server CPU per get-oauth-token in an
+ * A/B run on this machine, a noisy figure). So it starts on the first account revocation, which
+ * waits up to 10 s for it to catch up (503 after that), and follows from then on: a deployment that
+ * never revokes an account's tokens never pays for it.
+ */
+export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks = {}): AdminApi {
+  const { hashingKey } = openKeyFolders(host.config.TESSERA_DATA_DIR, host.config.TESSERA_KEYS_DIR);
+  const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey));
+  const families = new AccountFamilies();
+  const now = () => epochSeconds(host.clock);
+  let following: ResilientSubscription | undefined;
+  async function familiesReady(): Promise<boolean> {
+    if (!following) {
+      following = followLog(store, [families], (error) => host.fatal(error, 'the admin families read model failed to apply an event'));
+      following.caughtUp.catch(() => undefined);
+      const forget = setInterval(() => families.forgetExpired(now()), 60_000);
+      forget.unref();
+      const started = following;
+      host.onClose(async () => {
+        clearInterval(forget);
+        await started.close();
+      });
+    }
+    return following.live() || (await within(following.caughtUp, familiesCatchUpMs));
+  }
+  const guard = createAdminGuard({ tokens });
+  const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut });
+  return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, now: () => host.clock.now() }), readers: [tokens.reader] };
+}
+
+/** The admin routes alone, guarded: the guard's plugin first, so every /admin/v1/* path needs a token. */
+export function adminRoutes(parts: {
+  guard: AdminGuard;
+  revocation: OperatorRevocation;
+  familiesReady?: () => Promise<boolean>;
+  audit?: AuditReadModel | undefined;
+  /** Epoch milliseconds, for the audit queries' `at` checks. */
+  now: () => number;
+}): AdminRouteRegistrar {
+  return async (app) => {
+    await app.register(parts.guard.plugin);
+    await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });
+    if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now })(app);
+  };
+}
+
+/** True once `promise` resolves, false if it takes longer than `ms` or rejects. */
+async function within(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}

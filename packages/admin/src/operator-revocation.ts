@@ -1,0 +1,108 @@
+import { streams, type EventMetadata, type FamilyEvent, type TokenCutEvent } from '@tessera/contracts';
+import { DomainError, accountDecider, familyDecider, type AccountCommand, type FamilyCommand } from '@tessera/domain';
+import { EventStoreUnavailable, handleCommand, type CommandStore } from '@tessera/event-store';
+import type { AccountFamilies } from './account-families.js';
+
+/** Who asked, from where: written on every event an admin action appends, for the audit trail. */
+export interface AdminAudit {
+  readonly adminTokenId: string;
+  readonly requestId: string;
+  readonly sourceAddress: string;
+}
+
+export interface OperatorRevocationDeps {
+  readonly store: CommandStore;
+  readonly families: Pick<AccountFamilies, 'liveFamilies' | 'longestTokenLifetime' | 'reached'>;
+  /** Epoch seconds. */
+  readonly now: () => number;
+  /** Called with each family event once durable, before the answer: the verifier in this process refuses the token at once. */
+  readonly onFamilyEvent?: (event: FamilyEvent) => void;
+  /** The same for a cut. */
+  readonly onCut?: (event: TokenCutEvent) => void;
+  /** How long to wait for the families read model to reach the cut (default 5 s). */
+  readonly catchUpTimeoutMs?: number;
+}
+
+export interface RevokedFamily {
+  readonly familyId: string;
+  readonly accountId: string;
+  /** Revoked before this call: nothing was appended. */
+  readonly alreadyRevoked: boolean;
+}
+
+/** Families revoked side by side: enough to keep SQLite's group commit busy, few enough not to crowd out token requests. */
+const parallelRevocations = 8;
+
+/**
+ * Operator revocation: without any refresh token, through the command handler,
+ * each event carrying the admin token's id, the request id and the source address. Each answer is
+ * given only once the events are durable and applied in this process.
+ */
+export function createOperatorRevocation(deps: OperatorRevocationDeps) {
+  const metadataOf = (audit: AdminAudit, accountId: string): EventMetadata => ({
+    actor: `admin:${audit.adminTokenId}`,
+    requestId: audit.requestId,
+    sourceAddress: audit.sourceAddress,
+    accountId,
+  });
+
+  async function revokeFamily(familyId: string, audit: AdminAudit): Promise<RevokedFamily> {
+    const { events, state } = await handleCommand(deps.store, {
+      stream: streams.family(familyId),
+      decider: familyDecider,
+      command: (state): FamilyCommand => {
+        if (state.status === 'none') throw new DomainError('ERR_FAMILY_NOT_FOUND', `no token family ${familyId}`);
+        return { type: 'RevokeFamily', now: deps.now() };
+      },
+      // Family events are fat: the last one is the state.
+      read: 'last-event',
+      metadata: (event) => metadataOf(audit, event.accountId),
+      // A refresh that commits meanwhile: revoke its newer generation instead.
+      onConflict: { retries: 3 },
+    });
+    for (const event of events) deps.onFamilyEvent?.(event);
+    // RevokeFamily refuses a family that does not exist, so the state has an account here.
+    const accountId = state.status === 'none' ? '' : state.accountId;
+    return { familyId, accountId, alreadyRevoked: events.length === 0 };
+  }
+
+  return {
+    /** POST /admin/v1/families/{family_id}/revoke. Throws ERR_FAMILY_NOT_FOUND for a family never issued. */
+    revokeFamily,
+
+    /**
+     * POST /admin/v1/accounts/{account_id}/revoke-tokens: first the account cut, which refuses every
+     * access token of the account issued up to now, v5 and v1 alike; then every live family, so their
+     * refresh tokens die too. Throws ERR_ACCOUNT_NOT_FOUND for an unknown account.
+     */
+    async revokeAccountTokens(accountId: string, audit: AdminAudit): Promise<{ revokedFamilies: number; tokensRevokedBefore: number }> {
+      const { events, appended } = await handleCommand(deps.store, {
+        stream: streams.account(accountId),
+        decider: accountDecider,
+        command: (state): AccountCommand => {
+          if (state.status !== 'registered') throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
+          return { type: 'RevokeAccountTokens', now: deps.now(), revokeTokens: { longestTokenLifetime: deps.families.longestTokenLifetime } };
+        },
+        metadata: metadataOf(audit, accountId),
+        onConflict: { retries: 3 },
+      });
+      const cut = events.find((event): event is TokenCutEvent => event.type === 'AccountTokensRevoked');
+      if (cut) deps.onCut?.(cut);
+      // Every family issued before the cut is in the read model once it has read the cut.
+      if (appended && !(await deps.families.reached(appended.position, deps.catchUpTimeoutMs ?? 5_000))) {
+        throw new EventStoreUnavailable('the admin read model did not reach the cut in time; the access tokens are cut, retry to revoke the families');
+      }
+      const pending = deps.families.liveFamilies(accountId, deps.now());
+      let revokedFamilies = 0;
+      const worker = async () => {
+        for (let familyId = pending.pop(); familyId !== undefined; familyId = pending.pop()) {
+          if (!(await revokeFamily(familyId, audit)).alreadyRevoked) revokedFamilies += 1;
+        }
+      };
+      await Promise.all(Array.from({ length: parallelRevocations }, worker));
+      return { revokedFamilies, tokensRevokedBefore: cut?.notBefore ?? deps.now() + 1 };
+    },
+  };
+}
+
+export type OperatorRevocation = ReturnType<typeof createOperatorRevocation>;

@@ -1,0 +1,49 @@
+import { wireAdminApi } from '@tessera/admin';
+import { wireAudit } from '@tessera/audit';
+import { mirroredRegionsOf } from '@tessera/config';
+import { followInto, openGuardedStore, type Host } from '@tessera/host';
+import { createIssuerParts, wireIssuer } from '@tessera/issuer';
+import type { Composition } from '@tessera/server';
+import { createVerifierParts, verifierRoutes, wireLogFedVerifier } from '@tessera/verifier';
+
+/**
+ * `tessera start`'s wiring, the embedded default: an issuer and a verifier in one process on one
+ * store, the admin API with the audit index, plus the relay when TESSERA_KAFKA_BROKERS is set. The
+ * issuer uses the verifier's account and key read models rather than keeping its own copies, and
+ * hands it each family event as soon as it is durable: a token revoked here is refused here
+ * before the revoke answer is sent.
+ */
+export async function composeAllInOne(host: Host): Promise<Composition> {
+  const { config } = host;
+  const store = await openGuardedStore(host);
+  const verifier = createVerifierParts(host);
+  const issuer = createIssuerParts(host, store, {
+    onFamilyEvent: verifier.state.applyFamilyEvent,
+    shared: { directory: verifier.state.accounts, keys: verifier.state.keys },
+  });
+  // The audit index (audit-index.db in the data folder) follows the log in this process; its
+  // queries join the admin API, behind an admin token with audit:read.
+  const audit = wireAudit(host, store);
+  // The admin API's routes are for the admin listener only. Operator revocations reach this
+  // process's verifier before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
+  const admin = wireAdminApi(host, store, { onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut, audit });
+  const following = followInto(host, store, [...issuer.readers, ...verifier.state.readers, ...admin.readers], {
+    name: 'read models',
+    notReady: 'read models are catching up with the event log',
+    positionGauge: true,
+  });
+  wireLogFedVerifier(host, store, verifier);
+  if (mirroredRegionsOf(config).length > 0) {
+    // Other regions' keys, accounts and revocations, copied into this region's Kafka by MirrorMaker 2;
+    // the issuer shares these read models, so it also authenticates the control region's credentials.
+    const { wireMirroredRegions } = await import('@tessera/mirror');
+    wireMirroredRegions(host, { keys: verifier.state.keys, accounts: verifier.state.accounts, projection: verifier.state.projection });
+  }
+  const routes = [wireIssuer(host, store, issuer, following.whenCaughtUp), verifierRoutes(host, verifier)];
+  if (config.TESSERA_KAFKA_BROKERS) {
+    // Kafka's client is loaded only when it is configured.
+    const { wireRelay } = await import('@tessera/relay');
+    await wireRelay(host, store);
+  }
+  return { routes, adminRoutes: [admin.routes] };
+}

@@ -1,0 +1,1 @@
+export { composeAllInOne } from './all-in-one-composition.js';

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';
+
+/**
+ * /openapi.json documents every route the public listener serves, with every status it can
+ * answer, errors as problem+json, and the bearer scheme where a token is needed. The app is the
+ * all-in-one as `tessera start` wires it (both interfaces on one listener).
+ */
+let tessera: InProcessAllInOne;
+let document: OpenApi;
+
+beforeAll(async () => {
+  tessera = await startInProcess();
+  const answer = await tessera.app.inject({ method: 'GET', url: '/openapi.json' });
+  expect(answer.statusCode).toBe(200);
+  document = answer.json<OpenApi>();
+});
+afterAll(async () => {
+  await tessera?.close();
+});
+
+interface OpenApiResponse {
+  description?: string;
+  content?: Record<string, { schema?: unknown }>;
+  headers?: Record<string, unknown>;
+}
+interface OpenApiOperation {
+  security?: Record<string, string[]>[];
+  parameters?: unknown[];
+  responses: Record<string, OpenApiResponse>;
+}
+interface OpenApi {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: { securitySchemes: Record<string, unknown> };
+}
+
+/** What the app serves, from fastify's own route table: "├── /path (GET, HEAD)". */
+function servedOperations(): string[] {
+  return tessera.app
+    .printRoutes({ commonPrefix: false })
+    .split('\n')
+    .flatMap((line) => {
+      const match = /── (\S+) \(([A-Z, ]+)\)/.exec(line);
+      return match ? match[2]!.split(', ').map((method) => `${method} ${match[1]!}`) : [];
+    });
+}
+const documentedOperations = () => Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+const operation = (method: string, path: string) => document.paths[path]?.[method.toLowerCase()];
+// /metrics moves to the admin listener (issue 11, point 6): management, not part of the public document.
+const management = new Set(['GET /metrics', 'HEAD /metrics']);
+
+describe('/openapi.json', () => {
+  it('is an OpenAPI 3.1 document with the bearer security scheme', () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info).toMatchObject({ title: 'Tessera', version: expect.any(String) });
+    expect(document.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  });
+
+  it('documents every method of every route the listener serves, and nothing it does not serve', () => {
+    const served = servedOperations().filter((served) => !management.has(served));
+    expect(served.length).toBeGreaterThan(15);
+    expect(new Set(documentedOperations())).toEqual(new Set(served));
+    for (const route of ['GET /healthz', 'GET /readyz', 'GET /.well-known/jwks.json', 'GET /openapi.json', 'POST /v5/Transaction/charge', 'GET /v1/account']) {
+      expect(documentedOperations()).toContain(route);
+    }
+  });
+
+  it('gives every response a content type, and every error application/problem+json', () => {
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, { responses }] of Object.entries(operations)) {
+        expect(Object.keys(responses).length, `${method} ${path}`).toBeGreaterThan(0);
+        for (const [status, response] of Object.entries(responses)) {
+          const types = Object.keys(response.content ?? {});
+          expect(types, `${method} ${path} ${status}`).toEqual(Number(status) >= 400 ? ['application/problem+json'] : ['application/json']);
+          expect(response.content?.[types[0]!]?.schema, `${method} ${path} ${status}`).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it('lists forward-auth\'s 400, 401 and 403 on every method it takes, and says the query needs a permission or authenticated=true', () => {
+    for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+      const forwardAuth = operation(method, '/forward-auth')!;
+      expect(Object.keys(forwardAuth.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
+      expect(forwardAuth.parameters).toEqual([
+        expect.objectContaining({
+          in: 'query',
+          style: 'form',
+          explode: true,
+          required: true,
+          schema: expect.objectContaining({
+            properties: { permission: expect.any(Object), authenticated: expect.any(Object), interface: expect.any(Object) },
+            anyOf: [expect.objectContaining({ required: ['permission'] }), expect.objectContaining({ required: ['authenticated'] })],
+          }),
+        }),
+      ]);
+      expect(forwardAuth).not.toHaveProperty('x-query-any-of');
+    }
+  });
+
+  it('puts the bearer scheme, with the WWW-Authenticate challenge, on the protected routes only', () => {
+    for (const [method, path] of [['POST', '/v5/Transaction/charge'], ['GET', '/v1/account'], ['GET', '/forward-auth']] as const) {
+      const protectedOperation = operation(method, path)!;
+      expect(protectedOperation.security, `${method} ${path}`).toEqual([{ bearer: [] }]);
+      expect(protectedOperation.responses['401']?.headers, `${method} ${path}`).toHaveProperty('WWW-Authenticate');
+    }
+    expect(operation('POST', '/v5/Transaction/charge')!.responses['403']?.headers).toHaveProperty('WWW-Authenticate');
+    for (const path of ['/v5/Authorization/get-oauth-token', '/v5/Authorization/refresh-oauth-token', '/v5/Authorization/revoke-oauth-token', '/v1/authenticate']) {
+      expect(operation('POST', path)!.security ?? []).toEqual([]);
+      expect(operation('POST', path)!.responses['401']?.headers ?? {}).not.toHaveProperty('WWW-Authenticate');
+    }
+  });
+
+  it('lists 429 and 503 with Retry-After on the token routes, and 503 on readiness', () => {
+    for (const path of ['/v5/Authorization/get-oauth-token', '/v5/Authorization/refresh-oauth-token', '/v5/Authorization/revoke-oauth-token', '/v1/authenticate']) {
+      for (const status of ['400', '401', '413', '415', '429', '503']) expect(operation('POST', path)!.responses, `${path} ${status}`).toHaveProperty(status);
+      expect(operation('POST', path)!.responses['429']?.headers).toHaveProperty('Retry-After');
+      expect(operation('POST', path)!.responses['503']?.headers).toHaveProperty('Retry-After');
+    }
+    expect(Object.keys(operation('GET', '/readyz')!.responses)).toEqual(['200', '503']);
+  });
+
+  it('matches real answers: each status provoked here is documented, with the content type it was sent with', async () => {
+    const json = { 'content-type': 'application/json' };
+    const cases: [method: 'GET' | 'POST', url: string, payload: string | undefined, status: number][] = [
+      ['GET', '/healthz', undefined, 200],
+      ['GET', '/readyz', undefined, 200],
+      ['GET', '/.well-known/jwks.json', undefined, 200],
+      ['GET', '/forward-auth', undefined, 400],
+      ['GET', '/forward-auth?authenticated=true', undefined, 401],
+      ['POST', '/v5/Authorization/get-oauth-token', '{}', 400],
+      ['POST', '/v5/Authorization/get-oauth-token', '{"api_login_id":"x","transaction_key":"y"}', 401],
+      ['POST', '/v5/Transaction/charge', '{}', 401],
+    ];
+    for (const [method, url, payload, status] of cases) {
+      const answer = await tessera.app.inject({ method, url, ...(payload === undefined ? {} : { payload, headers: json }) });
+      expect(answer.statusCode, `${method} ${url}`).toBe(status);
+      const documented = operation(method, url.split('?')[0]!)!.responses[String(status)];
+      expect(documented, `${method} ${url} ${status}`).toBeDefined();
+      expect(Object.keys(documented!.content!), `${method} ${url} ${status}`).toEqual([String(answer.headers['content-type']).split(';')[0]]);
+    }
+  });
+});

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '@tessera/config';
+import { InMemoryEventStore, type EventStore } from '@tessera/event-store';
+import { holdingDeliveries, type HeldDeliveries } from '@tessera/event-store/testing';
+import { createHost, type Host } from '@tessera/host';
+import { buildApps } from '@tessera/server';
+import type { Clock } from '@tessera/timing';
+import { createSecretHasher, openKeyFolders, type SecretHasher } from '@tessera/tokens';
+import { composeAllInOne } from '../all-in-one-composition.js';
+
+/** The all-in-one as `tessera start` wires it, in this process: requests go in with inject(). */
+export interface InProcessAllInOne {
+  readonly host: Host;
+  /** The public listener's app (v5 and v1 on one listener). */
+  readonly app: FastifyInstance;
+  /** The admin listener's app: /metrics, the health probes and /admin/v1/*. */
+  readonly admin: FastifyInstance;
+  /** The store the process runs on (in memory), whose deliveries to read models a test can hold. */
+  readonly store: HeldDeliveries;
+  /** The process's secret-hashing key, for writing accounts with known secrets. */
+  readonly hasher: SecretHasher;
+  readonly dataDir: string;
+  /** Set when a read model failed (the process would have stopped). */
+  readonly fatal: () => unknown;
+  /**
+   * Resolves once the process's read models (keys, accounts, admin tokens) have applied the log
+   * up to its head, as /metrics tells an operator (tessera_projection_last_applied_position).
+   */
+  caughtUp(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Runs composeAllInOne on a real host (a temporary data folder, an in-memory store) and builds
+ * its listeners' apps without listening: the wiring users run, fast enough for unit tests.
+ */
+export async function startInProcess(options: { readonly env?: Record<string, string>; readonly clock?: Clock; readonly store?: EventStore } = {}): Promise<InProcessAllInOne> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tessera-in-process-'));
+  const config = loadConfig({ TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent', ...options.env }, { role: 'all-in-one' });
+  const store = holdingDeliveries(options.store ?? new InMemoryEventStore(options.clock ? { clock: options.clock } : {}));
+  let failure: unknown;
+  const hostProcess = createHost(config, {
+    role: 'all-in-one',
+    ...(options.clock ? { clock: options.clock } : {}),
+    openEventStore: async () => store,
+    onFatal: (error) => (failure = error),
+  });
+  const { host } = hostProcess;
+  const apps = await buildApps(host, await composeAllInOne(host));
+  await hostProcess.whenReady();
+  return {
+    host,
+    app: apps.public[0]!,
+    admin: apps.admin!,
+    store,
+    hasher: createSecretHasher(openKeyFolders(dataDir).hashingKey),
+    dataDir,
+    fatal: () => failure,
+    caughtUp: async () => {
+      const head = Number((await store.headPosition()) ?? 0n);
+      for (let tries = 0; tries < 500; tries += 1) {
+        const metrics = (await apps.admin!.inject({ method: 'GET', url: '/metrics' })).body;
+        const applied = Number(/^tessera_projection_last_applied_position (\d+)$/m.exec(metrics)?.[1] ?? -1);
+        if (applied >= head) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`the read models did not reach position ${head}`);
+    },
+    close: async () => {
+      store.release();
+      await hostProcess.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The two signals every log reader here is built from: "caught up", settled once from outside,
+ * and a wake-up a writer gives a reader that is waiting for more (the SQLite and in-memory
+ * subscriptions, the relay's pump and reader).
+ */
+
+/** A promise settled once from outside: a subscription's `caughtUp`. */
+export interface Settled {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export function settledFromOutside(): Settled {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((done, fail) => {
+    resolve = done;
+    reject = fail;
+  });
+  // Rejected when the reader fails before it is settled; nobody awaiting it is no crash.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** A reader's wait for more: ended by `wake()` (new events, room in a buffer, a close) or after its timeout. */
+export class Wakeup {
+  #wake: (() => void) | undefined;
+
+  /** Waits until woken, or until `timeoutMs` has passed (none: only a wake ends it). */
+  wait(timeoutMs?: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.#wake === done) this.#wake = undefined;
+        resolve();
+      };
+      const timer = timeoutMs === undefined ? undefined : setTimeout(done, timeoutMs);
+      this.#wake = done;
+    });
+  }
+
+  /** Ends the wait in progress, if any; a wake with no one waiting is dropped. */
+  wake(): void {
+    this.#wake?.();
+  }
+}

@@ -1,0 +1,95 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EventStore } from '@tessera/event-store';
+
+/**
+ * Prometheus metrics for operators, one registry per process. Names are stable: dashboards
+ * and alerts are written against them (docs/operations.md lists them, and a test holds the list
+ * to what /metrics exposes).
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'tessera_' });
+  // prom-client names three of its gauges with a counter's `_total` suffix, which promtool (and
+  // Prometheus's naming rules) reject for a gauge; the heap and event-loop metrics say the same.
+  for (const misnamed of ['active_handles_total', 'active_requests_total', 'active_resources_total']) registry.removeSingleMetric(`tessera_nodejs_${misnamed}`);
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter({ name, help, labelNames, registers: [registry] });
+  return {
+    registry,
+    tokens: counter(
+      'tessera_tokens_total',
+      'Token operations by operation (issue, refresh, revoke, legacy_issue) and outcome (ok, refused, throttled, invalid_request, error)',
+      ['operation', 'outcome'],
+    ),
+    verifications: counter('tessera_verifications_total', 'Bearer token decisions on protected routes and forward-auth by outcome (allowed, unauthorized, forbidden)', ['outcome']),
+    appendSeconds: new Histogram({
+      name: 'tessera_event_store_append_seconds',
+      help: 'Time from append call to durable commit',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    }),
+    throttled: counter(
+      'tessera_throttled_total',
+      'Token operations answered 429 because a failure budget was spent, by operation and scope (credential: one credential id from one address; address: one address)',
+      ['operation', 'scope'],
+    ),
+    connectionsRefused: counter('tessera_connections_refused_total', 'Connections closed on arrival because a listener held its maximum, in total or from that source address', ['reason']),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Wraps a store so every append is timed; everything else passes through. */
+export function instrumentEventStore(store: EventStore, metrics: Metrics): EventStore {
+  return {
+    append: async (stream, events, options) => {
+      const stop = metrics.appendSeconds.startTimer();
+      try {
+        return await store.append(stream, events, options);
+      } finally {
+        stop();
+      }
+    },
+    readStream: (stream, options) => store.readStream(stream, options),
+    readAll: (options) => store.readAll(options),
+    subscribeToAll: (options) => store.subscribeToAll(options),
+    headPosition: () => store.headPosition(),
+    positionBefore: (epochMs) => store.positionBefore(epochMs),
+    probe: () => store.probe(),
+    close: () => store.close(),
+  };
+}
+
+/** A counter read at scrape time from a running total the process keeps (which only grows). */
+export function registerCounter(metrics: Metrics, name: string, help: string, read: () => number): void {
+  let reported = 0;
+  new Counter({
+    name,
+    help,
+    registers: [metrics.registry],
+    collect() {
+      const total = read();
+      if (total > reported) this.inc(total - reported);
+      reported = total;
+    },
+  });
+}
+
+/** Gauges read at scrape time from whatever the process holds. */
+export function registerGauges(metrics: Metrics, gauges: Record<string, { help: string; read: () => number | Promise<number> }>): void {
+  for (const [name, { help, read }] of Object.entries(gauges)) {
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      async collect() {
+        // A source that cannot answer now (the store is down) leaves the gauge as it was: /metrics
+        // must keep answering during the very outage it is there to show.
+        try {
+          this.set(await read());
+        } catch {
+          return;
+        }
+      },
+    });
+  }
+}

@@ -1,0 +1,8 @@
+/** A start that cannot happen (a taken port, a missing file): the message is the one line an operator reads. */
+export class StartFailure extends Error {
+  readonly code = 'ERR_START_FAILED';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StartFailure';
+  }
+}

@@ -1,0 +1,87 @@
+import type { Problem } from '@tessera/contracts';
+import { problemTypes } from './problem.js';
+
+/** Any error with a stable code: Tessera's own classes all carry one, and so do Node's. */
+export interface CodedError extends Error {
+  readonly code: string;
+}
+
+export function isCodedError(error: unknown): error is CodedError {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string';
+}
+
+/** How one error code is answered over HTTP. */
+export interface ProblemRule {
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  /** A fixed detail; without one the error's own message is the detail (it was written for the client). */
+  readonly detail?: string;
+  readonly retryAfterSeconds?: number;
+  /** Logged once per answer at this level, with the code: refusals at info, outages at warn. */
+  readonly log: { readonly level: 'info' | 'warn'; readonly message: string };
+}
+
+/** The store is probed with backoff capped at 5 s; a client that waits 2 s usually finds it back. */
+const outageRetryAfterSeconds = 2;
+
+const tokenRefused = { status: 401, type: problemTypes.invalidToken, title: 'Unauthorized', log: { level: 'info', message: 'token request refused' } } as const;
+const notFound = { status: 404, type: problemTypes.notFound, title: 'Not Found', log: { level: 'info', message: 'request refused: not found' } } as const;
+const invalid = { status: 400, type: problemTypes.badRequest, title: 'Bad Request', log: { level: 'info', message: 'request refused: invalid input' } } as const;
+
+/**
+ * The one table from error codes to HTTP answers. Routes throw the domain's, the ports' and the
+ * issuer's errors as they are, and the error handler answers them from here: a code in the table
+ * is a 4xx or a 503 (an outage the client may retry); anything else is a 500 that names nothing.
+ * Codes are matched as strings, so this package imports no adapter and no domain.
+ */
+export const problemTable: Readonly<Record<string, ProblemRule>> = {
+  // Outages: nothing was answered 200 without a durable append, so the client may try again.
+  ERR_EVENT_STORE_UNAVAILABLE: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    detail: 'the event store cannot take the change now; try again shortly',
+    retryAfterSeconds: outageRetryAfterSeconds,
+    log: { level: 'warn', message: 'request refused during an outage' },
+  },
+  ERR_SIGNING_KEY_UNAVAILABLE: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    detail: 'the issuer has no usable signing key yet; try again shortly',
+    retryAfterSeconds: outageRetryAfterSeconds,
+    log: { level: 'warn', message: 'request refused during an outage' },
+  },
+  // The issuer's refusals: every one a 401 without a Bearer challenge (these endpoints take their
+  // credentials in the body). The message is the same for every refresh refusal; the code stays in the log.
+  ERR_INVALID_CLIENT: { ...tokenRefused, type: problemTypes.invalidCredentials },
+  ERR_CREDENTIAL_REVOKED: tokenRefused,
+  ERR_REFRESH_TOKEN_INVALID: tokenRefused,
+  ERR_REFRESH_TOKEN_USED: tokenRefused,
+  ERR_REFRESH_TOKEN_REUSED: tokenRefused,
+  ERR_REFRESH_TOKEN_REVOKED: tokenRefused,
+  ERR_REFRESH_TOKEN_EXPIRED: tokenRefused,
+  // What an admin route names does not exist.
+  ERR_FAMILY_NOT_FOUND: notFound,
+  ERR_ACCOUNT_NOT_FOUND: notFound,
+  ERR_ADMIN_TOKEN_NOT_FOUND: notFound,
+  // A query parameter an audit route cannot use; the error names it (`field`, `reason`).
+  ERR_INVALID_AUDIT_QUERY: invalid,
+};
+
+/** The problem document for a coded error the table knows; undefined for any other error. */
+export function problemFor(error: unknown): { readonly problem: Problem; readonly rule: ProblemRule } | undefined {
+  if (!isCodedError(error) || !Object.hasOwn(problemTable, error.code)) return undefined;
+  const rule = problemTable[error.code]!;
+  const problem: Problem = { type: rule.type, title: rule.title, status: rule.status, detail: rule.detail ?? error.message };
+  const field = fieldOf(error);
+  return { problem: field ? { ...problem, errors: [field] } : problem, rule };
+}
+
+/** An invalid-input error that names its field (`field`/`parameter` and `reason`), as a problem's `errors` entry. */
+function fieldOf(error: CodedError): { field: string; message: string } | undefined {
+  const field = 'parameter' in error && typeof error.parameter === 'string' ? error.parameter : 'field' in error && typeof error.field === 'string' ? error.field : undefined;
+  if (field === undefined || !('reason' in error) || typeof error.reason !== 'string') return undefined;
+  return { field, message: error.reason };
+}

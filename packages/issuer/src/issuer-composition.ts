@@ -1,0 +1,122 @@
+import { wireAdminApi } from '@tessera/admin';
+import { mirroredRegionsOf } from '@tessera/config';
+import { Jwks } from '@tessera/contracts';
+import type { GuardedEventStore } from '@tessera/event-store';
+import { epochSeconds, followInto, openGuardedStore, untilAvailable, type Host } from '@tessera/host';
+import { problemResponses } from '@tessera/http';
+import type { Composition, RouteRegistrar } from '@tessera/server';
+import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
+import { createForwarding, type Forwarding } from './forward-to-home.js';
+import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
+import { createIssuerParts, type IssuerParts } from './issuer-parts.js';
+import { authenticatePeerRequests, isForwardedByPeer } from './peer-link.js';
+import { v1AuthenticateRoutes } from './routes-v1.js';
+import { v5TokenRoutes } from './routes-v5.js';
+
+/**
+ * `tessera issuer`'s wiring: the token operations and the JWKS on the public listener, the admin
+ * API on the admin one, over the store TESSERA_EVENT_STORE names. No verifier here: a cut made
+ * by the admin API dates this issuer's next tokens at once.
+ */
+export async function composeIssuer(host: Host): Promise<Composition> {
+  const store = await openGuardedStore(host);
+  const issuer = createIssuerParts(host, store);
+  const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event) });
+  const following = followInto(host, store, [...issuer.readers, ...admin.readers], { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
+  if (mirroredRegionsOf(host.config).length > 0) {
+    // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
+    const { wireMirroredRegions } = await import('@tessera/mirror');
+    wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory });
+  }
+  return { routes: [wireIssuer(host, store, issuer, following.whenCaughtUp)], adminRoutes: [admin.routes] };
+}
+
+/**
+ * Wires an issuer into a process: once its read models have caught up it makes sure it has a
+ * signing key (publishing one if it has none), keeps one for as long as it runs, and is ready
+ * only while it can sign. Returns its routes: the JWKS and the token operations.
+ */
+export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<void>): RouteRegistrar {
+  // Ready only while the keyring can sign: a key retired from another host makes the issuer
+  // unready until keepKey has published its replacement.
+  host.readiness.add('signing key', () => (issuer.keyring.ready ? undefined : 'the issuer has no usable signing key'));
+  const now = () => epochSeconds(host.clock);
+  host.untilReady(
+    caughtUp.then(async () => {
+      const published = await untilAvailable(store, () => issuer.keyring.ensureKey(store, now()));
+      // This process's key sets learn a new key at once rather than on the next log poll.
+      if (published) issuer.keys.apply(published);
+      const stopKeeping = issuer.keyring.keepKey(store, {
+        now,
+        onPublished: (event) => {
+          issuer.keys.apply(event);
+          host.log.info({ kid: event.kid }, 'published a new signing key: the one this issuer signed with was retired');
+        },
+        logger: host.log,
+        clock: host.clock,
+      });
+      host.onClose(async () => stopKeeping());
+    }),
+  );
+  // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
+  host.onClose(issuer.authenticationFailures.start());
+  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host));
+}
+
+/** The link to other regions' issuers, from TESSERA_REGION, TESSERA_PEER_* (docs/multi-region.md, docs/decisions/0012). */
+function peerLink(host: Host): PeerLink {
+  const { config } = host;
+  const secret = config.TESSERA_PEER_SECRET;
+  const regions = { own: config.TESSERA_REGION, bareFamilies: config.TESSERA_BARE_FAMILY_REGION, peers: config.TESSERA_PEER_REGIONS ?? {} };
+  // With a region, forwarding is on: a family named for an unconfigured region is refused, not looked up here.
+  const forwarding = config.TESSERA_REGION !== undefined && secret !== undefined ? createForwarding({ regions, secret, timeoutSeconds: config.TESSERA_PEER_TIMEOUT }) : undefined;
+  return { secret, forwarding };
+}
+
+export interface PeerLink {
+  /** TESSERA_PEER_SECRET: forwarded requests are accepted only with it. */
+  readonly secret: string | undefined;
+  readonly forwarding: Forwarding | undefined;
+}
+
+/** Failure budgets from TESSERA_THROTTLE_*, in this process's memory, counted in tessera_throttled_total. */
+function attemptThrottle(host: Host): AttemptThrottle {
+  const { config, metrics } = host;
+  return {
+    limiter: createInMemoryAttemptLimiter({ windowSeconds: config.TESSERA_THROTTLE_WINDOW, clock: host.clock }),
+    limits: {
+      credential: config.TESSERA_THROTTLE_CREDENTIAL_FAILURES,
+      address: config.TESSERA_THROTTLE_ADDRESS_FAILURES,
+      refresh: config.TESSERA_THROTTLE_REFRESH_FAILURES,
+    },
+    onThrottled: (operation, scope) => metrics.throttled.inc({ operation, scope }),
+    exempt: isForwardedByPeer,
+  };
+}
+
+// 503 only before the process is first ready; after that the keys are served from memory.
+const jwksSchema = {
+  summary: 'The public signing keys (RFC 7517), current and retired-but-unexpired; cacheable for a minute',
+  tags: ['keys'],
+  response: { 200: Jwks, ...problemResponses(503) },
+};
+
+/**
+ * The issuer's routes alone: the JWKS, and the token operations of the interfaces a listener
+ * serves, throttled when a throttle is given (in their own context, so no other route pays for
+ * its hooks).
+ */
+export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys' | 'now'>, throttle?: AttemptThrottle, link?: PeerLink): RouteRegistrar {
+  return async (app, listener) => {
+    app.get('/.well-known/jwks.json', { schema: jwksSchema }, async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(issuer.now())),
+    );
+    await app.register(async (tokenOperations) => {
+      // First, so a forwarded request is known as one (or refused) before the throttle looks at it.
+      authenticatePeerRequests(tokenOperations, link?.secret);
+      if (throttle) throttleFailedAttempts(tokenOperations, throttle);
+      if (listener.v5) await tokenOperations.register(v5TokenRoutes, { tokens: issuer.tokens, forwarding: link?.forwarding });
+      if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
+    });
+  };
+}

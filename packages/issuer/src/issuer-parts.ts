@@ -1,0 +1,67 @@
+import { accountEventTypes, signingKeyEventTypes, type FamilyEvent } from '@tessera/contracts';
+import { CredentialDirectory } from '@tessera/domain';
+import { logReader, type EventStore, type LogReader } from '@tessera/event-store';
+import { epochSeconds, type Host } from '@tessera/host';
+import { PublicKeySet, createSecretHasher, openKeyFolders } from '@tessera/tokens';
+import { createAuthenticationFailureCounter, type AuthenticationFailureCounter } from './authentication-failures.js';
+import { SigningKeyring } from './signing-keyring.js';
+import { createTokenService, type TokenService } from './token-service.js';
+
+export interface IssuerParts {
+  readonly tokens: TokenService;
+  readonly keyring: SigningKeyring;
+  readonly directory: CredentialDirectory;
+  /** Public keys for the JWKS this issuer serves. */
+  readonly keys: PublicKeySet;
+  /** The read models the issuer needs from the log. */
+  readonly readers: LogReader[];
+  /** Failed credential exchanges, counted per credential per minute for the audit trail. */
+  readonly authenticationFailures: AuthenticationFailureCounter;
+  /** Epoch seconds, from the host's clock. */
+  readonly now: () => number;
+}
+
+/**
+ * The issuer's in-memory state and operations over one store and key folder. In the all-in-one
+ * the verifier already folds account and key events: `shared` hands its read models over, so
+ * one process does not keep the same derived state twice.
+ */
+export function createIssuerParts(
+  host: Pick<Host, 'config' | 'clock'>,
+  store: EventStore,
+  hooks: { onFamilyEvent?: ((event: FamilyEvent) => void) | undefined; shared?: { directory: CredentialDirectory; keys: PublicKeySet } | undefined } = {},
+): IssuerParts {
+  const { config } = host;
+  const now = () => epochSeconds(host.clock);
+  const { signing, hashingKey } = openKeyFolders(config.TESSERA_DATA_DIR, config.TESSERA_KEYS_DIR);
+  const hasher = createSecretHasher(hashingKey);
+  const directory = hooks.shared?.directory ?? new CredentialDirectory();
+  const keyring = new SigningKeyring(signing);
+  const keys = hooks.shared?.keys ?? new PublicKeySet();
+  const authenticationFailures = createAuthenticationFailureCounter({ store, now });
+  const tokens = createTokenService({
+    store,
+    directory,
+    keyring,
+    hasher,
+    issuer: config.TESSERA_ISSUER,
+    lifetimes: {
+      accessTokenSeconds: config.TESSERA_ACCESS_TOKEN_TTL,
+      refreshTokenSeconds: config.TESSERA_REFRESH_TOKEN_TTL,
+      legacyTokenSeconds: config.TESSERA_LEGACY_TOKEN_TTL,
+    },
+    now,
+    onFamilyEvent: hooks.onFamilyEvent,
+    refreshReuse: config.TESSERA_REFRESH_REUSE,
+    region: config.TESSERA_REGION,
+    onAuthenticationFailure: (failure) => authenticationFailures.record(failure),
+  });
+  const readers: LogReader[] = [logReader(signingKeyEventTypes, ({ event }) => keyring.apply(event))];
+  if (!hooks.shared) {
+    readers.push(
+      logReader(accountEventTypes, ({ event }) => directory.apply(event)),
+      logReader(signingKeyEventTypes, ({ event }) => keys.apply(event)),
+    );
+  }
+  return { tokens, keyring, directory, keys, readers, authenticationFailures, now };
+}

@@ -1,0 +1,9 @@
+export { createRelay, type Relay, type RelayLag, type RelayOptions } from './relay.js';
+export {
+  RelayCheckpointCorrupt,
+  createFileCheckpoint,
+  createMemoryCheckpoint,
+  defaultCheckpointFile,
+  type RelayCheckpoint,
+} from './relay-checkpoint.js';
+export { composeRelay, wireRelay } from './relay-composition.js';

@@ -1,0 +1,40 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Metrics } from '@tessera/host';
+import { isVerification } from './access-log.js';
+
+const tokenOperations: Record<string, string> = {
+  '/v5/Authorization/get-oauth-token': 'issue',
+  '/v5/Authorization/refresh-oauth-token': 'refresh',
+  '/v5/Authorization/revoke-oauth-token': 'revoke',
+  '/v1/authenticate': 'legacy_issue',
+};
+
+/** Counts outcomes from the answers, so no route has to remember to. */
+export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    countOutcome(request, reply, metrics);
+    done();
+  });
+}
+
+function countOutcome(request: FastifyRequest, reply: FastifyReply, metrics: Metrics): void {
+  const url = request.routeOptions.url ?? '';
+  const status = reply.statusCode;
+  const operation = tokenOperations[url];
+  if (operation) {
+    const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';
+    metrics.tokens.inc({ operation, outcome });
+    return;
+  }
+  if (isVerification(request)) {
+    const outcome = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 400 ? 'allowed' : 'error';
+    metrics.verifications.inc({ outcome });
+  }
+}
+
+/** Prometheus text, on the admin listener only: the public port must not tell the world how it is doing. */
+export function serveMetrics(app: FastifyInstance, metrics: Metrics): void {
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}

@@ -1,0 +1,2 @@
+export { ManualClock, epochSeconds, systemClock, type Clock } from './clock.js';
+export { Retry, sleep, type BackoffPolicy, type RetryLogger, type RetryLogging, type RetryOptions, type RetryOutcome, type RunOptions } from './retry.js';

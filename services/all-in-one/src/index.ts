@@ -1,1 +1,0 @@
-export { runAllInOne } from './main.js';

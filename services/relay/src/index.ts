@@ -1,9 +1,0 @@
-export { createRelay, type Relay, type RelayLag, type RelayOptions } from './relay.js';
-export {
-  RelayCheckpointCorrupt,
-  createFileCheckpoint,
-  createMemoryCheckpoint,
-  defaultCheckpointFile,
-  type RelayCheckpoint,
-} from './relay-checkpoint.js';
-export { wireRelay } from './relay-composition.js';
