@@ -230,7 +230,8 @@ try {
       cwd: repositoryRoot,
       uid: otherUser,
       gid: otherUser,
-      env: { PATH: process.env.PATH, STATE: statePath },
+      // No tsx cache: it would stay behind in the temporary folder, owned by nobody.
+      env: { PATH: process.env.PATH, STATE: statePath, TSX_DISABLE_CACHE: '1' },
     });
     return JSON.parse(stdout) as Record<string, string>;
   };
