@@ -1,20 +1,17 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { packPublicPackages, publicPackages, repositoryRoot, run } from './public-packages.js';
 
 /**
  * The public packages as a downstream team gets them: packed with `npm pack`, installed from the
- * tarballs into an empty project outside this workspace, and used with plain `node` (issue 10,
- * point 4). Nothing here imports from the repository's sources.
+ * tarballs into an empty project outside this workspace, and used with plain `node`. Nothing here
+ * imports from the repository's sources. (readme-install.test.ts installs one the way its README says.)
  */
-const run = promisify(execFile);
-const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const publicPackages = ['client', 'contracts', 'verification', 'revocations', 'tokens', 'http', 'feed'];
 const { brokers } = kafkaTestEnvironment('downstream packages');
 const topic = `tessera.revocations.downstream.${process.pid}.${Date.now()}`;
 
@@ -31,9 +28,7 @@ describe.skipIf(!brokers)('the public packages, packed and installed into an emp
     project = mkdtempSync(join(tmpdir(), 'tessera-downstream-'));
     const tarballs = join(project, 'tarballs');
     mkdirSync(tarballs);
-    await run('npm', ['pack', '--silent', '--pack-destination', tarballs, ...publicPackages.flatMap((name) => ['--workspace', `@tessera/${name}`])], {
-      cwd: repositoryRoot,
-    });
+    await packPublicPackages(tarballs);
     const packed = readdirSync(tarballs);
     expect(packed).toHaveLength(publicPackages.length);
     const dependencies = Object.fromEntries(

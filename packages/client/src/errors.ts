@@ -14,6 +14,7 @@ export type TesseraErrorCode =
   | 'ERR_INVALID_TOKEN'
   | 'ERR_UNEXPECTED_RESPONSE'
   | 'ERR_LOCK_TIMEOUT'
+  | 'ERR_UNSAFE_TOKEN_FILE'
   | 'ERR_CLIENT_CLOSED';
 
 /** The token operation that failed; `fetch` for a request made through `client.fetch`. */
@@ -97,6 +98,23 @@ export class ForbiddenError extends TesseraError {
   override readonly name = 'ForbiddenError';
   constructor(message: string, details: TesseraErrorDetails) {
     super('ERR_FORBIDDEN', message, details);
+  }
+}
+
+/**
+ * FileTokenLock refused a directory, lock file or state file that someone other than this
+ * user could have placed or changed: owned by another uid, writable (or, for the directory,
+ * usable at all) by group or others, a symbolic link, or not a regular file. The file is
+ * never read. `path` names it and `reason` says which check failed; neither is secret.
+ */
+export class UnsafeTokenFileError extends TesseraError {
+  override readonly name = 'UnsafeTokenFileError';
+  readonly path: string;
+  readonly reason: string;
+  constructor(path: string, reason: string) {
+    super('ERR_UNSAFE_TOKEN_FILE', `refusing ${path}: ${reason}`, { operation: 'lock' });
+    this.path = path;
+    this.reason = reason;
   }
 }
 

@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TesseraError } from './errors.js';
+import { checkedEntry, createPrivateFile, ensurePrivateDirectory, errorCode, readPrivateFile } from './private-files.js';
 import { InMemoryTokenLock, type TokenLock } from './token-lock.js';
 import type { StoredTokenPair } from './token-pair.js';
 
 export interface FileTokenLockOptions {
-  /** The shared state file holding the current pair. Written 0600: it holds the access and refresh token. */
+  /**
+   * The shared state file holding the current pair. Written 0600: it holds the access and
+   * refresh token. Its directory must be private to this user (owned by it, mode 0700, not a
+   * symbolic link); a missing one is created so.
+   */
   readonly statePath: string;
-  /** The lock file, created with O_EXCL. Default: `${statePath}.lock`. */
+  /** The lock file, created with O_EXCL. Default: `${statePath}.lock`. Its directory must be private too. */
   readonly lockPath?: string;
   /**
    * A lock file older than this is taken to be left by a crashed holder and is broken.
@@ -30,6 +35,11 @@ const stateVersion = 1;
  * file is replaced atomically (write a 0600 temporary file, then rename), so a reader never
  * sees half a pair. Clients in one process that share this lock also queue in memory first,
  * so they do not poll the lock file against each other.
+ *
+ * Only this user's files are trusted (see private-files.ts): the directory must be private,
+ * and a lock or state file that another user owns, that group or others may write, that is a
+ * symbolic link or not a regular file is refused with UnsafeTokenFileError, never read, never
+ * broken and never replaced. The processes that share a pair therefore run as one user.
  *
  * Limits: a lock file is judged stale by its age, so a holder that outlives `staleAfterMs`
  * can lose its lock to another process; the lock is advisory and local (no NFS guarantees).
@@ -53,6 +63,7 @@ export class FileTokenLock implements TokenLock {
   async withLock<R extends StoredTokenPair | null>(critical: (stored: StoredTokenPair | undefined) => Promise<R>): Promise<R> {
     // The in-memory pair is not used: the state file is the one source of truth.
     return this.#inProcess.withLock(async () => {
+      await this.#ensurePrivateDirectories();
       const ownership = await this.#acquire();
       try {
         const stored = await this.#read();
@@ -66,22 +77,23 @@ export class FileTokenLock implements TokenLock {
     });
   }
 
+  async #ensurePrivateDirectories(): Promise<void> {
+    const directories = new Set([dirname(this.statePath), dirname(this.lockPath)]);
+    for (const directory of directories) await ensurePrivateDirectory(directory);
+  }
+
   async #acquire(): Promise<string> {
     const ownership = randomUUID();
     const deadline = Date.now() + this.#acquireTimeoutMs;
     for (;;) {
       try {
-        const handle = await open(this.lockPath, 'wx', 0o600);
-        try {
-          await handle.writeFile(JSON.stringify({ pid: process.pid, ownership, at: new Date().toISOString() }));
-        } finally {
-          await handle.close();
-        }
+        await createPrivateFile(this.lockPath, JSON.stringify({ pid: process.pid, ownership, at: new Date().toISOString() }));
         return ownership;
       } catch (error) {
         const code = errorCode(error);
         if (code === 'ENOENT') {
-          await mkdir(dirname(this.lockPath), { recursive: true, mode: 0o700 });
+          // The directory went away since it was checked: create and check it again.
+          await this.#ensurePrivateDirectories();
           continue;
         }
         if (code !== 'EEXIST') throw error;
@@ -94,40 +106,37 @@ export class FileTokenLock implements TokenLock {
     }
   }
 
-  /** Moves a stale lock file aside (rename is atomic: of two breakers only one succeeds) and deletes it. */
+  /**
+   * Moves a stale lock file aside (rename is atomic: of two breakers only one succeeds) and
+   * deletes it. A lock that fails the checks is refused, not broken: breaking another user's
+   * lock is not ours to do, and in a shared directory it would fail with EPERM anyway.
+   */
   async #breakIfStale(): Promise<boolean> {
+    const stats = await checkedEntry(this.lockPath);
+    if (stats === undefined) return true; // released meanwhile: try again at once
+    if (Date.now() - stats.mtimeMs <= this.#staleAfterMs) return false;
+    const aside = `${this.lockPath}.${randomUUID()}.stale`;
     try {
-      const { mtimeMs } = await stat(this.lockPath);
-      if (Date.now() - mtimeMs <= this.#staleAfterMs) return false;
-      const aside = `${this.lockPath}.${randomUUID()}.stale`;
       await rename(this.lockPath, aside);
-      await unlink(aside).catch(() => undefined);
-      return true;
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return true; // released meanwhile: try again at once
+      if (errorCode(error) === 'ENOENT') return true;
       throw error;
     }
+    await unlink(aside).catch(() => undefined);
+    return true;
   }
 
   /** Deletes the lock file only while it is still ours (it may have been broken as stale). */
   async #release(ownership: string): Promise<void> {
-    try {
-      const content = await readFile(this.lockPath, 'utf8');
-      if (content.includes(ownership)) await unlink(this.lockPath);
-    } catch (error) {
-      if (errorCode(error) !== 'ENOENT') throw error;
-    }
+    const content = await readPrivateFile(this.lockPath);
+    if (content?.includes(ownership)) await unlink(this.lockPath);
   }
 
   async #read(): Promise<StoredTokenPair | undefined> {
-    let text: string;
+    const text = await readPrivateFile(this.statePath);
+    if (text === undefined) return undefined;
     try {
-      text = await readFile(this.statePath, 'utf8');
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return undefined;
-      throw error;
-    }
-    try {
+      // Cast: JSON.parse returns any; each field is checked for its type below.
       const state = JSON.parse(text) as Record<string, unknown>;
       const { version, owner, token, refresh_token: refreshToken, obtained_at: obtainedAt, expires_at: expiresAt } = state;
       if (version !== stateVersion || typeof owner !== 'string' || typeof token !== 'string' || typeof refreshToken !== 'string') return undefined;
@@ -147,10 +156,10 @@ export class FileTokenLock implements TokenLock {
       obtained_at: pair.obtainedAt,
       expires_at: pair.expiresAt,
     };
-    await mkdir(dirname(this.statePath), { recursive: true, mode: 0o700 });
     const temporary = `${this.statePath}.${process.pid}.${randomUUID()}.tmp`;
     try {
-      await writeFile(temporary, JSON.stringify(state), { mode: 0o600, flag: 'wx' });
+      // rename replaces the name itself: it never writes through a link planted at statePath.
+      await createPrivateFile(temporary, JSON.stringify(state));
       await rename(temporary, this.statePath);
     } catch (error) {
       await unlink(temporary).catch(() => undefined);
@@ -163,8 +172,4 @@ export class FileTokenLock implements TokenLock {
       if (errorCode(error) !== 'ENOENT') throw error;
     });
   }
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
 }

@@ -13,6 +13,7 @@ export {
   ServerError,
   BadRequestError,
   ForbiddenError,
+  UnsafeTokenFileError,
   type TesseraErrorCode,
   type TesseraOperation,
 } from './errors.js';

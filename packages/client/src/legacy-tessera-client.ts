@@ -1,9 +1,7 @@
-import { authorizedFetch, resolveUrl, type TesseraFetchInit } from './authorized-fetch.js';
-import { TesseraError } from './errors.js';
-import { SecretSet } from './secret-set.js';
-import { TokenCache } from './token-cache.js';
+import type { TesseraFetchInit } from './authorized-fetch.js';
+import { ClientSession } from './client-session.js';
 import { tokenFromLegacyResponse, type CachedToken } from './token-pair.js';
-import { baseOf, postForm, type FetchLike, type Transport } from './transport.js';
+import { postForm, type FetchLike } from './transport.js';
 
 export interface LegacyTesseraClientOptions {
   /** `{legacy_base_url}` of the older interface, https. */
@@ -27,40 +25,28 @@ export interface LegacyTesseraClientOptions {
 export class LegacyTesseraClient {
   readonly legacyBaseUrl: string;
   readonly apiId: string;
-  readonly #base: URL;
   readonly #apiKey: string;
-  readonly #clock: () => number;
-  readonly #secrets: SecretSet;
-  readonly #transport: Transport;
-  readonly #cache: TokenCache<CachedToken>;
-  #closed = false;
+  readonly #session: ClientSession<CachedToken>;
 
   constructor(options: LegacyTesseraClientOptions) {
-    this.#base = baseOf(options.legacyBaseUrl, 'legacyBaseUrl');
-    if (!options.apiId) throw new TypeError('apiId is required');
-    if (!options.apiKey) throw new TypeError('apiKey is required');
+    this.#session = new ClientSession(options, {
+      address: ['legacyBaseUrl', options.legacyBaseUrl],
+      identifier: ['apiId', options.apiId],
+      secret: ['apiKey', options.apiKey],
+      renew: () => this.#authenticate(),
+    });
     this.legacyBaseUrl = options.legacyBaseUrl;
     this.apiId = options.apiId;
     this.#apiKey = options.apiKey;
-    this.#clock = options.clock ?? Date.now;
-    this.#secrets = new SecretSet([options.apiKey]);
-    this.#transport = {
-      fetch: options.fetch ?? ((input, init) => fetch(input, init)),
-      timeoutMs: options.requestTimeoutMs ?? 10_000,
-      secrets: () => this.#secrets.values(),
-    };
-    this.#cache = new TokenCache(() => this.#authenticate(), this.#clock, (options.refreshSkewSeconds ?? 60) * 1000);
   }
 
   async getAccessToken(): Promise<string> {
-    this.#assertOpen();
-    return (await this.#cache.get()).token;
+    return this.#session.accessToken();
   }
 
   /** fetch with `Authorization: bearer <token>` and the spec 4.6 headers; the same 401 retry as TesseraClient.fetch. */
   async fetch(input: string | URL, init: TesseraFetchInit = {}): Promise<Response> {
-    this.#assertOpen();
-    return authorizedFetch(this.#transport, this.#cache, 'bearer', resolveUrl(input, this.#base), init, {
+    return this.#session.fetch('bearer', input, init, {
       'content-type': 'application/json',
       'cache-control': 'no-cache',
     });
@@ -68,21 +54,16 @@ export class LegacyTesseraClient {
 
   /** Forgets the token. The older interface has no revoke operation. */
   async close(): Promise<void> {
-    this.#closed = true;
-    await this.#cache.settle();
-    this.#cache.clear();
+    await this.#session.close();
   }
 
   async #authenticate(): Promise<CachedToken> {
-    const sentAt = this.#clock();
-    const body = await postForm(this.#transport, 'authenticate', new URL('v1/authenticate', this.#base), { apiid: this.apiId, apikey: this.#apiKey });
+    const session = this.#session;
+    const sentAt = session.clock();
+    const body = await postForm(session.transport, 'authenticate', new URL('v1/authenticate', session.base), { apiid: this.apiId, apikey: this.#apiKey });
     const token = tokenFromLegacyResponse(body, sentAt);
-    this.#secrets.add(token.token);
+    session.secrets.add(token.token);
     return token;
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new TesseraError('ERR_CLIENT_CLOSED', 'the client was closed', { operation: 'fetch' });
   }
 
   toJSON(): Record<string, string> {

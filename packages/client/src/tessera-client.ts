@@ -1,10 +1,9 @@
-import { authorizedFetch, resolveUrl, type TesseraFetchInit } from './authorized-fetch.js';
+import type { TesseraFetchInit } from './authorized-fetch.js';
+import { ClientSession } from './client-session.js';
 import { TesseraError } from './errors.js';
-import { TokenCache } from './token-cache.js';
 import { InMemoryTokenLock, type TokenLock } from './token-lock.js';
 import { pairFromTokenResponse, type StoredTokenPair } from './token-pair.js';
-import { baseOf, postJson, type FetchLike, type Transport } from './transport.js';
-import { SecretSet } from './secret-set.js';
+import { postJson, type FetchLike } from './transport.js';
 
 export interface TesseraClientOptions {
   /** `{base_url}` of the current interface, https. */
@@ -34,40 +33,28 @@ export interface TesseraClientOptions {
 export class TesseraClient {
   readonly baseUrl: string;
   readonly apiLoginId: string;
-  readonly #base: URL;
   readonly #transactionKey: string;
   readonly #owner: string;
   readonly #lock: TokenLock;
-  readonly #clock: () => number;
-  readonly #secrets: SecretSet;
-  readonly #transport: Transport;
-  readonly #cache: TokenCache<StoredTokenPair>;
-  #closed = false;
+  readonly #session: ClientSession<StoredTokenPair>;
 
   constructor(options: TesseraClientOptions) {
-    this.#base = baseOf(options.baseUrl, 'baseUrl');
-    if (!options.apiLoginId) throw new TypeError('apiLoginId is required');
-    if (!options.transactionKey) throw new TypeError('transactionKey is required');
+    this.#session = new ClientSession(options, {
+      address: ['baseUrl', options.baseUrl],
+      identifier: ['apiLoginId', options.apiLoginId],
+      secret: ['transactionKey', options.transactionKey],
+      renew: (rejected) => this.#renew(rejected),
+    });
     this.baseUrl = options.baseUrl;
     this.apiLoginId = options.apiLoginId;
     this.#transactionKey = options.transactionKey;
-    this.#owner = `${this.#base.href} ${options.apiLoginId}`;
+    this.#owner = `${this.#session.base.href} ${options.apiLoginId}`;
     this.#lock = options.lock ?? new InMemoryTokenLock();
-    this.#clock = options.clock ?? Date.now;
-    this.#secrets = new SecretSet([options.transactionKey]);
-    this.#transport = {
-      fetch: options.fetch ?? ((input, init) => fetch(input, init)),
-      timeoutMs: options.requestTimeoutMs ?? 10_000,
-      secrets: () => this.#secrets.values(),
-    };
-    const skewMs = (options.refreshSkewSeconds ?? 60) * 1000;
-    this.#cache = new TokenCache((rejected) => this.#renew(rejected), this.#clock, skewMs);
   }
 
   /** A usable access token: the cached one while fresh, else a renewed one. */
   async getAccessToken(): Promise<string> {
-    this.#assertOpen();
-    return (await this.#cache.get()).token;
+    return this.#session.accessToken();
   }
 
   /**
@@ -75,8 +62,7 @@ export class TesseraClient {
    * TesseraFetchInit for the retry after a 401; every other answer is returned as is.
    */
   async fetch(input: string | URL, init: TesseraFetchInit = {}): Promise<Response> {
-    this.#assertOpen();
-    return authorizedFetch(this.#transport, this.#cache, 'Bearer', resolveUrl(input, this.#base), init);
+    return this.#session.fetch('Bearer', input, init);
   }
 
   /**
@@ -85,11 +71,8 @@ export class TesseraClient {
    * back to their credentials. Closing twice does nothing; a closed client refuses work.
    */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#cache.settle();
-    const remembered = this.#cache.current;
-    this.#cache.clear();
+    if (this.#session.closed) return;
+    const remembered = await this.#session.close();
     await this.#lock.withLock(async (stored) => {
       const ours = stored?.owner === this.#owner ? stored : undefined;
       const refreshToken = ours?.refreshToken ?? remembered?.refreshToken;
@@ -102,11 +85,11 @@ export class TesseraClient {
     return this.#lock.withLock(async (stored) => {
       const ours = stored?.owner === this.#owner ? stored : undefined;
       // Another client or process renewed while we waited for the lock: adopt its pair.
-      if (ours && ours.token !== rejected && this.#cache.isFresh(ours)) {
-        this.#secrets.add(ours.token, ours.refreshToken);
+      if (ours && ours.token !== rejected && this.#session.cache.isFresh(ours)) {
+        this.#session.secrets.add(ours.token, ours.refreshToken);
         return ours;
       }
-      const refreshToken = ours?.refreshToken ?? this.#cache.current?.refreshToken;
+      const refreshToken = ours?.refreshToken ?? this.#session.cache.current?.refreshToken;
       if (refreshToken) {
         try {
           return await this.#refresh(refreshToken);
@@ -123,8 +106,8 @@ export class TesseraClient {
   }
 
   async #getToken(): Promise<StoredTokenPair> {
-    const sentAt = this.#clock();
-    const body = await postJson(this.#transport, 'get-oauth-token', new URL('v5/Authorization/get-oauth-token', this.#base), {
+    const sentAt = this.#session.clock();
+    const body = await postJson(this.#session.transport, 'get-oauth-token', new URL('v5/Authorization/get-oauth-token', this.#session.base), {
       api_login_id: this.apiLoginId,
       transaction_key: this.#transactionKey,
     });
@@ -132,18 +115,18 @@ export class TesseraClient {
   }
 
   async #refresh(refreshToken: string): Promise<StoredTokenPair> {
-    this.#secrets.add(refreshToken);
-    const sentAt = this.#clock();
-    const body = await postJson(this.#transport, 'refresh-oauth-token', new URL('v5/Authorization/refresh-oauth-token', this.#base), {
+    this.#session.secrets.add(refreshToken);
+    const sentAt = this.#session.clock();
+    const body = await postJson(this.#session.transport, 'refresh-oauth-token', new URL('v5/Authorization/refresh-oauth-token', this.#session.base), {
       refresh_token: refreshToken,
     });
     return this.#remember(pairFromTokenResponse(body, this.#owner, sentAt, 'refresh-oauth-token'));
   }
 
   async #revoke(refreshToken: string): Promise<void> {
-    this.#secrets.add(refreshToken);
+    this.#session.secrets.add(refreshToken);
     try {
-      await postJson(this.#transport, 'revoke-oauth-token', new URL('v5/Authorization/revoke-oauth-token', this.#base), {
+      await postJson(this.#session.transport, 'revoke-oauth-token', new URL('v5/Authorization/revoke-oauth-token', this.#session.base), {
         refresh_token: refreshToken,
       });
     } catch (error) {
@@ -153,12 +136,8 @@ export class TesseraClient {
   }
 
   #remember(pair: StoredTokenPair): StoredTokenPair {
-    this.#secrets.add(pair.token, pair.refreshToken);
+    this.#session.secrets.add(pair.token, pair.refreshToken);
     return pair;
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new TesseraError('ERR_CLIENT_CLOSED', 'the client was closed', { operation: 'fetch' });
   }
 
   /** Logging a client shows no secret. */

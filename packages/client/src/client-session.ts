@@ -1,0 +1,79 @@
+import { authorizedFetch, resolveUrl, type TesseraFetchInit } from './authorized-fetch.js';
+import { TesseraError } from './errors.js';
+import { SecretSet } from './secret-set.js';
+import { TokenCache } from './token-cache.js';
+import type { CachedToken } from './token-pair.js';
+import { baseOf, type FetchLike, type Transport } from './transport.js';
+
+/** The options both clients take beside their address and credentials. */
+export interface SessionOptions {
+  readonly refreshSkewSeconds?: number;
+  readonly fetch?: FetchLike;
+  readonly requestTimeoutMs?: number;
+  readonly clock?: () => number;
+}
+
+export interface SessionSetup<T extends CachedToken> {
+  /** The base address and the name of the option it came from, for the error message. */
+  readonly address: readonly [option: string, value: string];
+  /** The credentials as [option name, value]: both are required; the secret is redacted from every message. */
+  readonly identifier: readonly [option: string, value: string];
+  readonly secret: readonly [option: string, value: string];
+  /** Obtains a new token; `rejected` is the token a server just refused, if any. */
+  readonly renew: (rejected: string | undefined) => Promise<T>;
+}
+
+/**
+ * What TesseraClient and LegacyTesseraClient share: the https base address, the clock, the
+ * secrets every error message is redacted with, the transport, the single-flight token
+ * cache, and whether the client was closed. The clients differ only in how they get a token
+ * and what closing means.
+ */
+export class ClientSession<T extends CachedToken> {
+  readonly base: URL;
+  readonly clock: () => number;
+  readonly secrets: SecretSet;
+  readonly transport: Transport;
+  readonly cache: TokenCache<T>;
+  #closed = false;
+
+  constructor(options: SessionOptions, setup: SessionSetup<T>) {
+    this.base = baseOf(setup.address[1], setup.address[0]);
+    for (const [option, value] of [setup.identifier, setup.secret]) if (!value) throw new TypeError(`${option} is required`);
+    this.clock = options.clock ?? Date.now;
+    this.secrets = new SecretSet([setup.secret[1]]);
+    this.transport = {
+      fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+      timeoutMs: options.requestTimeoutMs ?? 10_000,
+      secrets: () => this.secrets.values(),
+    };
+    this.cache = new TokenCache(setup.renew, this.clock, (options.refreshSkewSeconds ?? 60) * 1000);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async accessToken(): Promise<string> {
+    this.#assertOpen();
+    return (await this.cache.get()).token;
+  }
+
+  fetch(scheme: string, input: string | URL, init: TesseraFetchInit, defaultHeaders?: Record<string, string>): Promise<Response> {
+    this.#assertOpen();
+    return authorizedFetch(this.transport, this.cache, scheme, resolveUrl(input, this.base), init, defaultHeaders);
+  }
+
+  /** Refuses further work, waits for a renewal in flight, forgets the token and returns the one it held. */
+  async close(): Promise<T | undefined> {
+    this.#closed = true;
+    await this.cache.settle();
+    const remembered = this.cache.current;
+    this.cache.clear();
+    return remembered;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new TesseraError('ERR_CLIENT_CLOSED', 'the client was closed', { operation: 'fetch' });
+  }
+}
