@@ -4,7 +4,11 @@
 // The rooms: `packages/` holds libraries only; `apps/` holds the runnable roles, each a `main` that
 // runs its role's wiring (a `compose…(host)` library function) on a host. The published packages
 // are the ones downstream teams install.
-const published = ['client', 'contracts', 'tokens', 'http', 'verification', 'feed', 'revocations', 'timing'];
+const { readdirSync, readFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+/** The published packages: every package under packages/ whose package.json is not private. */
+const published = readdirSync(join(__dirname, 'packages')).filter((name) => JSON.parse(readFileSync(join(__dirname, 'packages', name, 'package.json'), 'utf8')).private !== true);
 const publishedPath = `^packages/(${published.join('|')})/`;
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -70,13 +74,13 @@ module.exports = {
   options: {
     // Tests and test support may reach across rooms to set up what they check; the rules are about the product.
     exclude: { path: ['\\.test\\.ts$', '/testing/', '/dist/', 'node_modules'] },
-    includeOnly: { path: ['^packages/', '^apps/', 'node_modules', '^(node:)?[a-z_]+$'] },
+
     doNotFollow: { path: 'node_modules' },
     tsConfig: { fileName: 'tsconfig.json' },
     // Type-only imports are dependencies too: a package that names another's types needs it installed.
     tsPreCompilationDeps: true,
     // Workspace packages resolve to their sources, as the tests and the type check read them.
-    enhancedResolveOptions: { conditionNames: ['tessera-source', 'import', 'node', 'default'], extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['tessera-source', 'import', 'node', 'default'], extensions: ['.ts', '.js', '.d.ts'], mainFields: ['module', 'main', 'types'] },
     combinedDependencies: false,
   },
 };

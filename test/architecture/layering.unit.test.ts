@@ -1,0 +1,60 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cruiseHouse, currentDocument, renderMap, withMap } from './architecture-map.js';
+
+/**
+ * The layering rules hold on the code, docs/architecture.md's package map is the one the code
+ * draws, and each rule fires on the import it forbids (checked on a small house built here).
+ */
+describe('the layering', () => {
+  it('no import in packages/ or apps/ breaks a rule, and the map in docs/architecture.md is the one the code draws', async () => {
+    const result = await cruiseHouse();
+    expect(result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`)).toEqual([]);
+    expect(result.summary.totalCruised).toBeGreaterThan(150);
+    expect(withMap(currentDocument(), renderMap(result)) === currentDocument(), 'the package map is stale: run `npm run architecture`').toBe(true);
+  });
+
+  describe('each rule fires on what it forbids', () => {
+    const house = mkdtempSync(join(tmpdir(), 'tessera-layering-'));
+    afterAll(() => rmSync(house, { recursive: true, force: true }));
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(house, path)), { recursive: true });
+      writeFileSync(join(house, path), text);
+    };
+    // A house with one of each broken import, resolved by relative paths so no workspace is needed.
+    write('packages/lib/src/index.ts', "import { run } from '../../../apps/issuer/src/main.js';\nexport const x = run;\n");
+    write('apps/issuer/src/main.ts', "import { other } from '../../relay/src/main.js';\nexport const run = other;\n");
+    write('apps/relay/src/main.ts', 'export const other = 1;\n');
+    write('apps/cli/src/main.ts', "import { run } from '../../issuer/src/main.js';\nexport const cli = run;\nexport const lazy = () => import('../../relay/src/main.js');\n");
+    write('packages/domain/src/decide.ts', "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n");
+    write('packages/tokens/src/index.ts', "import { host } from '../../host/src/index.js';\nexport const t = host;\n");
+    write('packages/host/src/index.ts', "import { app } from '../../server/src/index.js';\nexport const host = app;\n");
+    write('packages/server/src/index.ts', 'export const app = 1;\n');
+    write('packages/relay/src/index.ts', "import { app } from '../../server/src/index.js';\nexport const relay = app;\n");
+    write('packages/a/src/index.ts', "import { b } from '../../b/src/index.js';\nexport const a = b;\n");
+    write('packages/b/src/index.ts', "import { a } from '../../a/src/index.js';\nexport const b = a;\n");
+    // The published set is the repository's (tokens is in it, host is not).
+    write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }));
+
+    it.each([
+      ['library-imports-no-app', 'packages/lib/src/index.ts'],
+      ['app-imports-no-other-app', 'apps/issuer/src/main.ts'],
+      ['cli-loads-mains-lazily', 'apps/cli/src/main.ts'],
+      ['domain-is-pure', 'packages/domain/src/decide.ts'],
+      ['published-needs-only-published', 'packages/tokens/src/index.ts'],
+      ['kernel-knows-no-http', 'packages/host/src/index.ts'],
+      ['followers-need-no-http', 'packages/relay/src/index.ts'],
+      ['no-circular', 'packages/a/src/index.ts'],
+    ])('%s fires on %s', async (rule, from) => {
+      const result = await cruiseHouse(['packages', 'apps'], house);
+      expect(result.summary.violations.filter((violation) => violation.rule.name === rule).map((violation) => violation.from)).toContain(from);
+    });
+
+    it('the CLI loading a main lazily, with import(), breaks no rule', async () => {
+      const result = await cruiseHouse(['packages', 'apps'], house);
+      expect(result.summary.violations.filter((violation) => violation.from === 'apps/cli/src/main.ts').map((violation) => violation.to)).toEqual(['apps/issuer/src/main.ts']);
+    });
+  });
+});
