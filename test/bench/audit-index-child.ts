@@ -1,5 +1,5 @@
 /**
- * Child process (node --import tsx): the audit index (issue 12, point 7). Prints one JSON line
+ * Child process (node --import tsx): the audit index. Prints one JSON line
  * with the results.
  *
  * 1. Fixture (setup, timed apart): a temp SQLite log in the adapter's own schema (made by opening

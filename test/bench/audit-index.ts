@@ -1,7 +1,7 @@
 import { startChild } from './children.js';
 import { atMost, type Row } from './report.js';
 
-/** Parent side of audit-index-child.ts (issue 12, point 7): its own process, so its heap and SQLite caches are its own. */
+/** Parent side of audit-index-child.ts: its own process, so its heap and SQLite caches are its own. */
 export interface AuditIndexResult {
   readonly events: number;
   readonly accounts: number;
@@ -30,7 +30,7 @@ export async function measureAuditIndex(): Promise<AuditIndexResult> {
   return child.ready;
 }
 
-/** The targets of DESIGN.md section 8, met by the slowest of the measured answers (p99 is shown too). */
+/** The audit targets (docs/benchmarks.md), met by the slowest of the measured answers (p99 is shown too). */
 export function auditRows(result: AuditIndexResult): Row[] {
   const size = result.events === 1_000_000 ? '1M' : String(result.events);
   const latency = (summary: LatencySummary) => `${summary.p50Ms.toFixed(1)} / ${summary.p99Ms.toFixed(1)} / ${summary.maxMs.toFixed(1)}`;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 
 /**
- * Server CPU per operation (issue 14, point 1): a figure that noise on a shared machine hurts
+ * Server CPU per operation: a figure that noise on a shared machine hurts
  * less than req/s. At a fixed offered rate, well below saturation, the server's own CPU time is
  * read from /proc/<pid>/stat before and after the measured window; divided by the 2xx answers.
  * utime + stime in /proc/<pid>/stat add up every thread of the process: the main thread, the

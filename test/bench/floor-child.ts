@@ -1,5 +1,5 @@
 /**
- * Child process: the floor of a durable issuance on this machine (issue 14, point 2), each part
+ * Child process: the floor of a durable issuance on this machine, each part
  * measured alone, pinned where the server under test runs. Prints one JSON line.
  *
  * BENCH_FLOOR=tls     a bare node:https server (same certificate and key) answering every POST

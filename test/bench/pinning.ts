@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
 /**
- * Fair measurement (issue 14, point 1): the load generator (autocannon, in the bench process)
+ * Fair measurement: the load generator (autocannon, in the bench process)
  * on one core and the server under test on the other, for Tessera and every peer alike, so the
  * two do not take turns on the same core by the scheduler's whim. Pinned with `taskset`; when
  * it is missing, or the machine has one core, nothing is pinned and the report says so.

@@ -1,5 +1,5 @@
 /**
- * Where an operation spends its CPU (issue 14): the all-in-one under get-oauth-token load
+ * Where an operation spends its CPU: the all-in-one under get-oauth-token load
  * (or refresh-oauth-token, or a protected request: BENCH_PROFILE_OP), started with `node --cpu-prof` (one profile per thread: the main
  * thread and the SQLite writer thread write their own), pinned as the bench pins it. Prints
  * each thread's self time by function and by package, busiest first, and the server CPU per

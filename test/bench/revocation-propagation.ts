@@ -1,5 +1,5 @@
 /**
- * Revocation propagation (issue 4, point 6): from the moment revoke-oauth-token answers at the
+ * Revocation propagation: from the moment revoke-oauth-token answers at the
  * home all-in-one to the moment a verifier fed only by Kafka rejects the token, over a real
  * broker on loopback. Run alone: `node --import tsx test/bench/revocation-propagation.ts`.
  *
@@ -7,7 +7,7 @@
  * remote verifier's forward-auth with its access token every `pollMs` until it answers 401. A
  * sample is therefore an upper bound, early by at most one poll round trip (≈1 ms here). Polls
  * reuse one keep-alive connection per worker, as a reverse proxy would (BENCH_PROBE=new-connection
- * gives the method used before issue 14: a TLS handshake per poll). With `hops`, a plain kafkajs
+ * gives the earlier method: a TLS handshake per poll). With `hops`, a plain kafkajs
  * consumer in this process splits each sample at the moment the message became readable.
  */
 import { readFileSync } from 'node:fs';

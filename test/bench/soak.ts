@@ -5,7 +5,7 @@ import { progress } from './children.js';
 import type { TesseraTarget } from './tessera-target.js';
 
 /**
- * Soak (issue 14, point 6): mixed load on the all-in-one at a fixed offered rate. Each
+ * Soak: mixed load on the all-in-one at a fixed offered rate. Each
  * connection walks a token's life over and over: get-oauth-token → refresh-oauth-token →
  * `verifies` protected requests → revoke-oauth-token. Every step must answer 200.
  *

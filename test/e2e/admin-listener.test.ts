@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 11, point 6: management off the public port, as Hydra (admin port) and Keycloak
+ * Management off the public port, as Hydra (admin port) and Keycloak
  * (management interface) do. `/metrics` is served on the admin listener only; both listeners
  * answer the health probes. The relay has one too (runHost gives every service one); it needs
  * Kafka, so test/e2e/kafka-region.test.ts reads its /metrics there.

@@ -3,7 +3,7 @@ import { startTessera, type Credentials, type TesseraProcess } from '../support/
 
 /**
  * The audit routes of the admin API as another team's tool calls them: over HTTPS on a running
- * all-in-one's admin listener, with an admin token the CLI made (issue 12, points 2 and 3).
+ * all-in-one's admin listener, with an admin token the CLI made.
  */
 let server: TesseraProcess;
 let account: Credentials;

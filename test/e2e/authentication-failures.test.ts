@@ -3,7 +3,7 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
 
 /**
  * Failed authentications are auditable as counts per credential per minute, never one event
- * per failure (issue 12, point 6): through the real server, read back with `tessera audit`.
+ * per failure: through the real server, read back with `tessera audit`.
  */
 let tessera: TesseraProcess | undefined;
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
-/** The admin CLI against the data folder of a running server (issue 2, point 6; CONTRACT.md). */
+/** The admin CLI against the data folder of a running server, as the README's Commands section documents it. */
 let tessera: TesseraProcess;
 beforeAll(async () => {
   tessera = await startTessera();
@@ -134,7 +134,7 @@ describe('tessera audit', () => {
   });
 });
 
-/** Issue 11, point 10: the CLI refuses what it cannot do safely, and its exit code says why. */
+/** The CLI refuses what it cannot do safely, and its exit code says why. */
 describe('CLI safety', () => {
   const cli = resolve(import.meta.dirname, '..', '..', 'apps', 'cli', 'bin', 'tessera.js');
   /** The CLI with the server's environment, or another data folder; the exit code instead of a throw. */

@@ -134,7 +134,7 @@ function v5Client(options: Partial<ConstructorParameters<typeof TesseraClient>[0
   return new TesseraClient({ baseUrl: tessera.baseUrl, apiLoginId: account.api_login_id, transactionKey: account.transaction_key, fetch: caFetch, ...options });
 }
 
-describe('TesseraClient — caching and single flight (spec 5.10)', () => {
+describe('TesseraClient — caching and single flight (docs/client.md)', () => {
   it('caches the access token: repeated calls make one get-oauth-token request', async () => {
     const mark = logMark();
     const client = v5Client();
@@ -168,7 +168,7 @@ describe('TesseraClient — caching and single flight (spec 5.10)', () => {
     await client.close();
   });
 
-  it('falls back to the API Login ID and Transaction Key when the refresh token was revoked (spec 5.7)', async () => {
+  it('falls back to the API Login ID and Transaction Key when the refresh token was revoked', async () => {
     const recorder = recording(caFetch);
     let offsetMs = 0;
     const client = v5Client({ fetch: recorder.fetch, clock: () => Date.now() + offsetMs });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 11, point 1, against the real server. Observed before: a body that stalls after its
+ * Connection limits and timeouts against the real server. Observed before: a body that stalls after its
  * headers held its connection for minutes, and with `ulimit -n 300`, 266 of them made every
  * rightful request fail. The server here runs under that same open-file limit, with timeouts and
  * caps made small so the test is quick.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
-/** The time-driven rows of spec 3.1 and 3.2, walked with short lifetimes on the real server. */
+/** The time-driven rows of the access and refresh tokens' states, walked with short lifetimes on the real server. */
 let tessera: TesseraProcess;
 let account: Credentials;
 beforeAll(async () => {
@@ -20,7 +20,7 @@ const getPair = async () =>
 const charge = (token: string) => tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
 
 describe('expiry', () => {
-  it('spec 3.1 valid → expired: after `expires` protected requests get 401, and the refresh token still renews', async () => {
+  it('access token valid → expired: after `expires` protected requests get 401, and the refresh token still renews', async () => {
     const pair = await getPair();
     expect(Date.parse(pair.expires) - Date.parse(pair.timestamp)).toBe(2000);
     expect((await charge(pair.token)).status).toBe(200);
@@ -33,7 +33,7 @@ describe('expiry', () => {
     expect(renewed.status).toBe(200);
   });
 
-  it('spec 3.2 valid → expired: after its lifetime the refresh token gets 401, and credentials give a new pair', async () => {
+  it('refresh token valid → expired: after its lifetime the refresh token gets 401, and credentials give a new pair', async () => {
     const pair = await getPair();
     await sleep(4000 + 1100);
     const answer = await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: pair.refresh_token });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
-/** Issue 9, point 7: what `tessera start` leaves on disk is readable by its own user only. */
+/** What `tessera start` leaves on disk is readable by its own user only. */
 let parent: string;
 let tessera: TesseraProcess;
 beforeAll(async () => {

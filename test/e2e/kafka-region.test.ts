@@ -5,7 +5,7 @@ import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 4 end to end on a real broker: the all-in-one runs the relay in-process, and a
+ * Revocations through a real broker: the all-in-one runs the relay in-process, and a
  * verifier in "another region" — its own process and data folder, no access to the event
  * log — learns keys from the issuer's JWKS and revocations from Kafka alone.
  */

@@ -5,7 +5,7 @@ import { startTessera, type Credentials, type TesseraProcess } from '../support/
 
 /**
  * The revocation topic as a downstream team in another language reads it: with kcat (librdkafka),
- * not our own client. CONTRACT.md: key = family id, value = the contracts event with its event id
+ * not our own client. docs/kafka.md: key = family id, value = the contracts event with its event id
  * and global position, header `type` = the event type. Skips loudly without kcat; .ci/run installs it.
  */
 const { brokers } = kafkaTestEnvironment('revocation topic read with kcat');

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
-/** Health, readiness, the start warning and SIGTERM draining (issue 2, point 5). */
+/** Health, readiness, the start warning and SIGTERM draining. */
 let tessera: TesseraProcess | undefined;
 afterEach(async () => {
   await tessera?.stop();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * DESIGN.md section 7: every error is problem+json, Node's own included. These requests are
+ * docs/interface.md, Errors: every error is problem+json, Node's own included. These requests are
  * refused by Node's HTTP parser before fastify routes them, so they go over the real TLS socket
  * of a running server, as raw bytes (Node's client would refuse to send most of them).
  */

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 12, point 4, through the real CLI and the real server: `--revoke-tokens` makes a key rotation,
+ * Operator revocation through the real CLI and the real server: `--revoke-tokens` makes a key rotation,
  * a legacy key revocation or a permission change hold for the tokens already issued, v1 ones included.
  * The CLI writes to the log; the server follows it, so "at once" is within a poll of the log (the same
- * second in which it accepts new credentials, CONTRACT.md).
+ * second in which it accepts new credentials, as the README says).
  */
 let tessera: TesseraProcess;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type HttpAnswer, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 9, point 4: two issuer processes on one SQLite data folder, each with its own
+ * Two issuer processes on one SQLite data folder, each with its own
  * TESSERA_KEYS_DIR. `keys rotate` run against one folder must not take the other issuer's key
  * away; retiring that key by name makes its issuer publish a new one.
  */

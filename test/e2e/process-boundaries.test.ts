@@ -9,7 +9,7 @@ import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Package boundaries that match roles (issue 10, point 5), seen from outside: which modules a
+ * Package boundaries that match roles, seen from outside: which modules a
  * real process loads. A hook records every module it resolves; the tests read the list.
  */
 const run = promisify(execFile);

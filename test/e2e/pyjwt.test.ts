@@ -44,7 +44,7 @@ describe.skipIf(!pyjwt)('access tokens verified by PyJWT with the JWKS', () => {
     return JSON.parse(answer.text) as { token: string; refresh_token: string };
   };
 
-  it('verifies a v5 token: at+jwt with the JWKS key of its kid, and every claim CONTRACT.md lists', async () => {
+  it('verifies a v5 token: at+jwt with the JWKS key of its kid, and every claim docs/interface.md lists', async () => {
     const { token } = await v5Token();
     const verified = verify(token, 'tessera:v5');
     expect(verified.error).toBeUndefined();

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 11, point 8 (docs/decisions/0010): a used refresh token presented again, through the real
- * server. `keep` (the default, spec 3.2) changes nothing; `revoke-family` revokes the family, so
+ * TESSERA_REFRESH_REUSE (docs/decisions/0010): a used refresh token presented again, through the real
+ * server. `keep` (the default, the interface's rule) changes nothing; `revoke-family` revokes the family, so
  * the pair the thief (or the client) got with that token stops working too. Both answer 401.
  */
 describe.each<{ setting: string; env: Record<string, string>; newerPairAfterReuse: number }>([

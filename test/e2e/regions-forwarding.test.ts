@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 13, step 1: two regions on this machine, each an all-in-one on its own SQLite folder, each
+ * Two regions on this machine, each an all-in-one on its own SQLite folder, each
  * knowing the other as a peer. A refresh or revoke of a family homed in the other region is
  * forwarded to it over the peer link. Accounts live in each region's own log here (the account
  * topic's mirroring is step 2), so each region gets its own account.
@@ -85,7 +85,7 @@ describe('two regions: refresh and revoke forwarded to the home region', () => {
   const pairFrom = async (server: TesseraProcess, account: Credentials): Promise<Pair> => {
     const answer = await server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
     expect(answer.status).toBe(200);
-    return answer.json() as unknown as Pair; // the spec's TokenResponse: token and refresh_token are strings
+    return answer.json() as unknown as Pair; // the interface's TokenResponse: token and refresh_token are strings
   };
 
   it('homes a new family in the region that issued it: the fid claim and the refresh token carry its name', async () => {

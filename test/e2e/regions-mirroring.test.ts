@@ -6,7 +6,7 @@ import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 13, step 2, the product's half: region b's all-in-one follows region a's topics as
+ * Mirroring, the product's half: region b's all-in-one follows region a's topics as
  * MirrorMaker 2 names them in b (`a.<topic>`), and a's keys, credentials and revocations take
  * effect in b. One broker stands in for both regions' here: a's relay publishes straight to the
  * names MM2 would give its topics in b, so this runs the real relay, the real follower and the

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 9, point 6, as a user found it: revoke pair Q and refresh pair P, then restart the
+ * Revocations survive a restart, as a user found it: revoke pair Q and refresh pair P, then restart the
  * all-in-one on the same data folder with a 5-second access-token lifetime. The old access
  * tokens still carry their own one-hour exp, so the restarted verifier must still reject them,
  * whatever its own configuration says (docs/decisions/0008-revocations-never-come-back.md).

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 5, point 3: the services run apart, configured from env. Two issuer processes share
+ * The services run apart, configured from env. Two issuer processes share
  * one SQLite folder and race; a verifier process follows the same log.
  */
 let issuerA: TesseraProcess;

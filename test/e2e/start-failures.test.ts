@@ -8,7 +8,7 @@ import { freePort } from '../support/tessera-process.js';
 
 /**
  * A process that cannot start must say why in one line and exit non-zero within seconds,
- * never linger half-started (issue 9, point 3). Each case runs `tessera start` as a user does.
+ * never linger half-started. Each case runs `tessera start` as a user does.
  */
 const cli = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, startTessera, type HttpAnswer, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * A store that is unreachable or lost is an outage the process lives through (issue 9, point 2):
+ * A store that is unreachable or lost is an outage the process lives through:
  * it listens, /healthz is 200, /readyz is 503 naming the cause, token operations answer 503
  * problem+json with Retry-After, and it recovers without a restart.
  */

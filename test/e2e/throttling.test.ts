@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type HttpAnswer, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Issue 11, point 2, against the real server on its default budgets. Observed before: 1,000
+ * Throttling of failed attempts, against the real server on its default budgets. Observed before: 1,000
  * wrong keys in a row got 1,000 × 401, and the right key straight afterwards got 200.
  */
 let tessera: TesseraProcess;

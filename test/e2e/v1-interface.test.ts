@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
-/** The older interface (spec 2.4, 2.5, 3.3, 4.5, 4.6), apart from v5, over HTTPS. */
+/** The older interface (/v1/authenticate, its token's life and states, protected v1 requests), apart from v5, over HTTPS. */
 let tessera: TesseraProcess;
 let account: Credentials;
 beforeAll(async () => {
@@ -100,7 +100,7 @@ describe('protected v1 requests', () => {
     expect((await v1Account(pair.token)).status).toBe(401);
   });
 
-  it('spec 3.3 valid → expired after expires_in_seconds: then 401', async () => {
+  it('a v1 token valid → expired after expires_in_seconds: then 401', async () => {
     const answer = await authenticate({ apiid: account.apiid!, apikey: account.apikey! });
     const { authentication_token: token, expires_in_seconds: life } = answer.json().result as { authentication_token: string; expires_in_seconds: number };
     expect((await v1Account(token)).status).toBe(200);

@@ -55,7 +55,7 @@ function expectRefusedWithoutChallenge(answer: Awaited<ReturnType<typeof charge>
   expect(answer.json()).toMatchObject({ status: 401, title: 'Unauthorized' });
 }
 
-describe('spec 3.1 — access token, current interface', () => {
+describe('access token states, current interface', () => {
   it('(none) → valid: get-oauth-token with valid credentials issues an access token and a refresh token', async () => {
     const answer = await tessera.postJson('/v5/Authorization/get-oauth-token', {
       api_login_id: account.api_login_id,
@@ -97,7 +97,7 @@ describe('spec 3.1 — access token, current interface', () => {
   });
 });
 
-describe('spec 3.2 — refresh token, current interface', () => {
+describe('refresh token states, current interface', () => {
   it('(none) → valid by get-oauth-token', async () => {
     const pair = await getToken();
     expect((await refresh(pair.refresh_token)).status).toBe(200);
@@ -144,7 +144,7 @@ describe('spec 3.2 — refresh token, current interface', () => {
     expectRefusedWithoutChallenge(await revoke(pair.refresh_token));
   });
 
-  it('a revoked pair needs the API Login ID and Transaction Key again (spec 5.7)', async () => {
+  it('a revoked pair needs the API Login ID and Transaction Key again', async () => {
     const pair = await getToken();
     await revoke(pair.refresh_token);
     const fresh = await getToken();
@@ -152,7 +152,7 @@ describe('spec 3.2 — refresh token, current interface', () => {
   });
 });
 
-describe('access token format (CONTRACT.md)', () => {
+describe('access token format (docs/interface.md)', () => {
   it('is an RFC 9068 JWT with typ at+jwt, a kid published in the JWKS, and the family claims', async () => {
     const pair = await getToken();
     const header = headerOf(pair.token);
@@ -168,7 +168,7 @@ describe('access token format (CONTRACT.md)', () => {
   });
 });
 
-describe('spec 4.4 — protected requests', () => {
+describe('protected requests', () => {
   it('403 when the token is valid but the account lacks the permission', async () => {
     const readOnly = await tessera.createAccount({ permissions: ['reports:read'] });
     const pair = await getToken(readOnly);

@@ -1,5 +1,5 @@
 /**
- * `npm run sim:regions` (issue 13): two regions on this machine — in each a Kafka broker, an
+ * `npm run sim:regions`: two regions on this machine — in each a Kafka broker, an
  * all-in-one on its own SQLite folder and MirrorMaker 2, with Toxiproxy on every link between
  * them — then the scenarios of docs/multi-region.md, a table of figures, and everything stopped.
  * Each scenario asserts its outcome; the exit code is 1 if any failed.

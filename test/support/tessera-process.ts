@@ -187,7 +187,7 @@ export async function startTessera(
     },
   };
 
-  /** The running server must accept CLI-made credentials within one second (issue 2, point 6). */
+  /** The running server must accept CLI-made credentials within one second. */
   async function waitUntilAccepted(credentials: Credentials): Promise<void> {
     const until = Date.now() + 1000;
     for (;;) {

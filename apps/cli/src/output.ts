@@ -5,7 +5,7 @@ export function print(json: boolean, value: unknown, human: string): void {
 
 /**
  * What a terminal would act on rather than show: control characters (C0, DEL, C1), bidi overrides
- * and isolates, line and paragraph separators. Names are refused with these since issue 11, but an
+ * and isolates, line and paragraph separators. New names with these are refused, but an
  * older log can hold them, and a printed name must not clear the screen or fake a line.
  */
 const unsafeCharacter = /[\p{Cc}\u202a-\u202e\u2066-\u2069\u2028\u2029]/gu;

@@ -129,7 +129,7 @@ describe('account service', () => {
   });
 });
 
-/** Issue 12, point 4: --revoke-tokens on rotate-key, revoke-legacy-key and set-permissions. */
+/** --revoke-tokens on rotate-key, revoke-legacy-key and set-permissions. */
 describe('account service with revokeTokens', () => {
   let asked: number;
   beforeEach(() => {

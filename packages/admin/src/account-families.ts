@@ -10,7 +10,7 @@ export function tokenLifetimeOf(event: TokenIssued | TokenRotated | LegacyTokenI
 }
 
 /**
- * The admin API's small read model of tokens (issue 12, point 4): which families of an account are
+ * The admin API's small read model of tokens: which families of an account are
  * still live, to revoke them all, and the longest token lifetime the log shows, which a cut must
  * outlive (docs/decisions/0011). It follows every token event from the start of the log, and holds
  * only families that can still produce or carry a usable token: not revoked, and with a refresh

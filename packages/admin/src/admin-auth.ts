@@ -11,7 +11,7 @@ declare module 'fastify' {
   }
 }
 
-/** Every route under it needs an admin token (CONTRACT.md, admin listener). */
+/** Every route under it needs an admin token (docs/audit.md). */
 export const adminPathPrefix = '/admin/v1/';
 
 export interface AdminGuardDeps {
@@ -36,7 +36,7 @@ export interface AdminGuard {
 const bearer = /^bearer +([^\s]+) *$/i;
 
 /**
- * Admin tokens with scopes, RFC 6750 challenges and problem+json (DESIGN.md section 7): no token is
+ * Admin tokens with scopes, RFC 6750 challenges and problem+json (docs/interface.md, Errors): no token is
  * `WWW-Authenticate: Bearer` alone; an unknown or revoked one adds `error="invalid_token"`; a token
  * without the scope is 403 `error="insufficient_scope", scope="…"`.
  */

@@ -57,7 +57,7 @@ const getToken = async (apiLoginId = 'tsl_charge', transactionKey = 'tsk_charge'
   return answer.json<{ timestamp: string; token: string; refresh_token: string; expires: string }>();
 };
 
-/** A 4xx as the spec's section 7 and CONTRACT.md want it; returns the problem document. */
+/** A 4xx as docs/interface.md (Errors) says: problem+json, no-store; returns the problem document. */
 function expectProblem(answer: LightMyRequestResponse, status: number, type?: string): Record<string, unknown> {
   expect(answer.statusCode).toBe(status);
   expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -294,7 +294,7 @@ describe('forward-auth fails closed', () => {
   });
 });
 
-describe('v1 (spec 4.5, 4.6)', () => {
+describe('v1 (/v1/authenticate and a protected v1 request)', () => {
   it('/v1/authenticate takes a form body and answers the token with no-store; it opens /v1/account and not the v5 routes', async () => {
     const answer = await postRaw('/v1/authenticate', 'apiid=tla_charge&apikey=tlk_charge', 'application/x-www-form-urlencoded');
     expect(answer.statusCode).toBe(200);

@@ -48,7 +48,7 @@ function servedOperations(): string[] {
 }
 const documentedOperations = () => Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
 const operation = (method: string, path: string) => document.paths[path]?.[method.toLowerCase()];
-// /metrics moves to the admin listener (issue 11, point 6): management, not part of the public document.
+// /metrics moves to the admin listener: management, not part of the public document.
 const management = new Set(['GET /metrics', 'HEAD /metrics']);
 
 describe('/openapi.json', () => {

@@ -2,7 +2,7 @@ import type { TesseraEvent } from '@tessera/contracts';
 import { assertNever } from '@tessera/domain';
 
 /**
- * "Who could call as this account at instant t?" (issue 12, point 3), answered by replaying the
+ * "Who could call as this account at instant t?", answered by replaying the
  * account's events up to t — never from current state, which forgets rotated and expired tokens.
  * Pure: no I/O, no clock; the instant is passed in. Times are epoch seconds, the resolution of the
  * tokens' own `iat` and `exp`, and each event counts from its own time (the issuer's clock, the

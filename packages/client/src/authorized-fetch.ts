@@ -51,6 +51,6 @@ function canSendTwice(body: RequestInit['body']): boolean {
 /** `client.fetch('/v5/…')` resolves against the base URL; an absolute URL must be https. */
 export function resolveUrl(input: string | URL, base: URL): URL {
   const url = new URL(input, base);
-  if (url.protocol !== 'https:') throw new TypeError('client.fetch sends a bearer token over https only (spec 5.9)');
+  if (url.protocol !== 'https:') throw new TypeError('client.fetch sends a bearer token over https only: the service answers over HTTPS only');
   return url;
 }

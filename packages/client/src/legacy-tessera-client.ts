@@ -17,8 +17,8 @@ export interface LegacyTesseraClientOptions {
 }
 
 /**
- * The older interface (spec 4.5, 4.6): one token, no refresh token. The token is cached for
- * the `expires_in_seconds` the server returned (spec 2.5), never a constant, and at most one
+ * The older interface (/v1/authenticate, protected v1 requests): one token, no refresh token. The token is cached for
+ * the `expires_in_seconds` the server returned, never a constant, and at most one
  * authenticate request is in flight per client. There is nothing to share between processes
  * (each may hold its own token), so there is no lock.
  */
@@ -44,7 +44,7 @@ export class LegacyTesseraClient {
     return this.#session.accessToken();
   }
 
-  /** fetch with `Authorization: bearer <token>` and the spec 4.6 headers; the same 401 retry as TesseraClient.fetch. */
+  /** fetch with `Authorization: bearer <token>` and the headers the older interface asks for; the same 401 retry as TesseraClient.fetch. */
   async fetch(input: string | URL, init: TesseraFetchInit = {}): Promise<Response> {
     return this.#session.fetch('bearer', input, init, {
       'content-type': 'application/json',

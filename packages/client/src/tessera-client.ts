@@ -24,10 +24,10 @@ export interface TesseraClientOptions {
 }
 
 /**
- * The current interface (spec 4.1–4.4): caches the access token until shortly before it
+ * The current interface (get-oauth-token, refresh, revoke, protected requests): caches the access token until shortly before it
  * expires, refreshes with the current refresh token (one refresh in flight per process, one
  * per lock across processes), and falls back to the API Login ID and Transaction Key when
- * the refresh token is expired, used or revoked (spec 5.7), or when the refresh answers 503
+ * the refresh token is expired, used or revoked (docs/client.md), or when the refresh answers 503
  * (its family's home region out of reach, in a multi-region deployment).
  */
 export class TesseraClient {
@@ -66,7 +66,7 @@ export class TesseraClient {
   }
 
   /**
-   * Revokes the refresh token (spec 4.3), which also invalidates its access token, and
+   * Revokes the refresh token (revoke-oauth-token), which also invalidates its access token, and
    * clears the stored pair. With a shared lock this ends the pair for every sharer; they fall
    * back to their credentials. Closing twice does nothing; a closed client refuses work.
    */
@@ -94,7 +94,7 @@ export class TesseraClient {
         try {
           return await this.#refresh(refreshToken);
         } catch (error) {
-          // Expired, used or revoked (spec 5.7): start over with the credentials. Also a 503: the
+          // Expired, used or revoked: start over with the credentials. Also a 503: the
           // family's home region may be out of reach (docs/multi-region.md), and a new family,
           // homed where the client now is, beats waiting. If this region itself is down, the
           // credentials answer 503 as well, and that error is the one thrown.

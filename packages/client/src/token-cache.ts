@@ -1,7 +1,7 @@
 import { isFresh, type CachedToken } from './token-pair.js';
 
 /**
- * The in-process half of spec 5.10: a cached token and at most one renewal in flight. Any
+ * The in-process half of refreshing one pair at a time (docs/client.md): a cached token and at most one renewal in flight. Any
  * number of concurrent callers that find the token stale share that one renewal.
  *
  * `renew(rejected)` obtains a new token; `rejected` is the token a server just refused

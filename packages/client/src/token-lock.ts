@@ -1,7 +1,7 @@
 import type { StoredTokenPair } from './token-pair.js';
 
 /**
- * Coordinates every client that shares one token pair (spec 5.10: one worker refreshes at a
+ * Coordinates every client that shares one token pair (docs/client.md: one worker refreshes at a
  * time). The lock also holds the pair: whoever acquires it reads the pair the previous holder
  * stored, so a second worker adopts the pair the first just obtained instead of refreshing
  * with a refresh token that is already used.

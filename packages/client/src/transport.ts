@@ -48,7 +48,7 @@ export async function postJson(transport: Transport, operation: TesseraOperation
   return readJson(transport, operation, response);
 }
 
-/** POSTs a form body (spec 4.5) and returns the parsed JSON of a 2xx answer; anything else throws. */
+/** POSTs a form body (/v1/authenticate) and returns the parsed JSON of a 2xx answer; anything else throws. */
 export async function postForm(transport: Transport, operation: TesseraOperation, url: URL, form: Record<string, string>): Promise<unknown> {
   const response = await send(transport, operation, url, {
     method: 'POST',
@@ -144,7 +144,7 @@ export function baseOf(address: string, option: string): URL {
   } catch {
     throw new TypeError(`${option} is not an absolute URL`);
   }
-  if (url.protocol !== 'https:') throw new TypeError(`${option} must use https (spec 5.9)`);
+  if (url.protocol !== 'https:') throw new TypeError(`${option} must use https: the service answers over HTTPS only`);
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;
 }

@@ -93,7 +93,7 @@ export const ConfigSchema = z
     TESSERA_MIRRORED_REGIONS: mirroredRegions.optional(),
     TESSERA_ISSUER: z.string().min(1).default('urn:tessera:issuer'),
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
-    /** A used refresh token presented again: `keep` (spec 3.2) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
+    /** A used refresh token presented again: `keep` (the interface's rule: docs/interface.md) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
     TESSERA_REFRESH_REUSE: z.enum(['keep', 'revoke-family']).default('keep'),
     /** Seconds to finish the TLS handshake and send the request headers. */
     TESSERA_HEADERS_TIMEOUT: timeout(10),

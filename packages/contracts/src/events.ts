@@ -219,7 +219,7 @@ export const AuthenticationFailuresCounted = z.object({
   count: z.number().int().positive(),
 });
 
-/** Admin API scopes (CONTRACT.md). Events hold strings, so a scope added later never breaks an older reader. */
+/** Admin API scopes (docs/audit.md). Events hold strings, so a scope added later never breaks an older reader. */
 export const adminScopes = ['audit:read', 'tokens:revoke'] as const;
 export type AdminScope = (typeof adminScopes)[number];
 

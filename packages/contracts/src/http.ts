@@ -22,7 +22,7 @@ export const RefreshTokenRequest = z.strictObject({
 });
 export type RefreshTokenRequest = z.infer<typeof RefreshTokenRequest>;
 
-/** The spec does not show revoke's body; this is what we answer. */
+/** revoke-oauth-token's answer (docs/interface.md). */
 export const RevokeResponse = z.object({
   revoked: z.literal(true),
   timestamp: z.iso.datetime(),

@@ -57,7 +57,7 @@ describe('account decider', () => {
   });
 });
 
-/** Issue 12, point 4: cuts by account and by credential (docs/decisions/0011). */
+/** Cuts by account and by credential (docs/decisions/0011). */
 describe('token cuts', () => {
   const registered = run([], register);
   const cut = { longestTokenLifetime: 3600 };

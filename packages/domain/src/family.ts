@@ -4,7 +4,7 @@ import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 
 /**
- * A token family: one get-oauth-token exchange and every refresh after it (spec 3.1, 3.2).
+ * A token family: one get-oauth-token exchange and every refresh after it (docs/interface.md, How tokens change state).
  * Pure: time, ids and hashes arrive on the command.
  */
 export type FamilyState =
@@ -44,7 +44,7 @@ export const initialFamilyState = (): FamilyState => ({ status: 'none' });
 
 /**
  * What a used refresh token presented again does (TESSERA_REFRESH_REUSE). `keep`: nothing, as
- * spec 3.2 says. `revoke-family`: the family is revoked, so a thief's newer pair dies too
+ * the interface says. `revoke-family`: the family is revoked, so a thief's newer pair dies too
  * (RFC 9700 section 4.14.2). Either way the refresh is refused.
  */
 export type RefreshReusePolicy = 'keep' | 'revoke-family';
@@ -166,7 +166,7 @@ function issue(command: Extract<FamilyCommand, { type: 'IssueToken' }>, state: F
   };
 }
 
-/** The checks refresh and revoke share (spec 3.2, last row): only a valid refresh token moves a family. */
+/** The checks refresh and revoke share (the refresh token's last state row): only a valid refresh token moves a family. */
 function requireValidRefreshToken(state: FamilyState, presentedHash: string, now: number) {
   switch (state.status) {
     case 'none':

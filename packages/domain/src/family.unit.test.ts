@@ -66,7 +66,7 @@ const issued = decideFamily(issue, initialFamilyState());
 const rotated = decideFamily(rotate(hash('a'), t0 + 10), issued.reduce(evolveFamily, initialFamilyState()));
 const revokedAfterIssue = decideFamily(revoke(hash('a'), t0 + 10), issued.reduce(evolveFamily, initialFamilyState()));
 
-describe('spec 3.1 — access token, current interface', () => {
+describe('access token states, current interface', () => {
   it('(none) → valid by get-oauth-token with valid credentials, and a refresh token is issued with it', () => {
     given([]).when(issue).then((events) => {
       expect(events).toHaveLength(1);
@@ -95,7 +95,7 @@ describe('spec 3.1 — access token, current interface', () => {
   });
 });
 
-describe('spec 3.2 — refresh token, current interface', () => {
+describe('refresh token states, current interface', () => {
   it('(none) → valid by get-oauth-token', () => {
     given([]).when(issue).then(([event]) => {
       expect(event).toMatchObject({ type: 'TokenIssued', refreshExpiresAt: t0 + 604800 });
@@ -164,7 +164,7 @@ describe('family edge cases', () => {
   });
 });
 
-/** Issue 9, point 6: a rotated-away or revoked token must never become valid again. */
+/** A rotated-away or revoked token must never become valid again. */
 describe('rejectsUntil: how long a rotation or revocation must be remembered', () => {
   /** Runs the commands in order, each against the state the events so far give. */
   function run(commands: FamilyCommand[]): FamilyEvent[] {
@@ -218,11 +218,11 @@ describe('rejectsUntil: how long a rotation or revocation must be remembered', (
   });
 });
 
-/** Issue 11, point 8: TESSERA_REFRESH_REUSE (RFC 9700 section 4.14.2), docs/decisions/0010. */
+/** TESSERA_REFRESH_REUSE (RFC 9700 section 4.14.2), docs/decisions/0010. */
 describe('reuse of a used refresh token', () => {
   const rotatedTwice = decideFamily(rotate(hash('b'), t0 + 20, hash('c')), [...issued, ...rotated].reduce(evolveFamily, initialFamilyState()));
 
-  it('keep (the spec 3.2 default): a used token leaves the family unchanged and is refused as used', () => {
+  it('keep (the interface\'s rule, the default): a used token leaves the family unchanged and is refused as used', () => {
     given([...issued, ...rotated]).when(rotate(hash('a'), t0 + 30, hash('d'))).thenThrows('ERR_REFRESH_TOKEN_USED');
   });
 
@@ -274,7 +274,7 @@ describe('reuse of a used refresh token', () => {
   });
 });
 
-/** Issue 12, point 4: an operator revokes a family without its refresh token (POST /admin/v1/families/{id}/revoke). */
+/** An operator revokes a family without its refresh token (POST /admin/v1/families/{id}/revoke). */
 describe('operator revocation of a family', () => {
   const byOperator = (now: number): FamilyCommand => ({ type: 'RevokeFamily', now });
 

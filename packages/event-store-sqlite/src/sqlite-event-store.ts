@@ -307,7 +307,7 @@ export class SqliteEventStore implements EventStore {
    * A caught-up subscription's read: the rows after `after` in one scan along the positions
    * (one query, whatever the number of types), filtered by type here. Per type along its index
    * costs a query per type on every wake — ~150 µs for the dozen types `tessera start` follows,
-   * after every commit, though a commit rarely holds more than one or two of them (issue 14).
+   * after every commit, though a commit rarely holds more than one or two of them (measured under load).
    * Undefined when the tail holds more rows than one scan reads: the caller reads by type.
    */
   readLiveTail(after: bigint | undefined, types: readonly TesseraEventType[]): LiveTail | undefined {

@@ -11,7 +11,7 @@ const permissionsChanged = (accountId: string, n: number): TesseraEvent => ({ ty
 
 /**
  * A caught-up subscription with a type filter reads the log's tail in one scan and moves its
- * read position past events of other types (issue 14): what it delivers, and lastPosition(),
+ * read position past events of other types: what it delivers, and lastPosition(),
  * must be what reading by type gave.
  */
 describe('SQLite: a caught-up filtered subscription reads the tail in one scan', () => {

@@ -4,7 +4,7 @@
  * kafkajs restarts a crashed consumer only when the error is retriable. Some errors a broker
  * restart produces are not: when a broker shuts down while the group is rejoining, the consumer
  * asks for its coordinator, every connection is refused, and kafkajs gives up with
- * `KafkaJSNonRetriableError: Failed to find group coordinator` (kafkajs issue #1445). Its consumer
+ * `KafkaJSNonRetriableError: Failed to find group coordinator` (a known kafkajs behaviour, reported upstream). Its consumer
  * then stays stopped for good, with nothing but one log line to show for it. For a verifier that
  * follows revocations that is the worst way to fail: it keeps answering, from a projection that no
  * longer moves, so a revoked token stays accepted.

@@ -12,8 +12,7 @@ import type { TokenService } from './token-service.js';
 import { systemClock } from '@tessera/timing';
 
 /**
- * Failed token operations are throttled per (credential, address) and per address (issue 11,
- * point 2), over inject() with the source address set per request. The token service is a stand-in
+ * Failed token operations are throttled per (credential, address) and per address, over inject() with the source address set per request. The token service is a stand-in
  * that knows one right key per credential and one good refresh token.
  */
 const pair = { issuedAt: 1, accessToken: 'at', refreshToken: 'rt', expiresAt: 2 };

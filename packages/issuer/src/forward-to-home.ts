@@ -24,7 +24,7 @@ export type Forwarding = (refreshToken: string, request: FastifyRequest, reply: 
 /**
  * Refresh and revoke of a family homed in another region: sent to the home issuer's same route
  * over the authenticated peer link, and its answer (status, body, the headers above) relayed as
- * it is, so the client sees the spec's interface. Answers undefined when the family is homed here.
+ * it is, so the client sees the interface of docs/interface.md. Answers undefined when the family is homed here.
  */
 export function createForwarding(options: ForwardingOptions): Forwarding {
   return async (refreshToken, request, reply) => {

@@ -1,4 +1,4 @@
-/** Why the issuer refused a request. All of them are 401 at the HTTP layer (spec section 7). */
+/** Why the issuer refused a request. All of them are 401 at the HTTP layer (docs/interface.md, Errors). */
 export type IssuerRefusalCode =
   | 'ERR_INVALID_CLIENT'
   | 'ERR_REFRESH_TOKEN_INVALID'

@@ -44,7 +44,7 @@ export interface TokenServiceDeps {
   readonly now: () => number;
   /** Called with each family event once durable and before the answer: same-process read-your-writes. */
   readonly onFamilyEvent?: (event: FamilyEvent) => void;
-  /** What a used refresh token presented again does (TESSERA_REFRESH_REUSE); `keep`, spec 3.2's, when absent. */
+  /** What a used refresh token presented again does (TESSERA_REFRESH_REUSE); `keep`, the interface's rule, when absent. */
   readonly refreshReuse?: RefreshReusePolicy;
   /** TESSERA_REGION: new families are homed here, their ids prefixed with it. */
   readonly region?: string | undefined;

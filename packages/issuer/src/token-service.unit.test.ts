@@ -10,7 +10,7 @@ import { IssuerRefusal } from './issuer-errors.js';
 import { SigningKeyring, createSigningKey } from './signing-keyring.js';
 import { createTokenService, type TokenService, type TokenServiceDeps } from './token-service.js';
 
-/** The token service on the in-memory store: every rule of spec 3 and 4 without a process or a disk log. */
+/** The token service on the in-memory store: every rule of docs/interface.md (token states and operations) without a process or a disk log. */
 const t0 = 1_800_000_000;
 const issuer = 'urn:tessera:test';
 const metadata = { requestId: 'req-1', sourceAddress: '127.0.0.1' };
@@ -65,7 +65,7 @@ const refusalOf = (promise: Promise<unknown>) =>
   );
 const issue = () => tokens.getToken('login_1', 'tsk_secret', metadata);
 
-describe('getToken (spec 4.1)', () => {
+describe('getToken (get-oauth-token)', () => {
   it('issues a signed access token and a refresh token of a new family, recorded as TokenIssued with the request metadata', async () => {
     const pair = await issue();
     const claims = claimsOf(pair.accessToken);
@@ -87,7 +87,7 @@ describe('getToken (spec 4.1)', () => {
   });
 });
 
-describe('refreshToken (spec 4.2, 3.2)', () => {
+describe('refreshToken (refresh-oauth-token, the refresh token\'s states)', () => {
   it('rotates the family: a new pair of the next generation, with the permissions of now; the presented token is used up', async () => {
     const pair = await issue();
     account({ type: 'PermissionsChanged', v: 1, accountId: 'acct_1', permissions: ['reports:read'], at: t0 });
@@ -141,7 +141,7 @@ describe('refreshToken (spec 4.2, 3.2)', () => {
   });
 });
 
-describe('revokeToken (spec 4.3)', () => {
+describe('revokeToken (revoke-oauth-token)', () => {
   it('revokes the family at the time of now; the token then neither refreshes nor revokes again', async () => {
     const pair = await issue();
     now += 5;
@@ -158,7 +158,7 @@ describe('revokeToken (spec 4.3)', () => {
   });
 });
 
-/** Issue 11, point 8: TESSERA_REFRESH_REUSE (RFC 9700 section 4.14.2), docs/decisions/0010. */
+/** TESSERA_REFRESH_REUSE (RFC 9700 section 4.14.2), docs/decisions/0010. */
 describe('a used refresh token presented again', () => {
   const familyTypes = async (refreshToken: string) =>
     (await store.readStream(streams.family(familyOfRefreshToken(refreshToken)!))).map((r) => r.event.type);
@@ -278,7 +278,7 @@ describe('refresh and revoke refusals', () => {
   });
 });
 
-describe('legacyAuthenticate (spec 4.5)', () => {
+describe('legacyAuthenticate (/v1/authenticate)', () => {
   it('issues a v1 token of its own audience, recorded as LegacyTokenIssued on the account', async () => {
     const token = await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata);
     expect(token.expiresInSeconds).toBe(1800);
@@ -294,7 +294,7 @@ describe('legacyAuthenticate (spec 4.5)', () => {
   });
 });
 
-/** Issue 12: after a cut, new tokens carry an iat the cut does not refuse (token-cut.ts in the domain). */
+/** After a cut, new tokens carry an iat the cut does not refuse (token-cut.ts in the domain). */
 describe('tokens issued in the second of a cut', () => {
   const cutAccount = () =>
     account({ type: 'AccountTokensRevoked', v: 1, accountId: 'acct_1', notBefore: t0 + 1, rejectsUntil: t0 + 3600, reason: 'permissions-changed', at: t0 });

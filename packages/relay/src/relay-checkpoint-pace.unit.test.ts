@@ -6,7 +6,7 @@ import { createRelay } from './relay.js';
 import { appendRevocation } from './testing/revocations.js';
 
 /**
- * The checkpoint follows the feed's acknowledgments without pacing the pump (issue 14): a slow
+ * The checkpoint follows the feed's acknowledgments without pacing the pump: a slow
  * save (two fsyncs on a busy disk) must not hold back the next revocation's publish, and it must
  * never record a position the feed has not acknowledged.
  */

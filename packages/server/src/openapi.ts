@@ -28,7 +28,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 }
 
 const description = [
-  'Event-sourced token authority (spec: auth-service-spec.md).',
+  'Event-sourced token authority: the current interface (v5) and the older one (v1), described in docs/interface.md of the repository.',
   '',
   'Every error is `application/problem+json` (RFC 9457). Beyond the statuses each operation lists:',
   'a known path asked with a method it does not take answers 405 with `Allow`; a request Node cannot',

@@ -11,7 +11,7 @@ export interface TlsMaterial {
   readonly selfSigned: boolean;
 }
 
-/** HTTPS only (spec 5.9): the operator's certificate, or one made on first start and kept. */
+/** HTTPS only (docs/interface.md): the operator's certificate, or one made on first start and kept. */
 export async function loadTlsMaterial(config: TesseraConfig, clock: Clock = systemClock): Promise<TlsMaterial> {
   if (config.TESSERA_TLS_CERT && config.TESSERA_TLS_KEY) {
     return { cert: readFileSync(config.TESSERA_TLS_CERT, 'utf8'), key: readFileSync(config.TESSERA_TLS_KEY, 'utf8'), selfSigned: false };

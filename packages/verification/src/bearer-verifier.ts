@@ -29,7 +29,7 @@ export interface AccessRequirement {
 export interface RevocationCheck {
   isRejected(familyId: string, generation: number): boolean;
   /**
-   * Cuts by account and by credential (issue 12). Optional, so that a check written before them
+   * Cuts by account and by credential. Optional, so that a check written before them
    * still compiles; such a check knows only families and lets a cut-off token through.
    */
   isCutOff?(token: CutCandidate): boolean;
@@ -51,7 +51,7 @@ const bearer = /^bearer +([^\s]+) *$/i;
 /**
  * The scheme alone, case-insensitively: "Bearer" then a space or the end. A request with another
  * scheme (or none) carries no bearer credentials at all (RFC 6750 3.1). Compared by character
- * code rather than by a second regular expression: it runs on every protected request (issue 14).
+ * code rather than by a second regular expression: it runs on every protected request.
  */
 const bearerLower = 'bearer';
 function hasBearerScheme(authorization: string): boolean {

@@ -28,7 +28,7 @@ export const tesseraAuth = fp<TesseraAuthOptions>(
   async (app: FastifyInstance, options) => {
     app.decorateRequest('tesseraClaims', undefined);
     // A callback hook deciding synchronously from memory: an async hook would cost every protected
-    // request a promise and a microtask turn (issue 14). Only a token signed by a key not known
+    // request a promise and a microtask turn (measured on protected requests). Only a token signed by a key not known
     // yet takes the asynchronous path (one refresh of the keys, then the decision again, as check() does).
     app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       const requirement = request.routeOptions.config.tessera;

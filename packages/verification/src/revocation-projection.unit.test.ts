@@ -165,7 +165,7 @@ describe('RevocationProjection', () => {
   });
 });
 
-/** Issue 12: cuts by account and by credential (docs/decisions/0011). */
+/** Cuts by account and by credential (docs/decisions/0011). */
 describe('RevocationProjection cuts', () => {
   const accountCut = (accountId: string, notBefore: number, rejectsUntil = notBefore + 3600): AccountTokensRevoked => ({
     type: 'AccountTokensRevoked',

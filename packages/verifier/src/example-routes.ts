@@ -8,7 +8,7 @@ import type { CredentialDirectory } from '@tessera/domain';
 const ChargeRequest = z.looseObject({}).describe('Any JSON object: the example route charges nothing and reads none of it');
 
 /**
- * The protected operations the spec names as examples (4.4, 4.6). They move no money and
+ * The example protected operations of docs/interface.md (a v5 charge, a v1 account read). They move no money and
  * store nothing: they exist so a client can prove its token works end to end.
  */
 export async function exampleRoutes(

@@ -127,7 +127,7 @@ export function verifierRouteRegistrar(verifier: Pick<VerifierParts, 'bearer' | 
   return async (app, listener) => {
     await app.register(tesseraAuth, { verifier: verifier.bearer });
     await app.register(forwardAuthRoute, { verifier: verifier.bearer });
-    // The app's JSON parser serves the charge route (spec 4.4: a JSON body); the v1 GET has no body.
+    // The app's JSON parser serves the charge route (a JSON body); the v1 GET has no body.
     await app.register(exampleRoutes, { accounts: verifier.state.accounts, v1: listener.v1, v5: listener.v5 });
   };
 }

@@ -89,7 +89,7 @@ function required(value: string | undefined, flag: string, hint = ''): string {
 
 async function create(accounts: AccountService, name: string, permissions: string[], legacy: boolean, json: boolean) {
   const account = await accounts.create({ name, permissions, legacy });
-  // CONTRACT.md: exactly these fields, `apiid` and `apikey` only with --legacy.
+  // The documented answer (README, Commands): exactly these fields, `apiid` and `apikey` only with --legacy.
   const created = {
     account_id: account.accountId,
     api_login_id: account.apiLoginId,

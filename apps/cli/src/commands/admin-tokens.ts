@@ -28,7 +28,7 @@ export async function runAdminTokens(command: CommandContext, argv: string[]): P
         if (!name) throw new CliError('--name is required (1 to 200 characters)');
         return await withAdminContext(command, async ({ store, hasher, now }) => {
           const created = await createAdminTokenService({ store, hasher, now: () => now, actor: 'cli' }).create({ name, scopes: values.scope ?? [] });
-          // CONTRACT.md: exactly these two fields.
+          // The documented answer (README, Commands): exactly these two fields.
           print(
             json,
             { admin_token: created.adminToken, id: created.id },
