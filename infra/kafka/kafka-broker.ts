@@ -7,14 +7,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OwnedProcess } from './owned-process.js';
+import { destroyOnSignal, runAsCommand } from './command-line.js';
+import { canRunJars, consoleLog4j, fetchJarsOnce, testJvmArgs } from './jvm.js';
+import { OwnedProcess, processHandle, workFolder, type ProcessHandle } from './owned-process.js';
 
 export { watchOwner } from './owned-process.js';
+export { logContainsSince, tail } from './log-file.js';
 
 export const kafkaVersion = '3.9.1';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -47,22 +50,17 @@ export interface RemoteListenerOptions {
   readonly advertisedPort: number;
 }
 
-export interface KafkaBroker {
+export interface KafkaBroker extends ProcessHandle {
   /** host:port, the value for TESSERA_KAFKA_BROKERS. */
   readonly bootstrap: string;
   readonly port: number;
   /** The REMOTE listener's own port (the proxy's upstream), when the broker has one. */
   readonly remotePort: number | undefined;
-  readonly workDir: string;
   readonly logFile: string;
-  readonly pid: () => number | undefined;
-  readonly running: () => boolean;
   /** Starts the same broker again: same storage, same ports, same cluster. */
   start(): Promise<void>;
   /** SIGTERM is a clean shutdown; SIGKILL simulates a crash (the log is recovered on start). */
   stop(options?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
-  /** Stops and removes the work folder if this module made it. */
-  destroy(): Promise<void>;
 }
 
 export function kafkaCacheDir(): string {
@@ -70,44 +68,14 @@ export function kafkaCacheDir(): string {
   return join(base, 'tessera', `kafka-${kafkaVersion}`);
 }
 
-function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
-
 /** True when this machine can run the broker: a JVM, and the jars cached or Maven to fetch them. */
 export function canRunKafkaBroker(): boolean {
-  return onPath('java') && (existsSync(join(kafkaCacheDir(), 'jars', '.complete')) || onPath('mvn'));
+  return canRunJars(join(kafkaCacheDir(), 'jars'));
 }
 
-/**
- * Copies kafka_2.13 and its runtime dependencies into the cache once. Maven writes into a
- * scratch folder that is renamed into place, so a fetch cut short never looks complete and
- * two concurrent fetches cannot mix their files.
- */
+/** Copies kafka_2.13 and its runtime dependencies into the cache once. */
 export function ensureKafkaJars(): string {
-  const cache = kafkaCacheDir();
-  const jars = join(cache, 'jars');
-  if (existsSync(join(jars, '.complete'))) return jars;
-  mkdirSync(cache, { recursive: true });
-  const scratch = mkdtempSync(join(cache, 'fetch-'));
-  const result = spawnSync(
-    'mvn',
-    ['-B', '-q', '-f', join(here, 'pom.xml'), 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${join(scratch, 'jars')}`],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  if (result.status !== 0) {
-    rmSync(scratch, { recursive: true, force: true });
-    throw new Error(`mvn could not fetch Kafka ${kafkaVersion}:\n${result.stdout}\n${result.stderr}`);
-  }
-  writeFileSync(join(scratch, 'jars', '.complete'), `${new Date().toISOString()}\n`);
-  try {
-    renameSync(join(scratch, 'jars'), jars);
-  } catch (error) {
-    if (!existsSync(join(jars, '.complete'))) throw error;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-  return jars;
+  return fetchJarsOnce(join(here, 'pom.xml'), join(kafkaCacheDir(), 'jars'), `Kafka ${kafkaVersion}`);
 }
 
 /**
@@ -192,65 +160,15 @@ function serverProperties(dataDir: string, port: number, controllerPort: number,
   ].join('\n');
 }
 
-const log4jProperties = [
-  'log4j.rootLogger=INFO, stdout',
-  'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
-  'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
-  'log4j.logger.kafka.request.logger=WARN',
-  'log4j.logger.state.change.logger=WARN',
-  '',
-].join('\n');
+const log4jProperties = consoleLog4j('[%d] %p %m (%c)%n', 'log4j.logger.kafka.request.logger=WARN', 'log4j.logger.state.change.logger=WARN');
 
-function jvmArgs(jars: string, workDir: string, heapMb: number): string[] {
-  return [
-    `-Xmx${heapMb}m`,
-    '-Xms64m',
-    // A test broker is short-lived: C1 only and the serial collector start faster and leave the second core to Node.
-    '-XX:+UseSerialGC',
-    '-XX:TieredStopAtLevel=1',
-    '-XX:+ExitOnOutOfMemoryError',
-    '-Djava.awt.headless=true',
-    `-Dlog4j.configuration=file:${join(workDir, 'log4j.properties')}`,
-    `-Dkafka.logs.dir=${workDir}`,
-    '-cp',
-    `${jars}/*`,
-  ];
-}
-
-export function tail(file: string, bytes = 4000): string {
-  try {
-    const size = statSync(file).size;
-    const fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(Math.min(bytes, size));
-    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
-    closeSync(fd);
-    return buffer.toString('utf8');
-  } catch {
-    return '';
-  }
-}
-
-export function logContainsSince(file: string, offset: number, needle: string): boolean {
-  try {
-    const size = statSync(file).size;
-    if (size <= offset) return false;
-    const fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(size - offset);
-    readSync(fd, buffer, 0, buffer.length, offset);
-    closeSync(fd);
-    return buffer.includes(needle);
-  } catch {
-    return false;
-  }
-}
-
+const jvmArgs = (jars: string, workDir: string, heapMb: number) =>
+  testJvmArgs(jars, heapMb, join(workDir, 'log4j.properties'), `-Dkafka.logs.dir=${workDir}`);
 
 export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
   const jars = ensureKafkaJars();
-  const ownsWorkDir = options.workDir === undefined;
-  const workDir = resolve(options.workDir ?? mkdtempSync(join(tmpdir(), 'tessera-kafka-')));
-  mkdirSync(workDir, { recursive: true });
+  const folder = workFolder(options.workDir, 'tessera-kafka-');
+  const workDir = folder.dir;
   const dataDir = join(workDir, 'data');
   const logFile = join(workDir, 'broker.log');
   const configFile = join(workDir, 'server.properties');
@@ -296,37 +214,18 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
 
   const start = async (): Promise<void> => {
     if (owned.running) return;
-    const logOffset = owned.spawn('java', [...jvmArgs(jars, workDir, heapMb), 'kafka.Kafka', configFile], logFile);
-    const deadline = Date.now() + startTimeoutMs;
-    for (;;) {
-      if (owned.exitCode !== undefined) throw new Error(`Kafka broker exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
-      if (logContainsSince(logFile, logOffset, readyLine) && (await accepts(port))) return;
-      if (Date.now() > deadline) {
-        await owned.stop('SIGKILL');
-        throw new Error(`Kafka broker not ready within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await owned.launch('java', [...jvmArgs(jars, workDir, heapMb), 'kafka.Kafka', configFile], {
+      what: 'Kafka broker',
+      logFile,
+      timeoutMs: startTimeoutMs,
+      check: async (logSinceSpawn) => logSinceSpawn().includes(readyLine) && (await accepts(port)),
+    });
   };
 
   const stop = ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => owned.stop(signal);
 
   await start();
-  return {
-    bootstrap: `${host}:${port}`,
-    port,
-    remotePort,
-    workDir,
-    logFile,
-    pid: () => owned.pid,
-    running: () => owned.running,
-    start,
-    stop,
-    destroy: async () => {
-      await stop();
-      if (ownsWorkDir) rmSync(workDir, { recursive: true, force: true });
-    },
-  };
+  return { ...processHandle(owned, folder, stop), bootstrap: `${host}:${port}`, port, remotePort, logFile, start, stop };
 }
 
 function usage(): never {
@@ -354,17 +253,7 @@ async function main(argv: string[]): Promise<void> {
       const broker = await startKafkaBroker({ workDir: dir, port });
       console.log(broker.bootstrap);
       console.error(`Kafka ${kafkaVersion} ready at ${broker.bootstrap}; log ${broker.logFile}`);
-      const shutdown = () => {
-        broker.destroy().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            console.error(error);
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
+      destroyOnSignal(broker);
       return;
     }
     case 'start': {
@@ -407,9 +296,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runAsCommand(import.meta.url, main);

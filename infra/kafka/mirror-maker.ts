@@ -7,13 +7,13 @@
  * As a library: `startMirrorMaker()`.
  * As a command:  npx tsx infra/kafka/mirror-maker.ts fetch | run   (see usage()).
  */
-import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kafkaCacheDir, kafkaVersion, tail } from './kafka-broker.js';
-import { OwnedProcess } from './owned-process.js';
+import { destroyOnSignal, runAsCommand } from './command-line.js';
+import { canRunJars, consoleLog4j, fetchJarsOnce, testJvmArgs } from './jvm.js';
+import { kafkaCacheDir, kafkaVersion } from './kafka-broker.js';
+import { OwnedProcess, processHandle, workFolder, type ProcessHandle } from './owned-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -72,63 +72,27 @@ export interface MirrorMakerOptions {
   readonly extraProperties?: Readonly<Record<string, string>>;
 }
 
-export interface MirrorMaker {
-  readonly workDir: string;
+export interface MirrorMaker extends ProcessHandle {
   readonly configFile: string;
   readonly logFile: string;
-  readonly pid: () => number | undefined;
-  readonly running: () => boolean;
   /** Starts it again with the same configuration; it resumes from the source offsets it committed in the target cluster. */
   start(): Promise<void>;
   /** SIGTERM is a clean stop (offsets committed); SIGKILL a crash. */
   stop(options?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
-  /** Stops and removes the work folder if this module made it. */
-  destroy(): Promise<void>;
 }
 
 export function mirrorJarsDir(): string {
   return join(kafkaCacheDir(), 'mirror-jars');
 }
 
-function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
-
 /** True when this machine can run MirrorMaker 2: a JVM, and the jars cached or Maven to fetch them. */
 export function canRunMirrorMaker(): boolean {
-  return onPath('java') && (existsSync(join(mirrorJarsDir(), '.complete')) || onPath('mvn'));
+  return canRunJars(mirrorJarsDir());
 }
 
-/**
- * Copies connect-mirror and its runtime dependencies into the cache once. As with the broker's
- * jars, Maven writes into a scratch folder that is renamed into place, so a fetch cut short never
- * looks complete and two concurrent fetches cannot mix their files.
- */
+/** Copies connect-mirror and its runtime dependencies into the cache once. */
 export function ensureMirrorMakerJars(): string {
-  const jars = mirrorJarsDir();
-  if (existsSync(join(jars, '.complete'))) return jars;
-  const cache = kafkaCacheDir();
-  mkdirSync(cache, { recursive: true });
-  const scratch = mkdtempSync(join(cache, 'fetch-mirror-'));
-  const result = spawnSync(
-    'mvn',
-    ['-B', '-q', '-f', join(here, 'mirror-pom.xml'), 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${join(scratch, 'jars')}`],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  if (result.status !== 0) {
-    rmSync(scratch, { recursive: true, force: true });
-    throw new Error(`mvn could not fetch MirrorMaker 2 (connect-mirror ${kafkaVersion}):\n${result.stdout}\n${result.stderr}`);
-  }
-  writeFileSync(join(scratch, 'jars', '.complete'), `${new Date().toISOString()}\n`);
-  try {
-    renameSync(join(scratch, 'jars'), jars);
-  } catch (error) {
-    // Another fetch finished first: its jars are as good as these.
-    if (!existsSync(join(jars, '.complete'))) throw error;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-  return jars;
+  return fetchJarsOnce(join(here, 'mirror-pom.xml'), mirrorJarsDir(), `MirrorMaker 2 (connect-mirror ${kafkaVersion})`);
 }
 
 const escapeRegex = (topic: string) => topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -232,32 +196,14 @@ export function mirrorMakerProperties(
   return `${lines.join('\n')}\n`;
 }
 
-const log4jProperties = [
-  'log4j.rootLogger=INFO, stdout',
-  'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
-  'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %X{connector.context}%m (%c)%n',
+const log4jProperties = consoleLog4j(
+  '[%d] %p %X{connector.context}%m (%c)%n',
   'log4j.logger.org.reflections=ERROR',
   // Every task commits its offsets each offset.flush.interval.ms, and says so at INFO.
   'log4j.logger.org.apache.kafka.connect.runtime.WorkerSourceTask=WARN',
   // A partitioned link makes the clients log every failed reconnect; one line a second per client is enough to see it.
   'log4j.logger.org.apache.kafka.clients.NetworkClient=ERROR',
-  '',
-].join('\n');
-
-function readSince(file: string, offset: number): string {
-  try {
-    const size = statSync(file).size;
-    if (size <= offset) return '';
-    const fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(size - offset);
-    readSync(fd, buffer, 0, buffer.length, offset);
-    closeSync(fd);
-    return buffer.toString('utf8');
-  } catch {
-    return '';
-  }
-}
+);
 
 /** MirrorSourceTask logs this once it has its partitions and is about to poll them (Kafka 3.9.1). */
 const replicatingLine = (source: string, target: string) => new RegExp(`replicating \\d+ topic-partitions ${escapeRegex(source)}->${escapeRegex(target)}: `);
@@ -266,9 +212,8 @@ const startedLine = 'Kafka MirrorMaker started';
 export async function startMirrorMaker(options: MirrorMakerOptions): Promise<MirrorMaker> {
   const properties = mirrorMakerProperties(options);
   const jars = ensureMirrorMakerJars();
-  const ownsWorkDir = options.workDir === undefined;
-  const workDir = resolve(options.workDir ?? mkdtempSync(join(tmpdir(), 'tessera-mm2-')));
-  mkdirSync(workDir, { recursive: true });
+  const folder = workFolder(options.workDir, 'tessera-mm2-');
+  const workDir = folder.dir;
   const configFile = join(workDir, 'mm2.properties');
   const logFile = join(workDir, 'mirror-maker.log');
   writeFileSync(configFile, properties);
@@ -278,16 +223,7 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
   const readyWhen = options.readyWhen ?? 'replicating';
   const inbound = options.flows.filter((flow) => flow.target === options.runIn);
   const args = [
-    `-Xmx${options.heapMb ?? 256}m`,
-    '-Xms64m',
-    // As for the broker: C1 only and the serial collector start faster and leave the other core to the rest.
-    '-XX:+UseSerialGC',
-    '-XX:TieredStopAtLevel=1',
-    '-XX:+ExitOnOutOfMemoryError',
-    '-Djava.awt.headless=true',
-    `-Dlog4j.configuration=file:${join(workDir, 'log4j.properties')}`,
-    '-cp',
-    `${jars}/*`,
+    ...testJvmArgs(jars, options.heapMb ?? 256, join(workDir, 'log4j.properties')),
     'org.apache.kafka.connect.mirror.MirrorMaker',
     configFile,
     '--clusters',
@@ -301,35 +237,19 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
 
   const start = async (): Promise<void> => {
     if (owned.running) return;
-    const logOffset = owned.spawn('java', args, logFile);
-    const deadline = Date.now() + startTimeoutMs;
-    for (;;) {
-      if (owned.exitCode !== undefined) throw new Error(`MirrorMaker 2 exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
-      if (ready(readSince(logFile, logOffset))) return;
-      if (Date.now() > deadline) {
-        await owned.stop('SIGKILL');
-        throw new Error(`MirrorMaker 2 not ${readyWhen} within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await owned.launch('java', args, {
+      what: 'MirrorMaker 2',
+      logFile,
+      timeoutMs: startTimeoutMs,
+      state: readyWhen,
+      check: (logSinceSpawn) => ready(logSinceSpawn()),
+    });
   };
 
   const stop = ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => owned.stop(signal);
 
   await start();
-  return {
-    workDir,
-    configFile,
-    logFile,
-    pid: () => owned.pid,
-    running: () => owned.running,
-    start,
-    stop,
-    destroy: async () => {
-      await stop();
-      if (ownsWorkDir) rmSync(workDir, { recursive: true, force: true });
-    },
-  };
+  return { ...processHandle(owned, folder, stop), configFile, logFile, start, stop };
 }
 
 function usage(): never {
@@ -364,17 +284,7 @@ async function main(argv: string[]): Promise<void> {
       if (!runIn || flows.length === 0) usage();
       const mirrorMaker = await startMirrorMaker({ clusters, flows, runIn, workDir: flags('dir')[0] });
       console.error(`MirrorMaker 2 replicating into ${runIn}; config ${mirrorMaker.configFile}; log ${mirrorMaker.logFile}`);
-      const shutdown = () => {
-        mirrorMaker.destroy().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            console.error(error);
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
+      destroyOnSignal(mirrorMaker);
       return;
     }
     default:
@@ -382,9 +292,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runAsCommand(import.meta.url, main);
