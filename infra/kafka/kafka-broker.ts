@@ -12,12 +12,14 @@ import { createConnection, createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prepareSecurity, type BrokerSecurity, type KafkaSecurityOptions, type SecurityMaterial } from './broker-security.js';
 import { destroyOnSignal, runAsCommand } from './command-line.js';
 import { canRunJars, consoleLog4j, fetchJarsOnce, testJvmArgs } from './jvm.js';
 import { OwnedProcess, processHandle, workFolder, type ProcessHandle } from './owned-process.js';
 
 export { watchOwner } from './owned-process.js';
 export { logContainsSince, tail } from './log-file.js';
+export type { BrokerSecurity, KafkaSecurityOptions, SaslMechanismName, SaslUser, TlsClient } from './broker-security.js';
 
 export const kafkaVersion = '3.9.1';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,6 +42,14 @@ export interface KafkaBrokerOptions {
    * address: those clients keep going through the proxy. Clients of PLAINTEXT are unaffected.
    */
   readonly remoteListener?: RemoteListenerOptions;
+  /**
+   * A secured broker: no PLAINTEXT listener. Clients come in over SASL_SSL (SCRAM-SHA-512,
+   * SCRAM-SHA-256, PLAIN; the bootstrap address) or over SSL with a client certificate; the
+   * broker talks to itself over SSL with its own certificate. ACLs are enforced by KRaft's
+   * StandardAuthorizer, and what no ACL allows is denied; `admin` and the broker are super users.
+   * A REMOTE listener is SASL_SSL too. Needs openssl.
+   */
+  readonly security?: KafkaSecurityOptions;
 }
 
 export interface RemoteListenerOptions {
@@ -57,6 +67,8 @@ export interface KafkaBroker extends ProcessHandle {
   /** The REMOTE listener's own port (the proxy's upstream), when the broker has one. */
   readonly remotePort: number | undefined;
   readonly logFile: string;
+  /** For a secured broker: its listeners, CA, users and client certificates. */
+  readonly security: BrokerSecurity | undefined;
   /** Starts the same broker again: same storage, same ports, same cluster. */
   start(): Promise<void>;
   /** SIGTERM is a clean shutdown; SIGKILL simulates a crash (the log is recovered on start). */
@@ -129,17 +141,40 @@ interface RemoteListener {
   readonly advertised: string;
 }
 
-function serverProperties(dataDir: string, port: number, controllerPort: number, remote: RemoteListener | undefined): string {
+interface Ports {
+  /** The clients' listener: PLAINTEXT, or SASL_SSL on a secured broker. */
+  readonly client: number;
+  readonly controller: number;
+  /** A secured broker's mutual-TLS listener for clients and SSL listener for itself. */
+  readonly mtls?: number;
+  readonly broker?: number;
+}
+
+function serverProperties(dataDir: string, ports: Ports, remote: RemoteListener | undefined, security: SecurityMaterial | undefined): string {
+  // name, protocol, bound port, advertised address (none for the controller, which is not advertised).
+  const listeners: [string, string, number, string | undefined][] = security
+    ? [
+        ['SASL_SSL', 'SASL_SSL', ports.client, `${host}:${ports.client}`],
+        ['MTLS', 'SSL', ports.mtls!, `${host}:${ports.mtls!}`],
+        ['BROKER', 'SSL', ports.broker!, `${host}:${ports.broker!}`],
+        ['CONTROLLER', 'SSL', ports.controller, undefined],
+      ]
+    : [
+        ['PLAINTEXT', 'PLAINTEXT', ports.client, `${host}:${ports.client}`],
+        ['CONTROLLER', 'PLAINTEXT', ports.controller, undefined],
+      ];
+  // A client is told the addresses of the listener it came in on: through REMOTE, the proxy's.
+  if (remote) listeners.push(['REMOTE', security ? 'SASL_SSL' : 'PLAINTEXT', remote.port, remote.advertised]);
   return [
     'process.roles=broker,controller',
     'node.id=1',
-    `controller.quorum.voters=1@${host}:${controllerPort}`,
-    `listeners=PLAINTEXT://${host}:${port},CONTROLLER://${host}:${controllerPort}${remote ? `,REMOTE://${host}:${remote.port}` : ''}`,
-    // A client is told the addresses of the listener it came in on: through REMOTE, the proxy's.
-    `advertised.listeners=PLAINTEXT://${host}:${port}${remote ? `,REMOTE://${remote.advertised}` : ''}`,
+    `controller.quorum.voters=1@${host}:${ports.controller}`,
+    `listeners=${listeners.map(([name, , port]) => `${name}://${host}:${port}`).join(',')}`,
+    `advertised.listeners=${listeners.flatMap(([name, , , advertised]) => (advertised ? [`${name}://${advertised}`] : [])).join(',')}`,
     'controller.listener.names=CONTROLLER',
-    'inter.broker.listener.name=PLAINTEXT',
-    `listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${remote ? ',REMOTE:PLAINTEXT' : ''}`,
+    `inter.broker.listener.name=${security ? 'BROKER' : 'PLAINTEXT'}`,
+    `listener.security.protocol.map=${listeners.map(([name, protocol]) => `${name}:${protocol}`).join(',')}`,
+    ...(security?.properties(listeners.filter(([, protocol]) => protocol === 'SASL_SSL').map(([name]) => name)) ?? []),
     `log.dirs=${dataDir}`,
     // Topics are created on purpose, with their partitions and retention; a typo must not make one.
     'auto.create.topics.enable=false',
@@ -176,35 +211,40 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const ownerPid = options.ownerPid ?? process.pid;
 
-  let port: number;
-  let controllerPort: number;
+  let ports: Ports;
   let remotePort: number | undefined;
+  const securityMaterial = existsSync(join(workDir, 'security')) || options.security ? prepareSecurity(workDir, options.security ?? {}) : undefined;
   if (existsSync(configFile)) {
     // Same storage, same ports: a restarted broker must look like the one clients knew.
-    const config = readFileSync(configFile, 'utf8');
-    port = Number(/PLAINTEXT:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
-    controllerPort = Number(/CONTROLLER:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
-    const remote = /^listeners=.*REMOTE:\/\/[^:]+:(\d+)/m.exec(config)?.[1];
-    remotePort = remote === undefined ? undefined : Number(remote);
+    const listeners = /^listeners=(.*)$/m.exec(readFileSync(configFile, 'utf8'))?.[1] ?? '';
+    const portOf = (name: string) => {
+      const found = new RegExp(`(?:^|,)${name}://[^,]*:(\\d+)`).exec(listeners)?.[1];
+      return found === undefined ? undefined : Number(found);
+    };
+    ports = { client: portOf(securityMaterial ? 'SASL_SSL' : 'PLAINTEXT')!, controller: portOf('CONTROLLER')!, mtls: portOf('MTLS'), broker: portOf('BROKER') };
+    remotePort = portOf('REMOTE');
   } else {
-    port = options.port ?? (await freePort());
-    controllerPort = await freePort();
-    while (controllerPort === port) controllerPort = await freePort();
+    ports = {
+      client: options.port ?? (await freePort()),
+      controller: await freePort(),
+      ...(securityMaterial ? { mtls: await freePort(), broker: await freePort() } : {}),
+    };
     let remote: RemoteListener | undefined;
     if (options.remoteListener) {
       const { advertisedHost = host, advertisedPort } = options.remoteListener;
       remotePort = options.remoteListener.port ?? (await freePort());
-      while (options.remoteListener.port === undefined && (remotePort === port || remotePort === controllerPort)) remotePort = await freePort();
       remote = { port: remotePort, advertised: `${advertisedHost}:${advertisedPort}` };
     }
-    writeFileSync(configFile, serverProperties(dataDir, port, controllerPort, remote));
+    // A secured broker's file holds the PLAIN users' passwords: its owner's only.
+    writeFileSync(configFile, serverProperties(dataDir, ports, remote, securityMaterial), { mode: 0o600 });
     writeFileSync(join(workDir, 'log4j.properties'), log4jProperties);
   }
+  const port = ports.client;
 
   if (!existsSync(join(dataDir, 'meta.properties'))) {
     const formatted = spawnSync(
       'java',
-      [...jvmArgs(jars, workDir, 256), 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId(), '-c', configFile],
+      [...jvmArgs(jars, workDir, 256), 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId(), '-c', configFile, ...(securityMaterial?.scramArguments ?? [])],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
     if (formatted.status !== 0) throw new Error(`kafka-storage format failed:\n${formatted.stdout}\n${formatted.stderr}`);
@@ -225,15 +265,25 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
   const stop = ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => owned.stop(signal);
 
   await start();
-  return { ...processHandle(owned, folder, stop), bootstrap: `${host}:${port}`, port, remotePort, logFile, start, stop };
+  const security: BrokerSecurity | undefined = securityMaterial && {
+    saslSslBootstrap: `${host}:${port}`,
+    mtlsBootstrap: `${host}:${ports.mtls!}`,
+    caFile: securityMaterial.caFile,
+    admin: securityMaterial.admin,
+    users: securityMaterial.users,
+    tlsClients: securityMaterial.tlsClients,
+    brokerPrincipal: securityMaterial.brokerPrincipal,
+  };
+  return { ...processHandle(owned, folder, stop), bootstrap: `${host}:${port}`, port, remotePort, logFile, security, start, stop };
 }
 
 function usage(): never {
-  console.error(`usage: npx tsx infra/kafka/kafka-broker.ts <command> [--dir DIR] [--port PORT]
+  console.error(`usage: npx tsx infra/kafka/kafka-broker.ts <command> [--dir DIR] [--port PORT] [--secured]
   fetch            fetch the broker's jars into ${kafkaCacheDir()}
   run              start a broker in the foreground; Ctrl-C stops it and removes its folder (unless --dir)
   start --dir DIR  start a broker in the background, write DIR/bootstrap and DIR/broker.pid, print the bootstrap address
-  stop --dir DIR   stop the broker started with --dir DIR (add --clean to remove DIR)`);
+  stop --dir DIR   stop the broker started with --dir DIR (add --clean to remove DIR)
+  --secured        SASL_SSL and ACLs: prints where the CA and the admin user's password file are`);
   process.exit(2);
 }
 
@@ -245,21 +295,28 @@ async function main(argv: string[]): Promise<void> {
   };
   const dir = flag('dir');
   const port = flag('port') === undefined ? undefined : Number(flag('port'));
+  const security = rest.includes('--secured') ? {} : undefined;
+  // Paths only: the password stays in its file.
+  const describeSecurity = (broker: KafkaBroker) => {
+    if (broker.security) console.error(`SASL_SSL at ${broker.bootstrap}, CA ${broker.security.caFile}; super user ${broker.security.admin.username}, password in ${broker.security.admin.passwordFile}`);
+  };
   switch (command) {
     case 'fetch':
       console.log(ensureKafkaJars());
       return;
     case 'run': {
-      const broker = await startKafkaBroker({ workDir: dir, port });
+      const broker = await startKafkaBroker({ workDir: dir, port, security });
       console.log(broker.bootstrap);
       console.error(`Kafka ${kafkaVersion} ready at ${broker.bootstrap}; log ${broker.logFile}`);
+      describeSecurity(broker);
       destroyOnSignal(broker);
       return;
     }
     case 'start': {
       if (!dir) usage();
       // The broker outlives this command: no owner, and the pid is left for `stop`.
-      const broker = await startKafkaBroker({ workDir: dir, port, ownerPid: 0 });
+      const broker = await startKafkaBroker({ workDir: dir, port, ownerPid: 0, security });
+      describeSecurity(broker);
       const pid = broker.pid();
       writeFileSync(join(broker.workDir, 'broker.pid'), `${pid}\n`);
       writeFileSync(join(broker.workDir, 'bootstrap'), `${broker.bootstrap}\n`);
