@@ -8,7 +8,7 @@
  * As a command:  npx tsx infra/kafka/mirror-maker.ts fetch | run   (see usage()).
  */
 import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { destroyOnSignal, runAsCommand } from './command-line.js';
 import { canRunJars, consoleLog4j, fetchJarsOnce, testJvmArgs } from './jvm.js';
@@ -25,9 +25,30 @@ export interface MirrorFlow {
   readonly topics: readonly string[];
 }
 
+/**
+ * How MM2 reaches a secured cluster: TLS always, then a SASL login, a client certificate, or
+ * both. Secrets are never written into mm2.properties: the password and the key are read from
+ * their files by Kafka's DirectoryConfigProvider when MM2 starts.
+ */
+export interface MirrorClusterSecurity {
+  /** PEM CA(s) that signed the cluster's broker certificates, as a PEM truststore. Omitted: the JVM's default truststore. */
+  readonly caFile?: string;
+  /** SASL_SSL with this login. Omitted: SSL, and a client certificate is the login. */
+  readonly sasl?: {
+    readonly mechanism: 'SCRAM-SHA-512' | 'SCRAM-SHA-256' | 'PLAIN';
+    readonly username: string;
+    /** A file holding only the password. */
+    readonly passwordFile: string;
+  };
+  /** PEM certificate and its PEM PKCS#8 key (unencrypted) for mutual TLS. */
+  readonly clientCertificate?: { readonly certFile: string; readonly keyFile: string };
+}
+
 export interface MirrorMakerOptions {
   /** Alias → bootstrap address, as this process reaches each cluster (a remote one through its proxy). */
   readonly clusters: Readonly<Record<string, string>>;
+  /** Alias → how to reach a secured cluster; a cluster not named is PLAINTEXT. */
+  readonly clusterSecurity?: Readonly<Record<string, MirrorClusterSecurity>>;
   readonly flows: readonly MirrorFlow[];
   /** The cluster this process serves (`--clusters`): only the flows into it run here. */
   readonly runIn: string;
@@ -97,8 +118,13 @@ export function ensureMirrorMakerJars(): string {
 
 const escapeRegex = (topic: string) => topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn'>): void {
+function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn' | 'clusterSecurity'>): void {
   const aliases = Object.keys(options.clusters);
+  for (const alias of Object.keys(options.clusterSecurity ?? {})) {
+    if (!aliases.includes(alias)) throw new Error(`clusterSecurity names "${alias}", which is not one of the clusters (${aliases.join(', ')})`);
+    const security = options.clusterSecurity![alias]!;
+    if (!security.sasl && !security.clientCertificate) throw new Error(`clusterSecurity.${alias}: give a sasl login, a clientCertificate, or both`);
+  }
   for (const alias of aliases) {
     // MM2 splits property names on '.' and '->': an alias holding either would misroute its settings.
     if (!/^[A-Za-z0-9_-]+$/.test(alias) || alias.includes('->')) throw new Error(`cluster alias "${alias}": use letters, digits, '_' and '-'`);
@@ -123,11 +149,16 @@ function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runI
  * - Top-level `*.storage.*` settings reach the workers, the replication factors the connectors.
  */
 export function mirrorMakerProperties(
-  options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn' | 'fetchMaxWaitMs' | 'tasks' | 'offsetFlushIntervalMs' | 'extraProperties'>,
+  options: Pick<MirrorMakerOptions, 'clusters' | 'clusterSecurity' | 'flows' | 'runIn' | 'fetchMaxWaitMs' | 'tasks' | 'offsetFlushIntervalMs' | 'extraProperties'>,
 ): string {
   validate(options);
   const aliases = Object.keys(options.clusters);
-  const lines = [`clusters = ${aliases.join(', ')}`, ...aliases.map((alias) => `${alias}.bootstrap.servers = ${options.clusters[alias]}`), ''];
+  const lines = [
+    `clusters = ${aliases.join(', ')}`,
+    ...aliases.map((alias) => `${alias}.bootstrap.servers = ${options.clusters[alias]}`),
+    ...securityProperties(options.clusterSecurity ?? {}),
+    '',
+  ];
   for (const source of aliases) {
     for (const target of aliases) {
       if (source === target) continue;
@@ -174,7 +205,8 @@ export function mirrorMakerProperties(
     // Retention and cleanup policy follow the source topic.
     'sync.topic.configs.enabled = true',
     'sync.topic.configs.interval.seconds = 60',
-    // The brokers have no authorizer: there are no ACLs to copy.
+    // ACLs stay each region's own: who may write a region's topics (its relay) is not who may
+    // write the mirrored copies (MM2), and a copied ACL could let one region's principal into another.
     'sync.topic.acls.enabled = false',
     // Each region's MM2 writes a heartbeat into its own cluster every second; the other region
     // mirrors it as <region>.heartbeats, a way to see that a link carries data.
@@ -194,6 +226,42 @@ export function mirrorMakerProperties(
   );
   for (const [key, value] of Object.entries(options.extraProperties ?? {})) lines.push(`${key} = ${value}`);
   return `${lines.join('\n')}\n`;
+}
+
+const loginModules = {
+  'SCRAM-SHA-512': 'org.apache.kafka.common.security.scram.ScramLoginModule',
+  'SCRAM-SHA-256': 'org.apache.kafka.common.security.scram.ScramLoginModule',
+  PLAIN: 'org.apache.kafka.common.security.plain.PlainLoginModule',
+} as const;
+
+/** `${dir:<folder>:<file>}`: the file's content, read by DirectoryConfigProvider when MM2 starts. */
+const fileContent = (file: string) => `\${dir:${dirname(resolve(file))}:${basename(file)}}`;
+
+/**
+ * Cluster-level settings (`<alias>.X`) reach every client MM2 makes for that cluster: the
+ * source consumers and admin of a flow, the target's Connect worker, producer and admin.
+ */
+function securityProperties(clusterSecurity: Readonly<Record<string, MirrorClusterSecurity>>): string[] {
+  const secured = Object.entries(clusterSecurity);
+  if (secured.length === 0) return [];
+  const lines = ['config.providers = dir', 'config.providers.dir.class = org.apache.kafka.common.config.provider.DirectoryConfigProvider'];
+  for (const [alias, security] of secured) {
+    lines.push(`${alias}.security.protocol = ${security.sasl ? 'SASL_SSL' : 'SSL'}`, `${alias}.ssl.endpoint.identification.algorithm = https`);
+    if (security.caFile) lines.push(`${alias}.ssl.truststore.type = PEM`, `${alias}.ssl.truststore.location = ${resolve(security.caFile)}`);
+    if (security.sasl) {
+      const { mechanism, username, passwordFile } = security.sasl;
+      if (!/^[^"\\\s]+$/.test(username)) throw new Error(`clusterSecurity.${alias}: the username may not hold quotes, backslashes or spaces`);
+      lines.push(`${alias}.sasl.mechanism = ${mechanism}`, `${alias}.sasl.jaas.config = ${loginModules[mechanism]} required username="${username}" password="${fileContent(passwordFile)}";`);
+    }
+    if (security.clientCertificate) {
+      lines.push(
+        `${alias}.ssl.keystore.type = PEM`,
+        `${alias}.ssl.keystore.certificate.chain = ${fileContent(security.clientCertificate.certFile)}`,
+        `${alias}.ssl.keystore.key = ${fileContent(security.clientCertificate.keyFile)}`,
+      );
+    }
+  }
+  return lines;
 }
 
 const log4jProperties = consoleLog4j(
