@@ -137,6 +137,16 @@ describe.skipIf(!secured)('Kafka feed on a secured broker (SASL_SSL, mutual TLS,
     expect(String(refused)).not.toContain(wrong);
   });
 
+  it('a consumer with a wrong password, or outside the groups its ACLs allow, is refused with FeedPublishRejected', async () => {
+    const wrong = feedWith({ ...login('reader', 'scram-sha-512'), TESSERA_KAFKA_SASL_PASSWORD_FILE: '', TESSERA_KAFKA_SASL_PASSWORD: `${s.users.reader!.password}-wrong` });
+    await expect(wrong.consume({ groupId: privateGroupId(groupPrefix), onEvent: () => undefined })).rejects.toBeInstanceOf(FeedPublishRejected);
+    const reader = feedWith(login('reader', 'scram-sha-512'));
+    const outside = await reader.consume({ groupId: privateGroupId('not-granted'), onEvent: () => undefined }).then(() => undefined, (error: unknown) => error);
+    expect(outside).toBeInstanceOf(FeedPublishRejected);
+    // kafkajs reports a refused group as a coordinator it could not find, without the broker's reason.
+    expect(String(outside)).toMatch(/Failed to find group coordinator; with ACLs, check READ on the group/);
+  });
+
   it('a user whose ACLs allow reading the topic consumes it, and publishing to it is FeedPublishRejected', async () => {
     const reader = feedWith(login('reader', 'scram-sha-512'), impatient);
     const refused = await reader.publish(revocation().events).then(() => undefined, (error: unknown) => error);

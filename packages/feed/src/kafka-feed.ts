@@ -66,7 +66,10 @@ export function translateKafkaError(error: unknown, doing: string): FeedError {
   if (isTransient(error) || (error instanceof Error && /connect|ECONNREFUSED|ECONNRESET|timeout|broker/i.test(error.message))) {
     return new FeedUnavailable(`Kafka unavailable while ${doing} (${detail})`, { cause: error });
   }
-  return new FeedPublishRejected(`Kafka refused ${doing} (${detail})`, { cause: error });
+  // kafkajs drops the broker's answer when it cannot find a group's coordinator, and a group the
+  // principal may not READ is one such answer: say so, or the operator looks for a broker fault.
+  const hint = error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound' ? '; with ACLs, check READ on the group' : '';
+  return new FeedPublishRejected(`Kafka refused ${doing} (${detail}${hint})`, { cause: error });
 }
 
 function kafkaLogCreator(logger: FeedLogger, secrets: () => readonly string[]) {
