@@ -5,7 +5,7 @@
  * server.properties lines that put them to use.
  */
 import { spawnSync } from 'node:child_process';
-import { pbkdf2Sync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -20,6 +20,21 @@ export interface KafkaSecurityOptions {
   readonly users?: Readonly<Record<string, readonly SaslMechanismName[]>>;
   /** Client certificates to make, signed by the broker's CA, for the mutual-TLS listener; the principal is `User:<name>`. */
   readonly tlsClients?: readonly string[];
+  /**
+   * An OAUTH listener (SASL_SSL, OAUTHBEARER only) that accepts JWTs signed by a test issuer
+   * key made here (ES256, checked against a JWKS file, with issuer and audience); the principal
+   * is `User:<sub>`.
+   */
+  readonly oauthBearer?: boolean;
+}
+
+/** The test issuer an OAUTH listener trusts: mint tokens with its key to log in. */
+export interface OAuthIssuer {
+  /** PEM PKCS#8 EC P-256 private key (mode 0600). */
+  readonly keyFile: string;
+  readonly kid: string;
+  readonly issuer: string;
+  readonly audience: string;
 }
 
 export interface SaslUser {
@@ -52,10 +67,15 @@ export interface BrokerSecurity {
   readonly tlsClients: Readonly<Record<string, TlsClient>>;
   /** The broker's own principal (its certificate on the BROKER and CONTROLLER listeners), a super user. */
   readonly brokerPrincipal: string;
+  /** With `oauthBearer`: the OAUTH listener's host:port and the issuer it trusts. */
+  readonly oauth: (OAuthIssuer & { readonly bootstrap: string }) | undefined;
 }
 
 /** The material in the work folder, before the broker's ports are known. */
-export interface SecurityMaterial extends Omit<BrokerSecurity, 'saslSslBootstrap' | 'mtlsBootstrap'> {
+export interface SecurityMaterial extends Omit<BrokerSecurity, 'saslSslBootstrap' | 'mtlsBootstrap' | 'oauth'> {
+  readonly oauthIssuer: OAuthIssuer | undefined;
+  /** JVM system properties the broker needs (the JWKS file among the OAuth URLs it may read). */
+  readonly systemProperties: readonly string[];
   readonly keystoreFile: string;
   /** StorageTool format arguments that create the SCRAM credentials (salted: no password on a command line). */
   readonly scramArguments: readonly string[];
@@ -111,7 +131,11 @@ function scramArgument(mechanism: 'SCRAM-SHA-512' | 'SCRAM-SHA-256', username: s
 interface Manifest {
   readonly users: Record<string, readonly SaslMechanismName[]>;
   readonly tlsClients: readonly string[];
+  readonly oauthBearer?: boolean;
 }
+
+const oauthIssuerName = 'tessera-test-issuer';
+const oauthAudience = 'tessera-kafka-test';
 
 /**
  * Makes the material once per work folder; a restarted broker (same folder) reads it back, so
@@ -124,12 +148,15 @@ export function prepareSecurity(workDir: string, options: KafkaSecurityOptions):
   // The manifest names users and mechanisms only, never a password; it is what the folder was made with.
   const manifest: Manifest = made
     ? (JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest)
-    : { users: { [adminName]: saslMechanisms, ...(options.users ?? {}) }, tlsClients: [...(options.tlsClients ?? [])] };
+    : { users: { [adminName]: saslMechanisms, ...(options.users ?? {}) }, tlsClients: [...(options.tlsClients ?? [])], oauthBearer: options.oauthBearer === true };
   for (const name of [...Object.keys(manifest.users), ...manifest.tlsClients]) {
     if (!namePattern.test(name) || name === brokerName) throw new Error(`user or client name "${name}": use letters, digits, '_', '.' and '-', and not "${brokerName}"`);
   }
   const caFile = join(dir, 'ca.pem');
   const keystoreFile = join(dir, 'broker-keystore.pem');
+  const oauthKeyFile = join(dir, 'oauth-issuer.key');
+  const jwksFile = join(dir, 'oauth-jwks.json');
+  const oauthKid = 'tessera-test-issuer-1';
   const scramArguments: string[] = [];
 
   if (!made) {
@@ -140,6 +167,11 @@ export function prepareSecurity(workDir: string, options: KafkaSecurityOptions):
     writePrivate(keystoreFile, `${readFileSync(broker.key, 'utf8')}${readFileSync(broker.cert, 'utf8')}${readFileSync(ca.cert, 'utf8')}`);
     for (const client of manifest.tlsClients) makeCertificate(dir, `client-${client}`, client, ca, 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth');
     for (const username of Object.keys(manifest.users)) writePrivate(join(dir, `${username}.password`), randomBytes(24).toString('base64url'));
+    if (manifest.oauthBearer) {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      writePrivate(oauthKeyFile, privateKey.export({ format: 'pem', type: 'pkcs8' }).toString());
+      writeFileSync(jwksFile, `${JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: oauthKid, alg: 'ES256', use: 'sig' }] })}\n`);
+    }
   }
 
   const users: Record<string, SaslUser> = {};
@@ -180,10 +212,25 @@ export function prepareSecurity(workDir: string, options: KafkaSecurityOptions):
         `${prefix}.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers.map((user) => `user_${user.username}="${user.password}"`).join(' ')};`,
       ];
     }),
+    ...(manifest.oauthBearer
+      ? [
+          // Only signed tokens from the test issuer: the validating handler, not Kafka's unsecured default.
+          'listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER',
+          'listener.name.oauth.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler',
+          // The broker never logs in over OAUTH itself; the login module only has to be there.
+          `listener.name.oauth.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="${brokerName}";`,
+          `sasl.oauthbearer.jwks.endpoint.url=file://${jwksFile}`,
+          `sasl.oauthbearer.expected.issuer=${oauthIssuerName}`,
+          `sasl.oauthbearer.expected.audience=${oauthAudience}`,
+        ]
+      : []),
     'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
     'allow.everyone.if.no.acl.found=false',
     `super.users=User:${brokerName};User:${adminName}`,
   ];
 
-  return { caFile, keystoreFile, admin, users: others, tlsClients, brokerPrincipal: `User:${brokerName}`, scramArguments, properties };
+  const oauthIssuer = manifest.oauthBearer ? { keyFile: oauthKeyFile, kid: oauthKid, issuer: oauthIssuerName, audience: oauthAudience } : undefined;
+  // Kafka 3.9.1 reads OAuth URLs only from the ones this property allows.
+  const systemProperties = manifest.oauthBearer ? [`-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=file://${jwksFile}`] : [];
+  return { caFile, keystoreFile, admin, users: others, tlsClients, brokerPrincipal: `User:${brokerName}`, oauthIssuer, systemProperties, scramArguments, properties };
 }

@@ -19,7 +19,7 @@ import { OwnedProcess, processHandle, workFolder, type ProcessHandle } from './o
 
 export { watchOwner } from './owned-process.js';
 export { logContainsSince, tail } from './log-file.js';
-export type { BrokerSecurity, KafkaSecurityOptions, SaslMechanismName, SaslUser, TlsClient } from './broker-security.js';
+export type { BrokerSecurity, KafkaSecurityOptions, OAuthIssuer, SaslMechanismName, SaslUser, TlsClient } from './broker-security.js';
 
 export const kafkaVersion = '3.9.1';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -148,6 +148,8 @@ interface Ports {
   /** A secured broker's mutual-TLS listener for clients and SSL listener for itself. */
   readonly mtls?: number;
   readonly broker?: number;
+  /** A secured broker's OAUTHBEARER listener, when asked for. */
+  readonly oauth?: number;
 }
 
 function serverProperties(dataDir: string, ports: Ports, remote: RemoteListener | undefined, security: SecurityMaterial | undefined): string {
@@ -158,6 +160,7 @@ function serverProperties(dataDir: string, ports: Ports, remote: RemoteListener 
         ['MTLS', 'SSL', ports.mtls!, `${host}:${ports.mtls!}`],
         ['BROKER', 'SSL', ports.broker!, `${host}:${ports.broker!}`],
         ['CONTROLLER', 'SSL', ports.controller, undefined],
+        ...(ports.oauth === undefined ? [] : [['OAUTH', 'SASL_SSL', ports.oauth, `${host}:${ports.oauth}`] as [string, string, number, string]]),
       ]
     : [
         ['PLAINTEXT', 'PLAINTEXT', ports.client, `${host}:${ports.client}`],
@@ -174,7 +177,8 @@ function serverProperties(dataDir: string, ports: Ports, remote: RemoteListener 
     'controller.listener.names=CONTROLLER',
     `inter.broker.listener.name=${security ? 'BROKER' : 'PLAINTEXT'}`,
     `listener.security.protocol.map=${listeners.map(([name, protocol]) => `${name}:${protocol}`).join(',')}`,
-    ...(security?.properties(listeners.filter(([, protocol]) => protocol === 'SASL_SSL').map(([name]) => name)) ?? []),
+    // OAUTH takes OAUTHBEARER alone: the password mechanisms' entries are for the other SASL listeners.
+    ...(security?.properties(listeners.filter(([name, protocol]) => protocol === 'SASL_SSL' && name !== 'OAUTH').map(([name]) => name)) ?? []),
     `log.dirs=${dataDir}`,
     // Topics are created on purpose, with their partitions and retention; a typo must not make one.
     'auto.create.topics.enable=false',
@@ -197,8 +201,8 @@ function serverProperties(dataDir: string, ports: Ports, remote: RemoteListener 
 
 const log4jProperties = consoleLog4j('[%d] %p %m (%c)%n', 'log4j.logger.kafka.request.logger=WARN', 'log4j.logger.state.change.logger=WARN');
 
-const jvmArgs = (jars: string, workDir: string, heapMb: number) =>
-  testJvmArgs(jars, heapMb, join(workDir, 'log4j.properties'), `-Dkafka.logs.dir=${workDir}`);
+const jvmArgs = (jars: string, workDir: string, heapMb: number, systemProperties: readonly string[] = []) =>
+  testJvmArgs(jars, heapMb, join(workDir, 'log4j.properties'), `-Dkafka.logs.dir=${workDir}`, ...systemProperties);
 
 export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
   const jars = ensureKafkaJars();
@@ -221,13 +225,14 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
       const found = new RegExp(`(?:^|,)${name}://[^,]*:(\\d+)`).exec(listeners)?.[1];
       return found === undefined ? undefined : Number(found);
     };
-    ports = { client: portOf(securityMaterial ? 'SASL_SSL' : 'PLAINTEXT')!, controller: portOf('CONTROLLER')!, mtls: portOf('MTLS'), broker: portOf('BROKER') };
+    ports = { client: portOf(securityMaterial ? 'SASL_SSL' : 'PLAINTEXT')!, controller: portOf('CONTROLLER')!, mtls: portOf('MTLS'), broker: portOf('BROKER'), oauth: portOf('OAUTH') };
     remotePort = portOf('REMOTE');
   } else {
     ports = {
       client: options.port ?? (await freePort()),
       controller: await freePort(),
       ...(securityMaterial ? { mtls: await freePort(), broker: await freePort() } : {}),
+      ...(securityMaterial?.oauthIssuer ? { oauth: await freePort() } : {}),
     };
     let remote: RemoteListener | undefined;
     if (options.remoteListener) {
@@ -254,7 +259,7 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
 
   const start = async (): Promise<void> => {
     if (owned.running) return;
-    await owned.launch('java', [...jvmArgs(jars, workDir, heapMb), 'kafka.Kafka', configFile], {
+    await owned.launch('java', [...jvmArgs(jars, workDir, heapMb, securityMaterial?.systemProperties), 'kafka.Kafka', configFile], {
       what: 'Kafka broker',
       logFile,
       timeoutMs: startTimeoutMs,
@@ -273,6 +278,7 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
     users: securityMaterial.users,
     tlsClients: securityMaterial.tlsClients,
     brokerPrincipal: securityMaterial.brokerPrincipal,
+    oauth: securityMaterial.oauthIssuer && { ...securityMaterial.oauthIssuer, bootstrap: `${host}:${ports.oauth!}` },
   };
   return { ...processHandle(owned, folder, stop), bootstrap: `${host}:${port}`, port, remotePort, logFile, security, start, stop };
 }

@@ -17,4 +17,6 @@ export const securedTestBrokerSecurity: KafkaSecurityOptions = {
     mirror: ['SCRAM-SHA-512'],
   },
   tlsClients: ['mtls-relay'],
+  // Logins with tokens from a test issuer, for the feed's oauthBearerProvider hook.
+  oauthBearer: true,
 };

@@ -1,10 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { loadConfig, kafkaSecurityOf } from '@tessera/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaFeed, privateGroupId, type KafkaFeedOptions } from './kafka-feed.js';
 import { FeedPublishRejected, FeedUnavailable, silentLogger, type FeedEvent, type FeedLogger } from './revocation-feed.js';
 import { createRecorder, tokenRevoked } from './sample-events.js';
-import { grantAcls, securedKafkaEnvironment } from './testing/secured-kafka-environment.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { grantAcls, mintOAuthToken, securedKafkaEnvironment } from './testing/secured-kafka-environment.js';
 
 const secured = securedKafkaEnvironment('Kafka feed on a secured broker (SASL_SSL, mutual TLS, ACLs)');
 
@@ -62,9 +65,10 @@ describe.skipIf(!secured)('Kafka feed on a secured broker (SASL_SSL, mutual TLS,
     const admin = createKafkaFeed({ brokers: s.saslSslBootstrap, topic, logger: silentLogger, ssl: { ca: readCa() }, sasl: { mechanism: 'scram-sha-512', username: s.admin.username, password: s.admin.password } });
     await admin.ensureTopic({ partitions: 3 });
     await admin.close();
-    const readers = ['User:reader', 'User:verifier', 'User:downstream', s.tlsClients['mtls-relay']!.principal];
+    const readers = ['User:reader', 'User:verifier', 'User:downstream', s.tlsClients['mtls-relay']!.principal, 'User:oauth-relay'];
     await grantAcls(s, [
       { principal: 'User:relay', resource: 'topic', name: topic, operations: ['WRITE', 'DESCRIBE'] },
+      { principal: 'User:oauth-relay', resource: 'topic', name: topic, operations: ['WRITE'] },
       { principal: s.tlsClients['mtls-relay']!.principal, resource: 'topic', name: topic, operations: ['WRITE'] },
       ...readers.flatMap((principal) => [
         { principal, resource: 'topic' as const, name: topic, operations: ['READ' as const, 'DESCRIBE' as const] },
@@ -164,5 +168,45 @@ describe.skipIf(!secured)('Kafka feed on a secured broker (SASL_SSL, mutual TLS,
     const refused = await feed.publish(revocation().events).then(() => undefined, (error: unknown) => error);
     expect(refused).toBeInstanceOf(FeedPublishRejected);
     expect(String(refused)).toMatch(/certificate/);
+  });
+
+  it('OAUTHBEARER: the oauthBearerProvider hook logs in with a signed token; a token signed by another key is refused (as FeedUnavailable)', async () => {
+    const oauth = s.oauth!;
+    let calls = 0;
+    const feed = createKafkaFeed({
+      brokers: oauth.bootstrap,
+      topic,
+      logger: silentLogger,
+      ssl: { ca: readCa() },
+      sasl: { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: (calls++, mintOAuthToken(oauth, 'oauth-relay')) }) },
+    });
+    opened.push(feed);
+    const { familyId, events } = revocation();
+    await feed.publish(events);
+    expect((await readUntil(feed, familyId)).eventId).toBe(events[0]!.eventId);
+    expect(calls).toBeGreaterThan(0);
+
+    const folder = mkdtempSync(join(tmpdir(), 'tessera-oauth-'));
+    try {
+      const stranger = join(folder, 'stranger.key');
+      writeFileSync(stranger, generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
+      const forged = createKafkaFeed({
+        brokers: oauth.bootstrap,
+        topic,
+        logger: silentLogger,
+        ssl: { ca: readCa() },
+        sasl: { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: mintOAuthToken(oauth, 'oauth-relay', { signingKeyFile: stranger }) }) },
+        ...impatient,
+      });
+      opened.push(forged);
+      const refused = await forged.publish(revocation().events).then(() => undefined, (error: unknown) => error);
+      // The broker answers a bad token with an error challenge that kafkajs 2.2.4 takes for
+      // success; its next request then finds the connection closed. So this refusal looks like
+      // an outage, is retried, and each retry asks the provider for a fresh token.
+      expect(refused).toBeInstanceOf(FeedUnavailable);
+      expect(String(refused)).toMatch(/Closed connection/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import kafkajs, { type KafkaConfig } from 'kafkajs';
 import { inject } from 'vitest';
@@ -11,6 +12,16 @@ export interface SecuredKafka {
   readonly users: Readonly<Record<string, SecuredKafkaUser>>;
   readonly tlsClients: Readonly<Record<string, { readonly principal: string; readonly certFile: string; readonly keyFile: string }>>;
   readonly brokerPrincipal: string;
+  /** The OAUTHBEARER listener and the test issuer whose tokens it accepts. */
+  readonly oauth: SecuredKafkaOAuth | undefined;
+}
+
+export interface SecuredKafkaOAuth {
+  readonly bootstrap: string;
+  readonly keyFile: string;
+  readonly kid: string;
+  readonly issuer: string;
+  readonly audience: string;
 }
 
 export interface SecuredKafkaUser {
@@ -84,4 +95,18 @@ export async function grantAcls(secured: SecuredKafka, grants: readonly AclGrant
   } finally {
     await admin.disconnect();
   }
+}
+
+/**
+ * A JWT for the OAUTH listener: ES256, signed with the test issuer's key (or `signingKeyFile`,
+ * to make one the broker must refuse), `sub` the principal's name.
+ */
+export function mintOAuthToken(oauth: SecuredKafkaOAuth, subject: string, options: { readonly lifetimeSeconds?: number; readonly signingKeyFile?: string } = {}): string {
+  const now = Math.floor(Date.now() / 1000);
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const unsigned = `${part({ alg: 'ES256', typ: 'JWT', kid: oauth.kid })}.${part({ iss: oauth.issuer, aud: oauth.audience, sub: subject, iat: now, exp: now + (options.lifetimeSeconds ?? 300), jti: randomUUID() })}`;
+  const key = createPrivateKey(readFileSync(options.signingKeyFile ?? oauth.keyFile, 'utf8'));
+  // JWS wants the raw r||s form of an ECDSA signature, not DER.
+  const signature = sign('sha256', Buffer.from(unsigned), { key, dsaEncoding: 'ieee-p1363' });
+  return `${unsigned}.${signature.toString('base64url')}`;
 }
