@@ -74,7 +74,7 @@ describe.skipIf(!runnable)('MirrorMaker 2 between secured brokers (SASL_SSL, SCR
     await b?.destroy();
   });
 
-  it('mirrors every record a relay user published in a into a.<topic> in b; no password in mm2.properties or in a log', async () => {
+  it('mirrors every record a relay user published in a into a.<topic> in b; no password in mm2.properties, the MM2 log or the log of b', async () => {
     const producer = new kafkajs.Kafka(client(a.saslSslBootstrap, a.caFile, 'relay', a.users.relay!.password)).producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     const values = Array.from({ length: 30 }, (_, i) => `revocation-${i}-${randomUUID()}`);
