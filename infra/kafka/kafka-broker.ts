@@ -7,14 +7,19 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OwnedProcess } from './owned-process.js';
+import { prepareSecurity, type BrokerSecurity, type KafkaSecurityOptions, type SecurityMaterial } from './broker-security.js';
+import { destroyOnSignal, runAsCommand } from './command-line.js';
+import { canRunJars, consoleLog4j, fetchJarsOnce, testJvmArgs } from './jvm.js';
+import { OwnedProcess, processHandle, workFolder, type ProcessHandle } from './owned-process.js';
 
 export { watchOwner } from './owned-process.js';
+export { logContainsSince, tail } from './log-file.js';
+export type { BrokerSecurity, KafkaSecurityOptions, OAuthIssuer, SaslMechanismName, SaslUser, TlsClient } from './broker-security.js';
 
 export const kafkaVersion = '3.9.1';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,6 +42,14 @@ export interface KafkaBrokerOptions {
    * address: those clients keep going through the proxy. Clients of PLAINTEXT are unaffected.
    */
   readonly remoteListener?: RemoteListenerOptions;
+  /**
+   * A secured broker: no PLAINTEXT listener. Clients come in over SASL_SSL (SCRAM-SHA-512,
+   * SCRAM-SHA-256, PLAIN; the bootstrap address) or over SSL with a client certificate; the
+   * broker talks to itself over SSL with its own certificate. ACLs are enforced by KRaft's
+   * StandardAuthorizer, and what no ACL allows is denied; `admin` and the broker are super users.
+   * A REMOTE listener is SASL_SSL too. Needs openssl.
+   */
+  readonly security?: KafkaSecurityOptions;
 }
 
 export interface RemoteListenerOptions {
@@ -47,22 +60,19 @@ export interface RemoteListenerOptions {
   readonly advertisedPort: number;
 }
 
-export interface KafkaBroker {
+export interface KafkaBroker extends ProcessHandle {
   /** host:port, the value for TESSERA_KAFKA_BROKERS. */
   readonly bootstrap: string;
   readonly port: number;
   /** The REMOTE listener's own port (the proxy's upstream), when the broker has one. */
   readonly remotePort: number | undefined;
-  readonly workDir: string;
   readonly logFile: string;
-  readonly pid: () => number | undefined;
-  readonly running: () => boolean;
+  /** For a secured broker: its listeners, CA, users and client certificates. */
+  readonly security: BrokerSecurity | undefined;
   /** Starts the same broker again: same storage, same ports, same cluster. */
   start(): Promise<void>;
   /** SIGTERM is a clean shutdown; SIGKILL simulates a crash (the log is recovered on start). */
   stop(options?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
-  /** Stops and removes the work folder if this module made it. */
-  destroy(): Promise<void>;
 }
 
 export function kafkaCacheDir(): string {
@@ -70,44 +80,14 @@ export function kafkaCacheDir(): string {
   return join(base, 'tessera', `kafka-${kafkaVersion}`);
 }
 
-function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
-
 /** True when this machine can run the broker: a JVM, and the jars cached or Maven to fetch them. */
 export function canRunKafkaBroker(): boolean {
-  return onPath('java') && (existsSync(join(kafkaCacheDir(), 'jars', '.complete')) || onPath('mvn'));
+  return canRunJars(join(kafkaCacheDir(), 'jars'));
 }
 
-/**
- * Copies kafka_2.13 and its runtime dependencies into the cache once. Maven writes into a
- * scratch folder that is renamed into place, so a fetch cut short never looks complete and
- * two concurrent fetches cannot mix their files.
- */
+/** Copies kafka_2.13 and its runtime dependencies into the cache once. */
 export function ensureKafkaJars(): string {
-  const cache = kafkaCacheDir();
-  const jars = join(cache, 'jars');
-  if (existsSync(join(jars, '.complete'))) return jars;
-  mkdirSync(cache, { recursive: true });
-  const scratch = mkdtempSync(join(cache, 'fetch-'));
-  const result = spawnSync(
-    'mvn',
-    ['-B', '-q', '-f', join(here, 'pom.xml'), 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${join(scratch, 'jars')}`],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  if (result.status !== 0) {
-    rmSync(scratch, { recursive: true, force: true });
-    throw new Error(`mvn could not fetch Kafka ${kafkaVersion}:\n${result.stdout}\n${result.stderr}`);
-  }
-  writeFileSync(join(scratch, 'jars', '.complete'), `${new Date().toISOString()}\n`);
-  try {
-    renameSync(join(scratch, 'jars'), jars);
-  } catch (error) {
-    if (!existsSync(join(jars, '.complete'))) throw error;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-  return jars;
+  return fetchJarsOnce(join(here, 'pom.xml'), join(kafkaCacheDir(), 'jars'), `Kafka ${kafkaVersion}`);
 }
 
 /**
@@ -161,17 +141,44 @@ interface RemoteListener {
   readonly advertised: string;
 }
 
-function serverProperties(dataDir: string, port: number, controllerPort: number, remote: RemoteListener | undefined): string {
+interface Ports {
+  /** The clients' listener: PLAINTEXT, or SASL_SSL on a secured broker. */
+  readonly client: number;
+  readonly controller: number;
+  /** A secured broker's mutual-TLS listener for clients and SSL listener for itself. */
+  readonly mtls?: number;
+  readonly broker?: number;
+  /** A secured broker's OAUTHBEARER listener, when asked for. */
+  readonly oauth?: number;
+}
+
+function serverProperties(dataDir: string, ports: Ports, remote: RemoteListener | undefined, security: SecurityMaterial | undefined): string {
+  // name, protocol, bound port, advertised address (none for the controller, which is not advertised).
+  const listeners: [string, string, number, string | undefined][] = security
+    ? [
+        ['SASL_SSL', 'SASL_SSL', ports.client, `${host}:${ports.client}`],
+        ['MTLS', 'SSL', ports.mtls!, `${host}:${ports.mtls!}`],
+        ['BROKER', 'SSL', ports.broker!, `${host}:${ports.broker!}`],
+        ['CONTROLLER', 'SSL', ports.controller, undefined],
+        ...(ports.oauth === undefined ? [] : [['OAUTH', 'SASL_SSL', ports.oauth, `${host}:${ports.oauth}`] as [string, string, number, string]]),
+      ]
+    : [
+        ['PLAINTEXT', 'PLAINTEXT', ports.client, `${host}:${ports.client}`],
+        ['CONTROLLER', 'PLAINTEXT', ports.controller, undefined],
+      ];
+  // A client is told the addresses of the listener it came in on: through REMOTE, the proxy's.
+  if (remote) listeners.push(['REMOTE', security ? 'SASL_SSL' : 'PLAINTEXT', remote.port, remote.advertised]);
   return [
     'process.roles=broker,controller',
     'node.id=1',
-    `controller.quorum.voters=1@${host}:${controllerPort}`,
-    `listeners=PLAINTEXT://${host}:${port},CONTROLLER://${host}:${controllerPort}${remote ? `,REMOTE://${host}:${remote.port}` : ''}`,
-    // A client is told the addresses of the listener it came in on: through REMOTE, the proxy's.
-    `advertised.listeners=PLAINTEXT://${host}:${port}${remote ? `,REMOTE://${remote.advertised}` : ''}`,
+    `controller.quorum.voters=1@${host}:${ports.controller}`,
+    `listeners=${listeners.map(([name, , port]) => `${name}://${host}:${port}`).join(',')}`,
+    `advertised.listeners=${listeners.flatMap(([name, , , advertised]) => (advertised ? [`${name}://${advertised}`] : [])).join(',')}`,
     'controller.listener.names=CONTROLLER',
-    'inter.broker.listener.name=PLAINTEXT',
-    `listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${remote ? ',REMOTE:PLAINTEXT' : ''}`,
+    `inter.broker.listener.name=${security ? 'BROKER' : 'PLAINTEXT'}`,
+    `listener.security.protocol.map=${listeners.map(([name, protocol]) => `${name}:${protocol}`).join(',')}`,
+    // OAUTH takes OAUTHBEARER alone: the password mechanisms' entries are for the other SASL listeners.
+    ...(security?.properties(listeners.filter(([name, protocol]) => protocol === 'SASL_SSL' && name !== 'OAUTH').map(([name]) => name)) ?? []),
     `log.dirs=${dataDir}`,
     // Topics are created on purpose, with their partitions and retention; a typo must not make one.
     'auto.create.topics.enable=false',
@@ -192,65 +199,15 @@ function serverProperties(dataDir: string, port: number, controllerPort: number,
   ].join('\n');
 }
 
-const log4jProperties = [
-  'log4j.rootLogger=INFO, stdout',
-  'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
-  'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
-  'log4j.logger.kafka.request.logger=WARN',
-  'log4j.logger.state.change.logger=WARN',
-  '',
-].join('\n');
+const log4jProperties = consoleLog4j('[%d] %p %m (%c)%n', 'log4j.logger.kafka.request.logger=WARN', 'log4j.logger.state.change.logger=WARN');
 
-function jvmArgs(jars: string, workDir: string, heapMb: number): string[] {
-  return [
-    `-Xmx${heapMb}m`,
-    '-Xms64m',
-    // A test broker is short-lived: C1 only and the serial collector start faster and leave the second core to Node.
-    '-XX:+UseSerialGC',
-    '-XX:TieredStopAtLevel=1',
-    '-XX:+ExitOnOutOfMemoryError',
-    '-Djava.awt.headless=true',
-    `-Dlog4j.configuration=file:${join(workDir, 'log4j.properties')}`,
-    `-Dkafka.logs.dir=${workDir}`,
-    '-cp',
-    `${jars}/*`,
-  ];
-}
-
-export function tail(file: string, bytes = 4000): string {
-  try {
-    const size = statSync(file).size;
-    const fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(Math.min(bytes, size));
-    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
-    closeSync(fd);
-    return buffer.toString('utf8');
-  } catch {
-    return '';
-  }
-}
-
-export function logContainsSince(file: string, offset: number, needle: string): boolean {
-  try {
-    const size = statSync(file).size;
-    if (size <= offset) return false;
-    const fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(size - offset);
-    readSync(fd, buffer, 0, buffer.length, offset);
-    closeSync(fd);
-    return buffer.includes(needle);
-  } catch {
-    return false;
-  }
-}
-
+const jvmArgs = (jars: string, workDir: string, heapMb: number, systemProperties: readonly string[] = []) =>
+  testJvmArgs(jars, heapMb, join(workDir, 'log4j.properties'), `-Dkafka.logs.dir=${workDir}`, ...systemProperties);
 
 export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
   const jars = ensureKafkaJars();
-  const ownsWorkDir = options.workDir === undefined;
-  const workDir = resolve(options.workDir ?? mkdtempSync(join(tmpdir(), 'tessera-kafka-')));
-  mkdirSync(workDir, { recursive: true });
+  const folder = workFolder(options.workDir, 'tessera-kafka-');
+  const workDir = folder.dir;
   const dataDir = join(workDir, 'data');
   const logFile = join(workDir, 'broker.log');
   const configFile = join(workDir, 'server.properties');
@@ -258,35 +215,41 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const ownerPid = options.ownerPid ?? process.pid;
 
-  let port: number;
-  let controllerPort: number;
+  let ports: Ports;
   let remotePort: number | undefined;
+  const securityMaterial = existsSync(join(workDir, 'security')) || options.security ? prepareSecurity(workDir, options.security ?? {}) : undefined;
   if (existsSync(configFile)) {
     // Same storage, same ports: a restarted broker must look like the one clients knew.
-    const config = readFileSync(configFile, 'utf8');
-    port = Number(/PLAINTEXT:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
-    controllerPort = Number(/CONTROLLER:\/\/[^:]+:(\d+)/.exec(config)?.[1]);
-    const remote = /^listeners=.*REMOTE:\/\/[^:]+:(\d+)/m.exec(config)?.[1];
-    remotePort = remote === undefined ? undefined : Number(remote);
+    const listeners = /^listeners=(.*)$/m.exec(readFileSync(configFile, 'utf8'))?.[1] ?? '';
+    const portOf = (name: string) => {
+      const found = new RegExp(`(?:^|,)${name}://[^,]*:(\\d+)`).exec(listeners)?.[1];
+      return found === undefined ? undefined : Number(found);
+    };
+    ports = { client: portOf(securityMaterial ? 'SASL_SSL' : 'PLAINTEXT')!, controller: portOf('CONTROLLER')!, mtls: portOf('MTLS'), broker: portOf('BROKER'), oauth: portOf('OAUTH') };
+    remotePort = portOf('REMOTE');
   } else {
-    port = options.port ?? (await freePort());
-    controllerPort = await freePort();
-    while (controllerPort === port) controllerPort = await freePort();
+    ports = {
+      client: options.port ?? (await freePort()),
+      controller: await freePort(),
+      ...(securityMaterial ? { mtls: await freePort(), broker: await freePort() } : {}),
+      ...(securityMaterial?.oauthIssuer ? { oauth: await freePort() } : {}),
+    };
     let remote: RemoteListener | undefined;
     if (options.remoteListener) {
       const { advertisedHost = host, advertisedPort } = options.remoteListener;
       remotePort = options.remoteListener.port ?? (await freePort());
-      while (options.remoteListener.port === undefined && (remotePort === port || remotePort === controllerPort)) remotePort = await freePort();
       remote = { port: remotePort, advertised: `${advertisedHost}:${advertisedPort}` };
     }
-    writeFileSync(configFile, serverProperties(dataDir, port, controllerPort, remote));
+    // A secured broker's file holds the PLAIN users' passwords: its owner's only.
+    writeFileSync(configFile, serverProperties(dataDir, ports, remote, securityMaterial), { mode: 0o600 });
     writeFileSync(join(workDir, 'log4j.properties'), log4jProperties);
   }
+  const port = ports.client;
 
   if (!existsSync(join(dataDir, 'meta.properties'))) {
     const formatted = spawnSync(
       'java',
-      [...jvmArgs(jars, workDir, 256), 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId(), '-c', configFile],
+      [...jvmArgs(jars, workDir, 256), 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId(), '-c', configFile, ...(securityMaterial?.scramArguments ?? [])],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
     if (formatted.status !== 0) throw new Error(`kafka-storage format failed:\n${formatted.stdout}\n${formatted.stderr}`);
@@ -296,45 +259,37 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
 
   const start = async (): Promise<void> => {
     if (owned.running) return;
-    const logOffset = owned.spawn('java', [...jvmArgs(jars, workDir, heapMb), 'kafka.Kafka', configFile], logFile);
-    const deadline = Date.now() + startTimeoutMs;
-    for (;;) {
-      if (owned.exitCode !== undefined) throw new Error(`Kafka broker exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
-      if (logContainsSince(logFile, logOffset, readyLine) && (await accepts(port))) return;
-      if (Date.now() > deadline) {
-        await owned.stop('SIGKILL');
-        throw new Error(`Kafka broker not ready within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await owned.launch('java', [...jvmArgs(jars, workDir, heapMb, securityMaterial?.systemProperties), 'kafka.Kafka', configFile], {
+      what: 'Kafka broker',
+      logFile,
+      timeoutMs: startTimeoutMs,
+      check: async (logSinceSpawn) => logSinceSpawn().includes(readyLine) && (await accepts(port)),
+    });
   };
 
   const stop = ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => owned.stop(signal);
 
   await start();
-  return {
-    bootstrap: `${host}:${port}`,
-    port,
-    remotePort,
-    workDir,
-    logFile,
-    pid: () => owned.pid,
-    running: () => owned.running,
-    start,
-    stop,
-    destroy: async () => {
-      await stop();
-      if (ownsWorkDir) rmSync(workDir, { recursive: true, force: true });
-    },
+  const security: BrokerSecurity | undefined = securityMaterial && {
+    saslSslBootstrap: `${host}:${port}`,
+    mtlsBootstrap: `${host}:${ports.mtls!}`,
+    caFile: securityMaterial.caFile,
+    admin: securityMaterial.admin,
+    users: securityMaterial.users,
+    tlsClients: securityMaterial.tlsClients,
+    brokerPrincipal: securityMaterial.brokerPrincipal,
+    oauth: securityMaterial.oauthIssuer && { ...securityMaterial.oauthIssuer, bootstrap: `${host}:${ports.oauth!}` },
   };
+  return { ...processHandle(owned, folder, stop), bootstrap: `${host}:${port}`, port, remotePort, logFile, security, start, stop };
 }
 
 function usage(): never {
-  console.error(`usage: npx tsx infra/kafka/kafka-broker.ts <command> [--dir DIR] [--port PORT]
+  console.error(`usage: npx tsx infra/kafka/kafka-broker.ts <command> [--dir DIR] [--port PORT] [--secured]
   fetch            fetch the broker's jars into ${kafkaCacheDir()}
   run              start a broker in the foreground; Ctrl-C stops it and removes its folder (unless --dir)
   start --dir DIR  start a broker in the background, write DIR/bootstrap and DIR/broker.pid, print the bootstrap address
-  stop --dir DIR   stop the broker started with --dir DIR (add --clean to remove DIR)`);
+  stop --dir DIR   stop the broker started with --dir DIR (add --clean to remove DIR)
+  --secured        SASL_SSL and ACLs: prints where the CA and the admin user's password file are`);
   process.exit(2);
 }
 
@@ -346,31 +301,28 @@ async function main(argv: string[]): Promise<void> {
   };
   const dir = flag('dir');
   const port = flag('port') === undefined ? undefined : Number(flag('port'));
+  const security = rest.includes('--secured') ? {} : undefined;
+  // Paths only: the password stays in its file.
+  const describeSecurity = (broker: KafkaBroker) => {
+    if (broker.security) console.error(`SASL_SSL at ${broker.bootstrap}, CA ${broker.security.caFile}; super user ${broker.security.admin.username}, password in ${broker.security.admin.passwordFile}`);
+  };
   switch (command) {
     case 'fetch':
       console.log(ensureKafkaJars());
       return;
     case 'run': {
-      const broker = await startKafkaBroker({ workDir: dir, port });
+      const broker = await startKafkaBroker({ workDir: dir, port, security });
       console.log(broker.bootstrap);
       console.error(`Kafka ${kafkaVersion} ready at ${broker.bootstrap}; log ${broker.logFile}`);
-      const shutdown = () => {
-        broker.destroy().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            console.error(error);
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
+      describeSecurity(broker);
+      destroyOnSignal(broker);
       return;
     }
     case 'start': {
       if (!dir) usage();
       // The broker outlives this command: no owner, and the pid is left for `stop`.
-      const broker = await startKafkaBroker({ workDir: dir, port, ownerPid: 0 });
+      const broker = await startKafkaBroker({ workDir: dir, port, ownerPid: 0, security });
+      describeSecurity(broker);
       const pid = broker.pid();
       writeFileSync(join(broker.workDir, 'broker.pid'), `${pid}\n`);
       writeFileSync(join(broker.workDir, 'bootstrap'), `${broker.bootstrap}\n`);
@@ -407,9 +359,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runAsCommand(import.meta.url, main);

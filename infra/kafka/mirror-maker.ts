@@ -7,13 +7,13 @@
  * As a library: `startMirrorMaker()`.
  * As a command:  npx tsx infra/kafka/mirror-maker.ts fetch | run   (see usage()).
  */
-import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kafkaCacheDir, kafkaVersion, tail } from './kafka-broker.js';
-import { OwnedProcess } from './owned-process.js';
+import { destroyOnSignal, runAsCommand } from './command-line.js';
+import { canRunJars, consoleLog4j, fetchJarsOnce, testJvmArgs } from './jvm.js';
+import { kafkaCacheDir, kafkaVersion } from './kafka-broker.js';
+import { OwnedProcess, processHandle, workFolder, type ProcessHandle } from './owned-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -25,9 +25,30 @@ export interface MirrorFlow {
   readonly topics: readonly string[];
 }
 
+/**
+ * How MM2 reaches a secured cluster: TLS always, then a SASL login, a client certificate, or
+ * both. Secrets are never written into mm2.properties: the password and the key are read from
+ * their files by Kafka's DirectoryConfigProvider when MM2 starts.
+ */
+export interface MirrorClusterSecurity {
+  /** PEM CA(s) that signed the cluster's broker certificates, as a PEM truststore. Omitted: the JVM's default truststore. */
+  readonly caFile?: string;
+  /** SASL_SSL with this login. Omitted: SSL, and a client certificate is the login. */
+  readonly sasl?: {
+    readonly mechanism: 'SCRAM-SHA-512' | 'SCRAM-SHA-256' | 'PLAIN';
+    readonly username: string;
+    /** A file holding only the password. */
+    readonly passwordFile: string;
+  };
+  /** PEM certificate and its PEM PKCS#8 key (unencrypted) for mutual TLS. */
+  readonly clientCertificate?: { readonly certFile: string; readonly keyFile: string };
+}
+
 export interface MirrorMakerOptions {
   /** Alias → bootstrap address, as this process reaches each cluster (a remote one through its proxy). */
   readonly clusters: Readonly<Record<string, string>>;
+  /** Alias → how to reach a secured cluster; a cluster not named is PLAINTEXT. */
+  readonly clusterSecurity?: Readonly<Record<string, MirrorClusterSecurity>>;
   readonly flows: readonly MirrorFlow[];
   /** The cluster this process serves (`--clusters`): only the flows into it run here. */
   readonly runIn: string;
@@ -72,69 +93,38 @@ export interface MirrorMakerOptions {
   readonly extraProperties?: Readonly<Record<string, string>>;
 }
 
-export interface MirrorMaker {
-  readonly workDir: string;
+export interface MirrorMaker extends ProcessHandle {
   readonly configFile: string;
   readonly logFile: string;
-  readonly pid: () => number | undefined;
-  readonly running: () => boolean;
   /** Starts it again with the same configuration; it resumes from the source offsets it committed in the target cluster. */
   start(): Promise<void>;
   /** SIGTERM is a clean stop (offsets committed); SIGKILL a crash. */
   stop(options?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
-  /** Stops and removes the work folder if this module made it. */
-  destroy(): Promise<void>;
 }
 
 export function mirrorJarsDir(): string {
   return join(kafkaCacheDir(), 'mirror-jars');
 }
 
-function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
-
 /** True when this machine can run MirrorMaker 2: a JVM, and the jars cached or Maven to fetch them. */
 export function canRunMirrorMaker(): boolean {
-  return onPath('java') && (existsSync(join(mirrorJarsDir(), '.complete')) || onPath('mvn'));
+  return canRunJars(mirrorJarsDir());
 }
 
-/**
- * Copies connect-mirror and its runtime dependencies into the cache once. As with the broker's
- * jars, Maven writes into a scratch folder that is renamed into place, so a fetch cut short never
- * looks complete and two concurrent fetches cannot mix their files.
- */
+/** Copies connect-mirror and its runtime dependencies into the cache once. */
 export function ensureMirrorMakerJars(): string {
-  const jars = mirrorJarsDir();
-  if (existsSync(join(jars, '.complete'))) return jars;
-  const cache = kafkaCacheDir();
-  mkdirSync(cache, { recursive: true });
-  const scratch = mkdtempSync(join(cache, 'fetch-mirror-'));
-  const result = spawnSync(
-    'mvn',
-    ['-B', '-q', '-f', join(here, 'mirror-pom.xml'), 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${join(scratch, 'jars')}`],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  if (result.status !== 0) {
-    rmSync(scratch, { recursive: true, force: true });
-    throw new Error(`mvn could not fetch MirrorMaker 2 (connect-mirror ${kafkaVersion}):\n${result.stdout}\n${result.stderr}`);
-  }
-  writeFileSync(join(scratch, 'jars', '.complete'), `${new Date().toISOString()}\n`);
-  try {
-    renameSync(join(scratch, 'jars'), jars);
-  } catch (error) {
-    // Another fetch finished first: its jars are as good as these.
-    if (!existsSync(join(jars, '.complete'))) throw error;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-  return jars;
+  return fetchJarsOnce(join(here, 'mirror-pom.xml'), mirrorJarsDir(), `MirrorMaker 2 (connect-mirror ${kafkaVersion})`);
 }
 
 const escapeRegex = (topic: string) => topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn'>): void {
+function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn' | 'clusterSecurity'>): void {
   const aliases = Object.keys(options.clusters);
+  for (const alias of Object.keys(options.clusterSecurity ?? {})) {
+    if (!aliases.includes(alias)) throw new Error(`clusterSecurity names "${alias}", which is not one of the clusters (${aliases.join(', ')})`);
+    const security = options.clusterSecurity![alias]!;
+    if (!security.sasl && !security.clientCertificate) throw new Error(`clusterSecurity.${alias}: give a sasl login, a clientCertificate, or both`);
+  }
   for (const alias of aliases) {
     // MM2 splits property names on '.' and '->': an alias holding either would misroute its settings.
     if (!/^[A-Za-z0-9_-]+$/.test(alias) || alias.includes('->')) throw new Error(`cluster alias "${alias}": use letters, digits, '_' and '-'`);
@@ -159,11 +149,16 @@ function validate(options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runI
  * - Top-level `*.storage.*` settings reach the workers, the replication factors the connectors.
  */
 export function mirrorMakerProperties(
-  options: Pick<MirrorMakerOptions, 'clusters' | 'flows' | 'runIn' | 'fetchMaxWaitMs' | 'tasks' | 'offsetFlushIntervalMs' | 'extraProperties'>,
+  options: Pick<MirrorMakerOptions, 'clusters' | 'clusterSecurity' | 'flows' | 'runIn' | 'fetchMaxWaitMs' | 'tasks' | 'offsetFlushIntervalMs' | 'extraProperties'>,
 ): string {
   validate(options);
   const aliases = Object.keys(options.clusters);
-  const lines = [`clusters = ${aliases.join(', ')}`, ...aliases.map((alias) => `${alias}.bootstrap.servers = ${options.clusters[alias]}`), ''];
+  const lines = [
+    `clusters = ${aliases.join(', ')}`,
+    ...aliases.map((alias) => `${alias}.bootstrap.servers = ${options.clusters[alias]}`),
+    ...securityProperties(options.clusterSecurity ?? {}),
+    '',
+  ];
   for (const source of aliases) {
     for (const target of aliases) {
       if (source === target) continue;
@@ -210,7 +205,8 @@ export function mirrorMakerProperties(
     // Retention and cleanup policy follow the source topic.
     'sync.topic.configs.enabled = true',
     'sync.topic.configs.interval.seconds = 60',
-    // The brokers have no authorizer: there are no ACLs to copy.
+    // ACLs stay each region's own: who may write a region's topics (its relay) is not who may
+    // write the mirrored copies (MM2), and a copied ACL could let one region's principal into another.
     'sync.topic.acls.enabled = false',
     // Each region's MM2 writes a heartbeat into its own cluster every second; the other region
     // mirrors it as <region>.heartbeats, a way to see that a link carries data.
@@ -232,32 +228,50 @@ export function mirrorMakerProperties(
   return `${lines.join('\n')}\n`;
 }
 
-const log4jProperties = [
-  'log4j.rootLogger=INFO, stdout',
-  'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
-  'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %X{connector.context}%m (%c)%n',
+const loginModules = {
+  'SCRAM-SHA-512': 'org.apache.kafka.common.security.scram.ScramLoginModule',
+  'SCRAM-SHA-256': 'org.apache.kafka.common.security.scram.ScramLoginModule',
+  PLAIN: 'org.apache.kafka.common.security.plain.PlainLoginModule',
+} as const;
+
+/** `${dir:<folder>:<file>}`: the file's content, read by DirectoryConfigProvider when MM2 starts. */
+const fileContent = (file: string) => `\${dir:${dirname(resolve(file))}:${basename(file)}}`;
+
+/**
+ * Cluster-level settings (`<alias>.X`) reach every client MM2 makes for that cluster: the
+ * source consumers and admin of a flow, the target's Connect worker, producer and admin.
+ */
+function securityProperties(clusterSecurity: Readonly<Record<string, MirrorClusterSecurity>>): string[] {
+  const secured = Object.entries(clusterSecurity);
+  if (secured.length === 0) return [];
+  const lines = ['config.providers = dir', 'config.providers.dir.class = org.apache.kafka.common.config.provider.DirectoryConfigProvider'];
+  for (const [alias, security] of secured) {
+    lines.push(`${alias}.security.protocol = ${security.sasl ? 'SASL_SSL' : 'SSL'}`, `${alias}.ssl.endpoint.identification.algorithm = https`);
+    if (security.caFile) lines.push(`${alias}.ssl.truststore.type = PEM`, `${alias}.ssl.truststore.location = ${resolve(security.caFile)}`);
+    if (security.sasl) {
+      const { mechanism, username, passwordFile } = security.sasl;
+      if (!/^[^"\\\s]+$/.test(username)) throw new Error(`clusterSecurity.${alias}: the username may not hold quotes, backslashes or spaces`);
+      lines.push(`${alias}.sasl.mechanism = ${mechanism}`, `${alias}.sasl.jaas.config = ${loginModules[mechanism]} required username="${username}" password="${fileContent(passwordFile)}";`);
+    }
+    if (security.clientCertificate) {
+      lines.push(
+        `${alias}.ssl.keystore.type = PEM`,
+        `${alias}.ssl.keystore.certificate.chain = ${fileContent(security.clientCertificate.certFile)}`,
+        `${alias}.ssl.keystore.key = ${fileContent(security.clientCertificate.keyFile)}`,
+      );
+    }
+  }
+  return lines;
+}
+
+const log4jProperties = consoleLog4j(
+  '[%d] %p %X{connector.context}%m (%c)%n',
   'log4j.logger.org.reflections=ERROR',
   // Every task commits its offsets each offset.flush.interval.ms, and says so at INFO.
   'log4j.logger.org.apache.kafka.connect.runtime.WorkerSourceTask=WARN',
   // A partitioned link makes the clients log every failed reconnect; one line a second per client is enough to see it.
   'log4j.logger.org.apache.kafka.clients.NetworkClient=ERROR',
-  '',
-].join('\n');
-
-function readSince(file: string, offset: number): string {
-  try {
-    const size = statSync(file).size;
-    if (size <= offset) return '';
-    const fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(size - offset);
-    readSync(fd, buffer, 0, buffer.length, offset);
-    closeSync(fd);
-    return buffer.toString('utf8');
-  } catch {
-    return '';
-  }
-}
+);
 
 /** MirrorSourceTask logs this once it has its partitions and is about to poll them (Kafka 3.9.1). */
 const replicatingLine = (source: string, target: string) => new RegExp(`replicating \\d+ topic-partitions ${escapeRegex(source)}->${escapeRegex(target)}: `);
@@ -266,9 +280,8 @@ const startedLine = 'Kafka MirrorMaker started';
 export async function startMirrorMaker(options: MirrorMakerOptions): Promise<MirrorMaker> {
   const properties = mirrorMakerProperties(options);
   const jars = ensureMirrorMakerJars();
-  const ownsWorkDir = options.workDir === undefined;
-  const workDir = resolve(options.workDir ?? mkdtempSync(join(tmpdir(), 'tessera-mm2-')));
-  mkdirSync(workDir, { recursive: true });
+  const folder = workFolder(options.workDir, 'tessera-mm2-');
+  const workDir = folder.dir;
   const configFile = join(workDir, 'mm2.properties');
   const logFile = join(workDir, 'mirror-maker.log');
   writeFileSync(configFile, properties);
@@ -278,16 +291,7 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
   const readyWhen = options.readyWhen ?? 'replicating';
   const inbound = options.flows.filter((flow) => flow.target === options.runIn);
   const args = [
-    `-Xmx${options.heapMb ?? 256}m`,
-    '-Xms64m',
-    // As for the broker: C1 only and the serial collector start faster and leave the other core to the rest.
-    '-XX:+UseSerialGC',
-    '-XX:TieredStopAtLevel=1',
-    '-XX:+ExitOnOutOfMemoryError',
-    '-Djava.awt.headless=true',
-    `-Dlog4j.configuration=file:${join(workDir, 'log4j.properties')}`,
-    '-cp',
-    `${jars}/*`,
+    ...testJvmArgs(jars, options.heapMb ?? 256, join(workDir, 'log4j.properties')),
     'org.apache.kafka.connect.mirror.MirrorMaker',
     configFile,
     '--clusters',
@@ -301,35 +305,19 @@ export async function startMirrorMaker(options: MirrorMakerOptions): Promise<Mir
 
   const start = async (): Promise<void> => {
     if (owned.running) return;
-    const logOffset = owned.spawn('java', args, logFile);
-    const deadline = Date.now() + startTimeoutMs;
-    for (;;) {
-      if (owned.exitCode !== undefined) throw new Error(`MirrorMaker 2 exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
-      if (ready(readSince(logFile, logOffset))) return;
-      if (Date.now() > deadline) {
-        await owned.stop('SIGKILL');
-        throw new Error(`MirrorMaker 2 not ${readyWhen} within ${startTimeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await owned.launch('java', args, {
+      what: 'MirrorMaker 2',
+      logFile,
+      timeoutMs: startTimeoutMs,
+      state: readyWhen,
+      check: (logSinceSpawn) => ready(logSinceSpawn()),
+    });
   };
 
   const stop = ({ signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> => owned.stop(signal);
 
   await start();
-  return {
-    workDir,
-    configFile,
-    logFile,
-    pid: () => owned.pid,
-    running: () => owned.running,
-    start,
-    stop,
-    destroy: async () => {
-      await stop();
-      if (ownsWorkDir) rmSync(workDir, { recursive: true, force: true });
-    },
-  };
+  return { ...processHandle(owned, folder, stop), configFile, logFile, start, stop };
 }
 
 function usage(): never {
@@ -364,17 +352,7 @@ async function main(argv: string[]): Promise<void> {
       if (!runIn || flows.length === 0) usage();
       const mirrorMaker = await startMirrorMaker({ clusters, flows, runIn, workDir: flags('dir')[0] });
       console.error(`MirrorMaker 2 replicating into ${runIn}; config ${mirrorMaker.configFile}; log ${mirrorMaker.logFile}`);
-      const shutdown = () => {
-        mirrorMaker.destroy().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            console.error(error);
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
+      destroyOnSignal(mirrorMaker);
       return;
     }
     default:
@@ -382,9 +360,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runAsCommand(import.meta.url, main);

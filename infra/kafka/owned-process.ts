@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { readLogSince, tail } from './log-file.js';
 
 /** Kills `childPid` if its owner dies without stopping it (a crashed or killed test run). */
 export function watchOwner(ownerPid: number, childPid: number): void {
@@ -10,6 +13,22 @@ export function watchOwner(ownerPid: number, childPid: number): void {
     { detached: true, stdio: 'ignore' },
   );
   watchdog.unref();
+}
+
+/** How a start waits for its process to be ready. */
+export interface Readiness {
+  /** What the errors call the process: "Kafka broker", "MirrorMaker 2". */
+  readonly what: string;
+  readonly logFile: string;
+  readonly timeoutMs: number;
+  /** The state waited for, in the timeout's message: "ready" unless said. */
+  readonly state?: string;
+  readonly pollMs?: number;
+  /**
+   * Asked after each pause, with what the log gained since the spawn: true when ready, false
+   * while not yet, 'gave-up' when this start cannot succeed and the caller decides what next.
+   */
+  readonly check: (logSinceSpawn: () => string) => boolean | 'gave-up' | Promise<boolean | 'gave-up'>;
 }
 
 /**
@@ -60,6 +79,27 @@ export class OwnedProcess {
     return logOffset;
   }
 
+  /**
+   * Spawns the command and waits until `readiness.check` says it is ready (true) or gave up
+   * (false, the process still running). A process that exits first, or one not ready by the
+   * deadline (it is killed), fails the start with the log's tail.
+   */
+  async launch(command: string, args: readonly string[], readiness: Readiness): Promise<boolean> {
+    const { what, logFile, timeoutMs } = readiness;
+    const logOffset = this.spawn(command, args, logFile);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.code !== undefined) throw new Error(`${what} exited (${this.code}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
+      const answer = await readiness.check(() => readLogSince(logFile, logOffset));
+      if (answer !== false) return answer === true;
+      if (Date.now() > deadline) {
+        await this.stop('SIGKILL');
+        throw new Error(`${what} not ${readiness.state ?? 'ready'} within ${timeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
+      }
+      await new Promise((r) => setTimeout(r, readiness.pollMs ?? 100));
+    }
+  }
+
   /** SIGTERM is a clean stop, SIGKILL a crash; a process that ignores SIGTERM is killed after `forceAfterMs`. */
   async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM', forceAfterMs = 20_000): Promise<void> {
     const running = this.child;
@@ -70,4 +110,42 @@ export class OwnedProcess {
     clearTimeout(forced);
     process.removeListener('exit', this.onProcessExit);
   }
+}
+
+/** Where a helper keeps its files: the folder given, or a new temp folder that remove() deletes. */
+export interface WorkFolder {
+  readonly dir: string;
+  remove(): void;
+}
+
+export function workFolder(given: string | undefined, tempPrefix: string): WorkFolder {
+  const dir = resolve(given ?? mkdtempSync(join(tmpdir(), tempPrefix)));
+  mkdirSync(dir, { recursive: true });
+  return {
+    dir,
+    remove: () => {
+      if (given === undefined) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The part of a helper's handle that every helper shares. */
+export interface ProcessHandle {
+  readonly workDir: string;
+  readonly pid: () => number | undefined;
+  readonly running: () => boolean;
+  /** Stops and removes the work folder if it was made for this helper. */
+  destroy(): Promise<void>;
+}
+
+export function processHandle(owned: OwnedProcess, folder: WorkFolder, stop: () => Promise<void>): ProcessHandle {
+  return {
+    workDir: folder.dir,
+    pid: () => owned.pid,
+    running: () => owned.running,
+    destroy: async () => {
+      await stop();
+      folder.remove();
+    },
+  };
 }

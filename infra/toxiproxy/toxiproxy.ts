@@ -9,11 +9,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort, logContainsSince, tail } from '../kafka/kafka-broker.js';
-import { OwnedProcess } from '../kafka/owned-process.js';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { destroyOnSignal, onPath, runAsCommand } from '../kafka/command-line.js';
+import { freePort } from '../kafka/kafka-broker.js';
+import { tail } from '../kafka/log-file.js';
+import { OwnedProcess, processHandle, workFolder, type ProcessHandle } from '../kafka/owned-process.js';
 
 export const toxiproxyVersion = '2.12.0';
 const host = '127.0.0.1';
@@ -25,10 +26,6 @@ export function toxiproxyCacheDir(): string {
 
 export function toxiproxyBinary(): string {
   return join(toxiproxyCacheDir(), 'server');
-}
-
-function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
 /** True when this machine can run Toxiproxy: the server built already, or Go to build it. */
@@ -114,14 +111,11 @@ export interface ToxiproxyOptions {
   readonly startTimeoutMs?: number;
 }
 
-export interface Toxiproxy {
+export interface Toxiproxy extends ProcessHandle {
   /** http://127.0.0.1:<port>, the HTTP API. */
   readonly apiUrl: string;
   readonly port: number;
-  readonly workDir: string;
   readonly logFile: string;
-  readonly pid: () => number | undefined;
-  readonly running: () => boolean;
   createProxy(spec: ProxySpec): Promise<ProxyState>;
   proxy(name: string): Promise<ProxyState>;
   proxies(): Promise<ProxyState[]>;
@@ -144,8 +138,6 @@ export interface Toxiproxy {
   reset(): Promise<void>;
   /** SIGTERM (the server closes its proxies), SIGKILL after 5 s. */
   stop(): Promise<void>;
-  /** Stops and removes the work folder if this module made it. */
-  destroy(): Promise<void>;
 }
 
 interface ProxyAnswer {
@@ -181,10 +173,8 @@ const bindFailure = 'Server finished with error';
 
 export async function startToxiproxy(options: ToxiproxyOptions = {}): Promise<Toxiproxy> {
   const binary = ensureToxiproxy();
-  const ownsWorkDir = options.workDir === undefined;
-  const workDir = resolve(options.workDir ?? mkdtempSync(join(tmpdir(), 'tessera-toxiproxy-')));
-  mkdirSync(workDir, { recursive: true });
-  const logFile = join(workDir, 'toxiproxy.log');
+  const folder = workFolder(options.workDir, 'tessera-toxiproxy-');
+  const logFile = join(folder.dir, 'toxiproxy.log');
   const ownerPid = options.ownerPid ?? process.pid;
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
 
@@ -209,25 +199,22 @@ export async function startToxiproxy(options: ToxiproxyOptions = {}): Promise<To
   for (let attempt = 1; ; attempt++) {
     port = options.port ?? (await freePort());
     apiUrl = `http://${host}:${port}`;
-    const logOffset = owned.spawn(binary, ['-host', host, '-port', String(port)], logFile);
-
     // Ready: the API answers. (A server built by `go install` reports its version as "git".)
-    const deadline = Date.now() + startTimeoutMs;
-    let ready = false;
-    while (!ready) {
-      if (owned.exitCode !== undefined) throw new Error(`Toxiproxy exited (${owned.exitCode}) before it was ready; log ${logFile}:\n${tail(logFile)}`);
-      if (logContainsSince(logFile, logOffset, bindFailure)) break;
-      try {
-        ready = typeof (await api<{ version?: unknown }>('GET', '/version')).version === 'string';
-      } catch (error) {
-        if (Date.now() > deadline) {
-          await stop();
-          throw new Error(`Toxiproxy not ready within ${startTimeoutMs} ms: ${String(error)}; log ${logFile}:\n${tail(logFile)}`);
+    const listening = await owned.launch(binary, ['-host', host, '-port', String(port)], {
+      what: 'Toxiproxy',
+      logFile,
+      timeoutMs: startTimeoutMs,
+      pollMs: 50,
+      check: async (logSinceSpawn) => {
+        if (logSinceSpawn().includes(bindFailure)) return 'gave-up';
+        try {
+          return typeof (await api<{ version?: unknown }>('GET', '/version')).version === 'string';
+        } catch {
+          return false;
         }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    if (ready) break;
+      },
+    });
+    if (listening) break;
     await stop();
     if (options.port !== undefined || attempt >= 3) throw new Error(`Toxiproxy could not listen on ${apiUrl}; log ${logFile}:\n${tail(logFile)}`);
   }
@@ -247,12 +234,10 @@ export async function startToxiproxy(options: ToxiproxyOptions = {}): Promise<To
     });
 
   return {
+    ...processHandle(owned, folder, stop),
     apiUrl,
     port,
-    workDir,
     logFile,
-    pid: () => owned.pid,
-    running: () => owned.running,
     createProxy: async ({ name, listen = `${host}:0`, upstream, enabled = true }) =>
       proxyState(await api<ProxyAnswer>('POST', '/proxies', { name, listen, upstream, enabled })),
     proxy: async (name) => proxyState(await api<ProxyAnswer>('GET', proxyPath(name))),
@@ -276,10 +261,6 @@ export async function startToxiproxy(options: ToxiproxyOptions = {}): Promise<To
       await api('POST', '/reset');
     },
     stop,
-    destroy: async () => {
-      await stop();
-      if (ownsWorkDir) rmSync(workDir, { recursive: true, force: true });
-    },
   };
 }
 
@@ -302,17 +283,7 @@ async function main(argv: string[]): Promise<void> {
       const toxiproxy = await startToxiproxy({ port });
       console.log(toxiproxy.apiUrl);
       console.error(`Toxiproxy ${toxiproxyVersion} API at ${toxiproxy.apiUrl}; log ${toxiproxy.logFile}`);
-      const shutdown = () => {
-        toxiproxy.destroy().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            console.error(error);
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
+      destroyOnSignal(toxiproxy);
       return;
     }
     default:
@@ -320,9 +291,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runAsCommand(import.meta.url, main);

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { checkKafkaSecurity, kafkaSecurityVariables } from './kafka-security-variables.js';
 
 /** Environment, parsed once at boot. A bad value stops the start and names the variable. */
 const seconds = (fallback: number) => z.coerce.number().int().positive().max(31_536_000).default(fallback);
@@ -86,6 +87,8 @@ export const ConfigSchema = z
     TESSERA_KAFKA_TOPIC: z.string().min(1).default('tessera.revocations'),
     /** Account events (credentials, permissions, cuts), published when TESSERA_REGION is set, for other regions' issuers. */
     TESSERA_KAFKA_ACCOUNT_TOPIC: z.string().min(1).default('tessera.accounts'),
+    /** TLS and SASL towards Kafka, for every Kafka client of the process (kafkaSecurityOf). */
+    ...kafkaSecurityVariables,
     /**
      * Regions whose topics MirrorMaker 2 copies into this region's Kafka as `<region>.<topic>`;
      * default the regions of TESSERA_PEER_REGIONS. `none`: follow no mirrored topic.
@@ -173,7 +176,8 @@ export const ConfigSchema = z
   .refine((c) => (c.TESSERA_TLS_CERT === undefined) === (c.TESSERA_TLS_KEY === undefined), {
     message: 'TESSERA_TLS_CERT and TESSERA_TLS_KEY go together: set both or neither',
     path: ['TESSERA_TLS_CERT'],
-  });
+  })
+  .superRefine(checkKafkaSecurity);
 
 export type TesseraConfig = z.infer<typeof ConfigSchema>;
 

@@ -1,1 +1,2 @@
 export * from './config.js';
+export { kafkaSecurityOf, type KafkaSecurity } from './kafka-security.js';

@@ -10,3 +10,11 @@ export {
   type EnsureTopicOptions,
   type KafkaFeedOptions,
 } from './kafka-feed.js';
+export {
+  isAccessRefused,
+  type KafkaOAuthBearerLogin,
+  type KafkaPasswordLogin,
+  type KafkaSaslOptions,
+  type KafkaSecurityOptions,
+  type KafkaTlsOptions,
+} from './kafka-security.js';

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '@tessera/contracts';
+import { systemClock } from '@tessera/timing';
 import kafkajs from 'kafkajs';
 import type { Admin, Consumer, EachBatchPayload, LogEntry, Producer } from 'kafkajs';
 import { superviseConsumer } from './consumer-supervisor.js';
 import { decodeFeedMessage, encodeFeedMessage } from './feed-message.js';
+import { isAccessRefused, kafkaClientSecurity, redactSecrets, type KafkaSecurityOptions } from './kafka-security.js';
 import {
   FeedClosed,
   FeedHandlerFailed,
@@ -24,7 +26,8 @@ type Kafka = InstanceType<typeof Kafka>;
 
 export const defaultRevocationTopic = 'tessera.revocations';
 
-export interface KafkaFeedOptions {
+/** `ssl` and `sasl` (KafkaSecurityOptions) secure the connections; see docs/kafka.md. */
+export interface KafkaFeedOptions extends KafkaSecurityOptions {
   /** `host:port,…` as in TESSERA_KAFKA_BROKERS, or a list. */
   readonly brokers: string | readonly string[];
   readonly topic?: string;
@@ -52,16 +55,25 @@ function isTransient(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Unavailable: a retry may succeed. Rejected: it will not until someone acts, and that includes
+ * every refusal of access (a wrong password, a missing ACL, an untrusted certificate), even
+ * when kafkajs ran out of retries on it first.
+ */
 export function translateKafkaError(error: unknown, doing: string): FeedError {
   if (error instanceof FeedClosed || error instanceof FeedUnavailable || error instanceof FeedPublishRejected) return error;
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (isAccessRefused(error)) return new FeedPublishRejected(`Kafka refused access while ${doing}: check the credentials, the ACLs and the TLS settings (${detail})`, { cause: error });
   if (isTransient(error) || (error instanceof Error && /connect|ECONNREFUSED|ECONNRESET|timeout|broker/i.test(error.message))) {
     return new FeedUnavailable(`Kafka unavailable while ${doing} (${detail})`, { cause: error });
   }
-  return new FeedPublishRejected(`Kafka refused ${doing} (${detail})`, { cause: error });
+  // kafkajs drops the broker's answer when it cannot find a group's coordinator, and a group the
+  // principal may not READ is one such answer: say so, or the operator looks for a broker fault.
+  const hint = error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound' ? '; with ACLs, check READ on the group' : '';
+  return new FeedPublishRejected(`Kafka refused ${doing} (${detail}${hint})`, { cause: error });
 }
 
-function kafkaLogCreator(logger: FeedLogger) {
+function kafkaLogCreator(logger: FeedLogger, secrets: () => readonly string[]) {
   // During an outage kafkajs reports every reconnect attempt; one line per message per 10 s says as much.
   const lastLogged = new Map<string, number>();
   return () =>
@@ -70,11 +82,12 @@ function kafkaLogCreator(logger: FeedLogger) {
       // The relay retries a failed publish itself, forever; bounded retries here only hand it control.
       if (message.startsWith('Limiting retries for the idempotent producer')) return;
       if (level !== logLevel.ERROR && level !== logLevel.WARN) return;
-      const now = Date.now();
+      const now = systemClock.now();
       if (now - (lastLogged.get(message) ?? 0) < 10_000) return;
       lastLogged.set(message, now);
       if (lastLogged.size > 100) lastLogged.clear();
-      logger.warn({ kafka: details }, `kafkajs: ${message}`);
+      // kafkajs' entries carry no credential today; one that did would still not reach the log.
+      logger.warn({ kafka: redactSecrets(details, secrets()) }, `kafkajs: ${String(redactSecrets(message, secrets()))}`);
     };
 }
 
@@ -97,16 +110,20 @@ export class KafkaRevocationFeed implements RevocationFeed {
     this.logger = options.logger ?? consoleLogger;
     const brokers = typeof options.brokers === 'string' ? options.brokers.split(',').map((b) => b.trim()).filter(Boolean) : [...options.brokers];
     if (brokers.length === 0) throw new TypeError('KafkaRevocationFeed needs at least one broker');
+    const security = kafkaClientSecurity(options);
+    if (security.sasl?.mechanism === 'plain' && !security.ssl) this.logger.warn({ mechanism: 'plain' }, 'Kafka SASL PLAIN without TLS sends the password as it is: set ssl');
     this.kafka = new Kafka({
       clientId: options.clientId ?? 'tessera',
       brokers,
+      ...(security.ssl === undefined ? {} : { ssl: security.ssl }),
+      ...(security.sasl === undefined ? {} : { sasl: security.sasl }),
       connectionTimeout: 3_000,
       requestTimeout: 10_000,
       // Connecting and metadata retry here, below the producer's own retries; kafkajs' default
       // (up to 30 s between attempts) would hide an outage from the relay for half a minute.
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
       logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator(this.logger),
+      logCreator: kafkaLogCreator(this.logger, security.secrets),
     });
   }
 

@@ -2,3 +2,14 @@
 export { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from '../sample-events.js';
 export { kafkaTestEnvironment, type KafkaTestEnvironment } from './kafka-test-environment.js';
 export { warmUpKafka } from './warm-up.js';
+export {
+  adminConnection,
+  grantAcls,
+  mintOAuthToken,
+  securedKafkaEnvironment,
+  type AclGrant,
+  type AclOperation,
+  type SecuredKafka,
+  type SecuredKafkaOAuth,
+  type SecuredKafkaUser,
+} from './secured-kafka-environment.js';

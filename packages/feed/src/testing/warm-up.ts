@@ -1,4 +1,4 @@
-import kafkajs from 'kafkajs';
+import kafkajs, { type KafkaConfig } from 'kafkajs';
 import { Retry, systemClock } from '@tessera/timing';
 
 /**
@@ -6,8 +6,8 @@ import { Retry, systemClock } from '@tessera/timing';
  * for seconds while it does. Asking for a group once, before the tests, keeps that wait out
  * of every test's timing.
  */
-export async function warmUpKafka(brokers: string, timeoutMs = 30_000): Promise<void> {
-  const kafka = new kafkajs.Kafka({ clientId: 'tessera-warm-up', brokers: brokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
+export async function warmUpKafka(brokers: string, timeoutMs = 30_000, security: Pick<KafkaConfig, 'ssl' | 'sasl'> = {}): Promise<void> {
+  const kafka = new kafkajs.Kafka({ clientId: 'tessera-warm-up', brokers: brokers.split(','), ...security, logLevel: kafkajs.logLevel.NOTHING });
   const admin = kafka.admin({ retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 500 } });
   try {
     await admin.connect();
