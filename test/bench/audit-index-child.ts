@@ -27,6 +27,7 @@ import type { TesseraEvent } from '@tessera/contracts';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
+import { systemClock } from '@tessera/timing';
 
 const events = Number(process.env.BENCH_AUDIT_EVENTS ?? 1_000_000);
 const accountCount = Number(process.env.BENCH_AUDIT_ACCOUNTS ?? 10_000);
@@ -176,7 +177,7 @@ try {
     readiness: createReadiness(),
     metrics: createMetrics(),
     // The admin-token check is another package's; the bench measures the queries behind it.
-    routes: [auditRoutes({ audit: { unavailable: () => undefined, events: (q) => index.events(q), accessAt: (a, at) => index.accessAt(a, at) }, requireScope: () => async () => undefined })],
+    routes: [auditRoutes({ audit: { unavailable: () => undefined, events: (q) => index.events(q), accessAt: (a, at) => index.accessAt(a, at) }, requireScope: () => async () => undefined, now: () => systemClock.now() })],
   });
   const db = new Database(logFile, { readonly: true });
   const accountIds = db.prepare<[], { id: string }>("SELECT json_extract(payload, '$.accountId') AS id FROM events WHERE type = 'AccountRegistered'").all().map((row) => row.id);

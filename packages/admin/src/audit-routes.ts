@@ -22,8 +22,8 @@ export interface AuditRoutesOptions {
   readonly audit: AuditReadModel;
   /** The admin-token check (admin tokens are another package's): `requireScope('audit:read')` guards every route here. */
   readonly requireScope: (scope: 'audit:read') => AdminPreHandler;
-  /** Epoch milliseconds; `at` after it is refused. */
-  readonly now?: () => number;
+  /** Epoch milliseconds, from the host's clock; `at` after it is refused. */
+  readonly now: () => number;
 }
 
 /**
@@ -33,7 +33,7 @@ export interface AuditRoutesOptions {
  */
 export function auditRoutes(options: AuditRoutesOptions): (app: FastifyInstance) => Promise<void> {
   const { audit } = options;
-  const now = options.now ?? Date.now;
+  const { now } = options;
   return async (app) => {
     const routes = app.withTypeProvider<ZodTypeProvider>();
 

@@ -4,6 +4,7 @@ import { SecretSet } from './secret-set.js';
 import { TokenCache } from './token-cache.js';
 import type { CachedToken } from './token-pair.js';
 import { baseOf, type FetchLike, type Transport } from './transport.js';
+import { systemTime } from './system-time.js';
 
 /** The options both clients take beside their address and credentials. */
 export interface SessionOptions {
@@ -40,7 +41,7 @@ export class ClientSession<T extends CachedToken> {
   constructor(options: SessionOptions, setup: SessionSetup<T>) {
     this.base = baseOf(setup.address[1], setup.address[0]);
     for (const [option, value] of [setup.identifier, setup.secret]) if (!value) throw new TypeError(`${option} is required`);
-    this.clock = options.clock ?? Date.now;
+    this.clock = options.clock ?? systemTime;
     this.secrets = new SecretSet([setup.secret[1]]);
     this.transport = {
       fetch: options.fetch ?? ((input, init) => fetch(input, init)),

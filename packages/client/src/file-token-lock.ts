@@ -5,6 +5,7 @@ import { TesseraError } from './errors.js';
 import { checkedEntry, createPrivateFile, ensurePrivateDirectory, errorCode, readPrivateFile } from './private-files.js';
 import { InMemoryTokenLock, type TokenLock } from './token-lock.js';
 import type { StoredTokenPair } from './token-pair.js';
+import { systemTime } from './system-time.js';
 
 export interface FileTokenLockOptions {
   /**
@@ -25,6 +26,8 @@ export interface FileTokenLockOptions {
   readonly acquireTimeoutMs?: number;
   /** Pause between attempts to create the lock file. Default 25 ms, plus up to 25 ms of jitter. */
   readonly retryDelayMs?: number;
+  /** Epoch milliseconds, for deadlines and a lock's age. Default the machine's time. */
+  readonly clock?: () => number;
 }
 
 const stateVersion = 1;
@@ -49,6 +52,7 @@ export class FileTokenLock implements TokenLock {
   readonly lockPath: string;
   readonly #staleAfterMs: number;
   readonly #acquireTimeoutMs: number;
+  readonly #clock: () => number;
   readonly #retryDelayMs: number;
   readonly #inProcess = new InMemoryTokenLock();
 
@@ -57,6 +61,7 @@ export class FileTokenLock implements TokenLock {
     this.lockPath = options.lockPath ?? `${options.statePath}.lock`;
     this.#staleAfterMs = options.staleAfterMs ?? 30_000;
     this.#acquireTimeoutMs = options.acquireTimeoutMs ?? 60_000;
+    this.#clock = options.clock ?? systemTime;
     this.#retryDelayMs = options.retryDelayMs ?? 25;
   }
 
@@ -84,10 +89,10 @@ export class FileTokenLock implements TokenLock {
 
   async #acquire(): Promise<string> {
     const ownership = randomUUID();
-    const deadline = Date.now() + this.#acquireTimeoutMs;
+    const deadline = this.#clock() + this.#acquireTimeoutMs;
     for (;;) {
       try {
-        await createPrivateFile(this.lockPath, JSON.stringify({ pid: process.pid, ownership, at: new Date().toISOString() }));
+        await createPrivateFile(this.lockPath, JSON.stringify({ pid: process.pid, ownership, at: new Date(this.#clock()).toISOString() }));
         return ownership;
       } catch (error) {
         const code = errorCode(error);
@@ -99,7 +104,7 @@ export class FileTokenLock implements TokenLock {
         if (code !== 'EEXIST') throw error;
       }
       if (await this.#breakIfStale()) continue;
-      if (Date.now() > deadline) {
+      if (this.#clock() > deadline) {
         throw new TesseraError('ERR_LOCK_TIMEOUT', `could not acquire the token lock within ${this.#acquireTimeoutMs} ms`, { operation: 'lock' });
       }
       await new Promise((resolve) => setTimeout(resolve, this.#retryDelayMs + Math.random() * 25));
@@ -114,7 +119,7 @@ export class FileTokenLock implements TokenLock {
   async #breakIfStale(): Promise<boolean> {
     const stats = await checkedEntry(this.lockPath);
     if (stats === undefined) return true; // released meanwhile: try again at once
-    if (Date.now() - stats.mtimeMs <= this.#staleAfterMs) return false;
+    if (this.#clock() - stats.mtimeMs <= this.#staleAfterMs) return false;
     const aside = `${this.lockPath}.${randomUUID()}.stale`;
     try {
       await rename(this.lockPath, aside);

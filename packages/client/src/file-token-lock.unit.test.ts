@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileTokenLock } from './file-token-lock.js';
+import { systemTime } from './system-time.js';
 import { TesseraClient } from './tessera-client.js';
 import type { FetchLike } from './transport.js';
 
@@ -25,7 +26,7 @@ const apiLoginId = 'tsl_victim';
 /** What TesseraClient writes as `owner` (base URL with its slash, and login id): no secret, so a planter knows it too. */
 const victimOwner = `${baseUrl}/ ${apiLoginId}`;
 const plantedPair = (owner: string) =>
-  JSON.stringify({ version: 1, owner, token: 'planted-access-token', refresh_token: 'planted-refresh-token', obtained_at: Date.now(), expires_at: Date.now() + 3_600_000 });
+  JSON.stringify({ version: 1, owner, token: 'planted-access-token', refresh_token: 'planted-refresh-token', obtained_at: systemTime(), expires_at: systemTime() + 3_600_000 });
 
 let root: string;
 let requests: number;
@@ -36,7 +37,7 @@ const countingFetch: FetchLike = () => {
 };
 const victimClient = (lock: FileTokenLock) => new TesseraClient({ baseUrl, apiLoginId, transactionKey: 'tsk_victim', fetch: countingFetch, lock });
 const old = (path: string) => {
-  const then = new Date(Date.now() - 600_000);
+  const then = new Date(systemTime() - 600_000);
   utimesSync(path, then, then);
 };
 

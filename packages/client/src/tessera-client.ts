@@ -19,7 +19,7 @@ export interface TesseraClientOptions {
   readonly lock?: TokenLock;
   /** Time limit of each token operation. Default 10 000 ms. */
   readonly requestTimeoutMs?: number;
-  /** Epoch milliseconds. Default Date.now; tests move it. */
+  /** Epoch milliseconds. Default the machine's time; tests move it. */
   readonly clock?: () => number;
 }
 

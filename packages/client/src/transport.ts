@@ -9,6 +9,7 @@ import {
   TesseraError,
   type TesseraOperation,
 } from './errors.js';
+import { systemTime } from './system-time.js';
 
 /** Whatever `fetch` the client is given: Node's global one by default, or an adapter. */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -122,7 +123,7 @@ async function readProblem(response: Response): Promise<ProblemSummary> {
 const shorten = (text: string, length: number) => (text.length <= length ? text : `${text.slice(0, length - 1)}…`);
 
 /** Retry-After as delay-seconds or an HTTP date (RFC 9110 10.2.3). */
-export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(value: string | null, now: number = systemTime()): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim());
   const date = Date.parse(value);

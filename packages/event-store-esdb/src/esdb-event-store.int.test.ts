@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { describe, it } from 'vitest';
 import { eventStoreContract } from '@tessera/event-store/contract';
 import { EsdbEventStore } from './esdb-event-store.js';
+import { systemClock } from '@tessera/timing';
 
 /**
  * Runs the shared contract against a real EventStoreDB: TESSERA_ESDB_URL when set, else a
@@ -97,7 +98,7 @@ async function startContainer(): Promise<{ url: string; stop: () => Promise<void
 /** A node answers gRPC before it has elected itself leader; wait until reads and writes work. */
 async function waitUntilUsable(store: EsdbEventStore, deadlineMs: number): Promise<void> {
   let lastError: unknown;
-  while (Date.now() < deadlineMs) {
+  while (systemClock.now() < deadlineMs) {
     try {
       await store.headPosition();
       return;
@@ -120,7 +121,7 @@ describe.skipIf(target.kind === 'none')('EventStoreDB adapter', () => {
     const server = target.kind === 'url' ? { url: target.url, stop: async () => undefined } : await startContainer();
     const store = new EsdbEventStore({ connectionString: server.url });
     try {
-      await waitUntilUsable(store, Date.now() + 90_000);
+      await waitUntilUsable(store, systemClock.now() + 90_000);
     } catch (error) {
       await store.close();
       await server.stop();

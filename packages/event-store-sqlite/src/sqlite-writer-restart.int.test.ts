@@ -7,6 +7,7 @@ import type { TesseraEvent } from '@tessera/contracts';
 import { EventStoreUnavailable } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { guardAvailability } from '@tessera/event-store';
+import { systemClock } from '@tessera/timing';
 
 const registered = (accountId: string): TesseraEvent => ({ type: 'AccountRegistered', v: 1, accountId, name: 'writer', permissions: [], at: 1_700_000_000 });
 /** The writer thread is private on purpose; a fault test reaches it to kill it, as a crash would. */
@@ -29,9 +30,9 @@ describe('the SQLite writer thread killed under load', () => {
     const outcomes: Promise<{ stream: string; ok: boolean; error?: unknown }>[] = [];
     let killed = false;
     // Appends keep arriving for 400 ms; the writer is killed after 100 ms, mid-stream.
-    const started = Date.now();
+    const started = systemClock.now();
     let i = 0;
-    while (Date.now() - started < 400) {
+    while (systemClock.now() - started < 400) {
       for (let burst = 0; burst < 20; burst += 1) {
         const stream = `account-load-${(i += 1)}`;
         outcomes.push(
@@ -41,7 +42,7 @@ describe('the SQLite writer thread killed under load', () => {
           ),
         );
       }
-      if (!killed && Date.now() - started > 100) {
+      if (!killed && systemClock.now() - started > 100) {
         killed = true;
         await writerOf(store).terminate();
       }

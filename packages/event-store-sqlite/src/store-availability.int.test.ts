@@ -6,6 +6,7 @@ import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { guardAvailability, type Availability } from '@tessera/event-store';
+import { systemClock } from '@tessera/timing';
 
 /**
  * The guard over a real SQLite store, with the connection between them cut and restored by a
@@ -54,9 +55,9 @@ function withCable(store: EventStore) {
 
 const registered = (accountId: string): TesseraEvent => ({ type: 'AccountRegistered', v: 1, accountId, name: 'guard', permissions: [], at: 1_700_000_000 });
 const until = async (condition: () => boolean, timeoutMs = 5_000) => {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = systemClock.now() + timeoutMs;
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
+    if (systemClock.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
 import { EventStoreUnavailable, ExpectedRevisionConflict, type EventStore } from './event-store.js';
+import { systemClock } from '@tessera/timing';
 
 export interface EventStoreFixture {
   readonly store: EventStore;
@@ -318,7 +319,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       await expect(closed.readStream(stream)).rejects.toBeInstanceOf(EventStoreUnavailable);
       await expect(closed.readAll()).rejects.toBeInstanceOf(EventStoreUnavailable);
       await expect(closed.headPosition()).rejects.toBeInstanceOf(EventStoreUnavailable);
-      await expect(closed.positionBefore(Date.now())).rejects.toBeInstanceOf(EventStoreUnavailable);
+      await expect(closed.positionBefore(systemClock.now())).rejects.toBeInstanceOf(EventStoreUnavailable);
       expect(() => closed.subscribeToAll({ onEvent: () => undefined })).toThrow(EventStoreUnavailable);
       expect(await store.readStream(stream)).toEqual([]);
     });
@@ -351,7 +352,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       const a = newStream();
       const earlier = await store.append(a.stream, [{ event: registered(a.accountId) }], { expectedRevision: 'no_stream' });
       await new Promise((r) => setTimeout(r, 20));
-      const cut = Date.now();
+      const cut = systemClock.now();
       await new Promise((r) => setTimeout(r, 20));
       const later = await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['after']) }], { expectedRevision: 0n });
       const before = await store.positionBefore(cut);
@@ -360,7 +361,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       expect(before!).toBeLessThan(later.position);
       const recent = (await store.readAll({ after: before })).filter((e) => e.stream === a.stream);
       expect(recent.map((e) => e.revision)).toEqual([1n]);
-      expect(await store.positionBefore(Date.now() + 60_000)).toBeGreaterThanOrEqual(later.position);
+      expect(await store.positionBefore(systemClock.now() + 60_000)).toBeGreaterThanOrEqual(later.position);
     });
 
     // docs/decisions/0007: a retried append is recognised by its event ids, as EventStoreDB does.

@@ -5,6 +5,7 @@ import { createKafkaFeed, type KafkaRevocationFeed } from './kafka-feed.js';
 import type { FeedLogger } from './revocation-feed.js';
 import { createRecorder, tokenRevoked } from './sample-events.js';
 import { kafkaTestEnvironment } from './testing/kafka-test-environment.js';
+import { systemClock } from '@tessera/timing';
 
 const { brokers } = kafkaTestEnvironment('feed consumer replaced after kafkajs gives up');
 
@@ -51,10 +52,10 @@ describe.skipIf(!brokers)('Kafka feed consumer that kafkajs gives up on', () => 
     await feed.ensureTopic({ partitions: 3 });
     const consumers = recordConsumers(feed);
     const deliveries = new Map<string, number>();
-    const record = createRecorder(BigInt(Date.now()) * 1000n);
+    const record = createRecorder(BigInt(systemClock.now()) * 1000n);
     const publish = async (count: number) => {
       const familyIds = Array.from({ length: count }, () => `fam-${randomUUID()}`);
-      await feed.publish(familyIds.map((familyId) => record(tokenRevoked(familyId, 1, Math.floor(Date.now() / 1000)))));
+      await feed.publish(familyIds.map((familyId) => record(tokenRevoked(familyId, 1, Math.floor(systemClock.now() / 1000)))));
       return familyIds;
     };
     const following = await feed.consume({

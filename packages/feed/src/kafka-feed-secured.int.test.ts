@@ -8,6 +8,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { grantAcls, mintOAuthToken, securedKafkaEnvironment } from './testing/secured-kafka-environment.js';
+import { systemClock } from '@tessera/timing';
 
 const secured = securedKafkaEnvironment('Kafka feed on a secured broker (SASL_SSL, mutual TLS, ACLs)');
 
@@ -57,7 +58,7 @@ describe.skipIf(!secured)('Kafka feed on a secured broker (SASL_SSL, mutual TLS,
   };
   const revocation = () => {
     const familyId = `fam-${randomUUID()}`;
-    return { familyId, events: [record(tokenRevoked(familyId, 1, Math.floor(Date.now() / 1000)))] };
+    return { familyId, events: [record(tokenRevoked(familyId, 1, Math.floor(systemClock.now() / 1000)))] };
   };
 
   beforeAll(async () => {

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerClientError } from './client-error.js';
+import { systemClock } from '@tessera/timing';
 
 /**
  * What Node's parser refuses never reaches fastify's routes or inject(): these go through a real
@@ -22,7 +23,7 @@ afterAll(async () => {
 
 /** Sends raw bytes and reads until the server closes the connection. */
 function exchange(bytes: string | Buffer): Promise<{ status: number; headers: Record<string, string>; body: string; elapsedMs: number }> {
-  const started = Date.now();
+  const started = systemClock.now();
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
     const chunks: Buffer[] = [];
@@ -33,7 +34,7 @@ function exchange(bytes: string | Buffer): Promise<{ status: number; headers: Re
       const [head = '', body = ''] = text.split('\r\n\r\n');
       const [statusLine = '', ...lines] = head.split('\r\n');
       const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, elapsedMs: Date.now() - started });
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, elapsedMs: systemClock.now() - started });
     });
   });
 }

@@ -49,7 +49,7 @@ async function start(limits: FailureLimits = { credential: 3, address: 10, refre
     limits,
     onThrottled: (operation: ThrottledOperation, scope: BudgetScope) => void throttled.push([operation, scope]),
   };
-  app = await buildApp({ logLevel: 'silent', readiness: createReadiness(), metrics: createMetrics(), routes: [issuerRoutes({ tokens, keys: new PublicKeySet(), now: () => Math.floor(Date.now() / 1000) }, throttle)] });
+  app = await buildApp({ logLevel: 'silent', readiness: createReadiness(), metrics: createMetrics(), routes: [issuerRoutes({ tokens, keys: new PublicKeySet(), now: () => Math.floor(systemClock.now() / 1000) }, throttle)] });
   return app;
 }
 

@@ -67,7 +67,7 @@ describe('the peer link on the home issuer', () => {
       logLevel: 'silent',
       readiness: createReadiness(),
       metrics: createMetrics(),
-      routes: [issuerRoutes({ tokens, keys: new PublicKeySet(), now: () => Math.floor(Date.now() / 1000) }, throttle, { secret, forwarding: undefined })],
+      routes: [issuerRoutes({ tokens, keys: new PublicKeySet(), now: () => Math.floor(systemClock.now() / 1000) }, throttle, { secret, forwarding: undefined })],
     });
   };
   const refresh = (token: string, headers: Record<string, string> = {}) =>

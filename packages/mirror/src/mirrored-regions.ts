@@ -10,7 +10,7 @@ import {
   type TokenRevoked,
   type TokenRotated,
 } from '@tessera/contracts';
-import { mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
+import { kafkaSecurityOf, mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
 import { createKafkaFeed, privateGroupId, type Delivery, type FeedConsumer, type FeedEvent } from '@tessera/feed';
 import { Retry, registerCounter, type Host } from '@tessera/host';
 import { createPositionDeduper } from '@tessera/revocations';
@@ -89,6 +89,7 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
   const topics = mirroredTopicsOf(config);
   if (topics.length === 0 || config.TESSERA_KAFKA_BROKERS === undefined) return;
   const brokers = config.TESSERA_KAFKA_BROKERS;
+  const security = kafkaSecurityOf(config);
   let applied = 0;
   let duplicates = 0;
   const closing = new AbortController();
@@ -104,7 +105,7 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
           ? `mirrored topic ${mirrored.topic} does not exist yet in this region's Kafka (MirrorMaker 2 creates it)`
           : `mirrored topic ${mirrored.topic} is catching up`,
     );
-    const feed = createKafkaFeed({ brokers, topic: mirrored.topic, logger: log, clientId: `tessera-mirror-${mirrored.region}` });
+    const feed = createKafkaFeed({ brokers, topic: mirrored.topic, logger: log, clientId: `tessera-mirror-${mirrored.region}`, ...security });
     feeds.push(feed);
     const deduper = createPositionDeduper();
     const onEvent = (feedEvent: FeedEvent, delivery: Delivery) => {

@@ -7,6 +7,7 @@ import { startKafkaBroker, type KafkaBroker } from '../../../infra/kafka/kafka-b
 import { createRelay } from './relay.js';
 import { createFileCheckpoint } from './relay-checkpoint.js';
 import { createRelayWorld } from './testing/relay-world.js';
+import { systemClock } from '@tessera/timing';
 
 // This suite stops its broker, so it runs one of its own rather than the run's shared broker.
 const { controllable } = kafkaTestEnvironment('relay across a 10 s broker outage', 'own-broker');
@@ -40,9 +41,9 @@ describe.skipIf(!controllable)('relay across a broker outage', () => {
       await expect.poll(() => downstream.isRejected(before, 1), { timeout: 10_000 }).toBe(true);
 
       await broker.stop();
-      const downAt = Date.now();
+      const downAt = systemClock.now();
       const during: string[] = [];
-      while (Date.now() - downAt < outageMs - 1_000) {
+      while (systemClock.now() - downAt < outageMs - 1_000) {
         const familyId = `fam-${randomUUID()}`;
         await world.appendFamily(familyId, 2, true);
         during.push(familyId);
@@ -52,15 +53,15 @@ describe.skipIf(!controllable)('relay across a broker outage', () => {
       const lagDuringOutage = await relay.lag();
       expect(lagDuringOutage.pendingEvents).toBeGreaterThan(0);
       expect(lagDuringOutage.checkpoint).toBeLessThan(lagDuringOutage.head!);
-      await new Promise((r) => setTimeout(r, Math.max(0, outageMs - (Date.now() - downAt))));
+      await new Promise((r) => setTimeout(r, Math.max(0, outageMs - (systemClock.now() - downAt))));
 
       await broker.start();
-      const backAt = Date.now();
+      const backAt = systemClock.now();
       await expect.poll(async () => (await relay.lag()).pendingEvents, { timeout: 60_000, interval: 50 }).toBe(0);
-      const relayedAfterMs = Date.now() - backAt;
+      const relayedAfterMs = systemClock.now() - backAt;
       await expect.poll(() => during.every((familyId) => downstream.isRejected(familyId, 2)), { timeout: 60_000, interval: 50 }).toBe(true);
       console.info(
-        `[kafka] ${during.length} revocations appended during a ${outageMs} ms outage: relayed ${relayedAfterMs} ms and all rejected downstream ${Date.now() - backAt} ms after the broker returned`,
+        `[kafka] ${during.length} revocations appended during a ${outageMs} ms outage: relayed ${relayedAfterMs} ms and all rejected downstream ${systemClock.now() - backAt} ms after the broker returned`,
       );
       expect((await relay.lag()).failingSince).toBeUndefined();
       expect(downstream.stats().applied).toBe((during.length + 1) * 2);

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { kafkaSecurityOf } from '@tessera/config';
 import { accountEventTypes, type TesseraEventType } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { createKafkaFeed, feedEventTypes } from '@tessera/feed';
@@ -66,8 +67,10 @@ export async function wireRelay(host: Host, store: EventStore): Promise<void> {
   const brokers = config.TESSERA_KAFKA_BROKERS;
   // The configuration refuses a relay without brokers; the all-in-one wires it only with them.
   if (!brokers) throw new Error('the relay needs TESSERA_KAFKA_BROKERS');
+  // TLS and SASL from TESSERA_KAFKA_*, files read now: a missing CA or password file stops the start.
+  const security = kafkaSecurityOf(config);
   for (const flow of relayFlows(config)) {
-    const feed = createKafkaFeed({ brokers, topic: flow.topic, logger: log });
+    const feed = createKafkaFeed({ brokers, topic: flow.topic, logger: log, ...security });
     const relay = createRelay({
       store,
       feed,

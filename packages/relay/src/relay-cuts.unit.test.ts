@@ -5,13 +5,14 @@ import { createInProcessFeed, feedKey, silentLogger } from '@tessera/feed';
 import { startRevocationConsumer, type RevocationConsumer } from '@tessera/revocations';
 import { createMemoryCheckpoint } from './relay-checkpoint.js';
 import { createRelay, type Relay } from './relay.js';
+import { systemClock } from '@tessera/timing';
 
 /**
  * The Kafka path of a cut without a broker: log → relay → feed (the in-process adapter carries the
  * same encoded messages Kafka would) → @tessera/revocations. The broker itself is covered by the
  * relay's and the feed's Kafka suites, which need no change for a new event type.
  */
-const now = Math.floor(Date.now() / 1000);
+const now = Math.floor(systemClock.now() / 1000);
 const accountCut: AccountTokensRevoked = { type: 'AccountTokensRevoked', v: 1, accountId: 'acc-1', notBefore: now + 1, rejectsUntil: now + 3600, reason: 'operator', at: now };
 const keyCut: CredentialTokensRevoked = {
   type: 'CredentialTokensRevoked',

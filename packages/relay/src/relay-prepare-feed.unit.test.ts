@@ -4,6 +4,7 @@ import { createInProcessFeed, silentLogger } from '@tessera/feed';
 import type { RelayCheckpoint } from './relay-checkpoint.js';
 import { createRelay } from './relay.js';
 import { appendRevocation } from './testing/revocations.js';
+import { systemClock } from '@tessera/timing';
 
 /**
  * The relay readies its feed (creates the topic) in the background: a broker that is down when
@@ -81,10 +82,10 @@ describe('relay prepareFeed', () => {
     await relay.start();
     await appendRevocation(store, 'f1');
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const stopping = Date.now();
+    const stopping = systemClock.now();
     await relay.stop();
     // Under the 1 s retry delay: stop() cut the sleep short rather than waiting it out.
-    expect(Date.now() - stopping).toBeLessThan(900);
+    expect(systemClock.now() - stopping).toBeLessThan(900);
     expect(published).toEqual([]);
     await feed.close();
     await store.close();

@@ -6,6 +6,7 @@ import { startRevocationConsumer } from '@tessera/revocations';
 import { createRelay } from './relay.js';
 import { createFileCheckpoint, type RelayCheckpoint } from './relay-checkpoint.js';
 import { createRelayWorld } from './testing/relay-world.js';
+import { systemClock } from '@tessera/timing';
 
 const { brokers } = kafkaTestEnvironment('relay → Kafka → revocation consumer');
 const families = (count: number) => Array.from({ length: count }, () => `fam-${randomUUID()}`);
@@ -23,10 +24,10 @@ describe.skipIf(!brokers)('relay on a real Kafka broker', () => {
       // The first publish also connects the producer; measure a revocation on a warm path.
       await expect.poll(() => relay.published(), { timeout: 10_000, interval: 5 }).toBe(1);
       expect(downstream.isRejected(familyId, 0)).toBe(false);
-      const appended = Date.now();
+      const appended = systemClock.now();
       await world.appendFamily(familyId, 1, true);
       await expect.poll(() => downstream.isRejected(familyId, 1), { timeout: 10_000, interval: 5 }).toBe(true);
-      console.info(`[kafka] append → rejected downstream via relay and Kafka: ${Date.now() - appended} ms (one sample, not a benchmark)`);
+      console.info(`[kafka] append → rejected downstream via relay and Kafka: ${systemClock.now() - appended} ms (one sample, not a benchmark)`);
       await expect.poll(async () => (await relay.lag()).pendingEvents, { timeout: 5_000 }).toBe(0);
       // The checkpoint follows the acknowledgment without holding the pump back: it reaches the head soon after.
       await expect.poll(async () => { const lag = await relay.lag(); return lag.checkpoint === lag.head; }, { timeout: 5_000 }).toBe(true);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@tessera/feed';
 import { createRecorder, grantAcls, securedKafkaEnvironment, tokenRevoked, tokenRotated } from '@tessera/feed/testing';
 import { createKafkaFeed, startRevocationConsumer } from './index.js';
+import { systemClock } from '@tessera/timing';
 
 const secured = securedKafkaEnvironment('revocation consumer on a secured broker');
 const seconds = (ms: number) => Math.floor(ms / 1000);
@@ -27,14 +28,14 @@ describe.skipIf(!secured)('revocation consumer on a secured broker (SASL_SSL, AC
 
     const relay = as('relay', s.users.relay!.password);
     const record = createRecorder();
-    const now = Date.now();
+    const now = systemClock.now();
     await relay.publish([record(tokenRevoked('fam-before-start', 1, seconds(now)), now)]);
     const feed = as('reader', s.users.reader!.password);
     const consumer = await startRevocationConsumer({ feed, logger: silentLogger });
     try {
       await consumer.ready;
       expect(consumer.isRejected('fam-before-start', 1)).toBe(true);
-      await relay.publish([record(tokenRotated('fam-after-start', 3, seconds(Date.now())))]);
+      await relay.publish([record(tokenRotated('fam-after-start', 3, seconds(systemClock.now())))]);
       await expect.poll(() => consumer.isRejected('fam-after-start', 2), { timeout: 10_000 }).toBe(true);
       expect(consumer.isRejected('fam-after-start', 3)).toBe(false);
     } finally {

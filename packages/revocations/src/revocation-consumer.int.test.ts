@@ -4,6 +4,7 @@ import type { SigningKeyEvent } from '@tessera/contracts';
 import { createKafkaFeed, silentLogger } from '@tessera/feed';
 import { createRecorder, kafkaTestEnvironment, signingKeyPublished, tokenRevoked, tokenRotated } from '@tessera/feed/testing';
 import { startRevocationConsumer } from './revocation-consumer.js';
+import { systemClock } from '@tessera/timing';
 
 const { brokers } = kafkaTestEnvironment('revocation consumer on Kafka');
 const seconds = (ms: number) => Math.floor(ms / 1000);
@@ -14,7 +15,7 @@ describe.skipIf(!brokers)('revocation consumer on a real Kafka broker', () => {
     const feed = createKafkaFeed({ brokers: brokers!, topic, logger: silentLogger });
     await feed.ensureTopic({ partitions: 3 });
     const record = createRecorder();
-    const now = Date.now();
+    const now = systemClock.now();
     const longAgo = now - 3 * 3600_000;
     const recent = Array.from({ length: 20 }, () => `fam-${randomUUID()}`);
     // Long gone: its tokens expired hours ago, so the rebuild reads it but does not keep it.
@@ -24,11 +25,11 @@ describe.skipIf(!brokers)('revocation consumer on a real Kafka broker', () => {
       ...recent.map((familyId, i) => record(i % 2 ? tokenRevoked(familyId, 2, seconds(now)) : tokenRotated(familyId, 2, seconds(now)), now)),
     ]);
     const keys: SigningKeyEvent[] = [];
-    const started = Date.now();
+    const started = systemClock.now();
     const consumer = await startRevocationConsumer({ feed, logger: silentLogger, onSigningKeyEvent: (event) => keys.push(event) });
     expect(consumer.isReady()).toBe(false);
     await consumer.ready;
-    console.info(`[kafka] late consumer ready after ${Date.now() - started} ms`);
+    console.info(`[kafka] late consumer ready after ${systemClock.now() - started} ms`);
     for (const [i, familyId] of recent.entries()) {
       expect(consumer.isRejected(familyId, 1)).toBe(true);
       expect(consumer.isRejected(familyId, 2)).toBe(i % 2 === 1);

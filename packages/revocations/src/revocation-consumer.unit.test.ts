@@ -3,6 +3,7 @@ import type { SigningKeyEvent } from '@tessera/contracts';
 import { createInProcessFeed } from '@tessera/feed';
 import { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from '@tessera/feed/testing';
 import { startRevocationConsumer } from './revocation-consumer.js';
+import { systemClock } from '@tessera/timing';
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -10,7 +11,7 @@ describe('revocation consumer (in-process feed)', () => {
   it('rejects revoked and rotated-away generations, and ignores redeliveries', async () => {
     const feed = createInProcessFeed();
     const record = createRecorder();
-    const now = Date.now();
+    const now = systemClock.now();
     const rotated = record(tokenRotated('fam-a', 2, seconds(now)));
     const revoked = record(tokenRevoked('fam-b', 0, seconds(now)));
     await feed.publish([rotated, revoked]);
@@ -30,7 +31,7 @@ describe('revocation consumer (in-process feed)', () => {
   it('leaves out revocations whose tokens have all expired, and hands key events on', async () => {
     const feed = createInProcessFeed();
     const record = createRecorder();
-    const now = Date.now();
+    const now = systemClock.now();
     const longAgo = now - 2 * 3600_000;
     await feed.publish([record(tokenRevoked('fam-old', 0, seconds(longAgo)), longAgo)]);
     await feed.publish([record(signingKeyPublished('kid-1', seconds(now)), now), record(tokenRevoked('fam-new', 4, seconds(now)), now)]);
@@ -69,7 +70,7 @@ describe('revocation consumer (in-process feed)', () => {
   it('rebuilds from the start of the feed even for a group that consumed it before', async () => {
     const feed = createInProcessFeed();
     const record = createRecorder();
-    const now = Date.now();
+    const now = systemClock.now();
     await feed.publish([record(tokenRevoked('fam-seen', 0, seconds(now)), now)]);
     const first = await startRevocationConsumer({ feed, groupId: 'verifier-1', now: () => now });
     await first.ready;

@@ -82,14 +82,14 @@ describe('Retry', () => {
 
   it('run stops when its signal aborts, ending the wait in progress at once', async () => {
     const stop = new AbortController();
-    const started = Date.now();
+    const started = performance.now();
     const running = new Retry({ backoff: { initialMs: 60_000, maxMs: 60_000 } }).run(async () => {
       throw new Error('down');
     }, { signal: stop.signal });
     setTimeout(() => stop.abort(), 20);
     const outcome = await running;
     expect(outcome.done).toBe(false);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('run gives up rather than start a wait that would end after its deadline', async () => {
@@ -115,8 +115,8 @@ describe('sleep', () => {
   it('resolves at once for an aborted signal', async () => {
     const stop = new AbortController();
     stop.abort();
-    const started = Date.now();
+    const started = performance.now();
     await sleep(60_000, stop.signal);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 });

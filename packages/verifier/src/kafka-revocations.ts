@@ -1,4 +1,4 @@
-import type { TesseraConfig } from '@tessera/config';
+import type { KafkaSecurity, TesseraConfig } from '@tessera/config';
 import { createKafkaFeed } from '@tessera/feed';
 import type { Host } from '@tessera/host';
 import { startRevocationConsumer, type RevocationConsumer } from '@tessera/revocations';
@@ -10,10 +10,11 @@ import { loadJwks, type PublicKeySet } from '@tessera/verification';
  */
 export async function startKafkaRevocations(
   config: TesseraConfig,
+  security: KafkaSecurity,
   keys: PublicKeySet,
   log: Host['log'],
 ): Promise<{ consumer: RevocationConsumer; close: () => Promise<void> }> {
-  const feed = createKafkaFeed({ brokers: config.TESSERA_KAFKA_BROKERS!, topic: config.TESSERA_KAFKA_TOPIC, logger: log });
+  const feed = createKafkaFeed({ brokers: config.TESSERA_KAFKA_BROKERS!, topic: config.TESSERA_KAFKA_TOPIC, logger: log, ...security });
   if (config.TESSERA_ISSUER_JWKS_URL) await loadJwks(config.TESSERA_ISSUER_JWKS_URL, keys);
   let consumer: RevocationConsumer;
   try {

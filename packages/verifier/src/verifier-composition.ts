@@ -1,4 +1,4 @@
-import { mirroredRegionsOf } from '@tessera/config';
+import { kafkaSecurityOf, mirroredRegionsOf } from '@tessera/config';
 import { isEventOf, signingKeyEventTypes, streams } from '@tessera/contracts';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { Retry, epochSeconds, followInto, openGuardedStore, registerGauges, type Host } from '@tessera/host';
@@ -63,6 +63,8 @@ export function wireLogFedVerifier(host: Host, store: GuardedEventStore, verifie
 export async function wireKafkaFedVerifier(host: Host, verifier: VerifierParts): Promise<void> {
   const { startKafkaRevocations, loadJwks, FeedUnavailable } = await import('./kafka-revocations.js');
   const { config, log } = host;
+  // TLS and SASL from TESSERA_KAFKA_*, files read now: a missing CA or password file stops the start.
+  const security = kafkaSecurityOf(config);
   let kafka: Awaited<ReturnType<typeof startKafkaRevocations>> | undefined;
   let waitingFor = `Kafka topic ${config.TESSERA_KAFKA_TOPIC}`;
   const closing = new AbortController();
@@ -100,7 +102,7 @@ export async function wireKafkaFedVerifier(host: Host, verifier: VerifierParts):
     await connecting.run(
       async () => {
         try {
-          kafka = await startKafkaRevocations(config, verifier.state.keys, log);
+          kafka = await startKafkaRevocations(config, security, verifier.state.keys, log);
           await kafka.consumer.ready;
         } catch (error) {
           if (error instanceof FeedUnavailable) waitingFor = `Kafka (${error.message})`;

@@ -2,6 +2,7 @@ import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import kafkajs, { type KafkaConfig } from 'kafkajs';
 import { inject } from 'vitest';
+import { epochSeconds, systemClock } from '@tessera/timing';
 
 /** What the global setup provides of the secured broker (infra/kafka/broker-security.ts BrokerSecurity). */
 export interface SecuredKafka {
@@ -102,7 +103,7 @@ export async function grantAcls(secured: SecuredKafka, grants: readonly AclGrant
  * to make one the broker must refuse), `sub` the principal's name.
  */
 export function mintOAuthToken(oauth: SecuredKafkaOAuth, subject: string, options: { readonly lifetimeSeconds?: number; readonly signingKeyFile?: string } = {}): string {
-  const now = Math.floor(Date.now() / 1000);
+  const now = epochSeconds(systemClock);
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
   const unsigned = `${part({ alg: 'ES256', typ: 'JWT', kid: oauth.kid })}.${part({ iss: oauth.issuer, aud: oauth.audience, sub: subject, iat: now, exp: now + (options.lifetimeSeconds ?? 300), jti: randomUUID() })}`;
   const key = createPrivateKey(readFileSync(options.signingKeyFile ?? oauth.keyFile, 'utf8'));

@@ -7,8 +7,9 @@ import { streams } from '@tessera/contracts';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createKafkaFeed, silentLogger, type KafkaRevocationFeed } from '@tessera/feed';
 import { tokenRevoked, tokenRotated } from '@tessera/feed/testing';
+import { epochSeconds, systemClock } from '@tessera/timing';
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
+const nowSeconds = () => epochSeconds(systemClock);
 
 /** A fresh log, topic and checkpoint file per test, so counts in one test see no other test's events. */
 export async function createRelayWorld(brokers: string) {

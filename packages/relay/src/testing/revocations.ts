@@ -1,8 +1,9 @@
 // Test support for the relay's unit tests: src/testing is left out of the build.
 import { streams, type TokenRevoked } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
+import { epochSeconds, systemClock } from '@tessera/timing';
 
-const now = Math.floor(Date.now() / 1000);
+const now = epochSeconds(systemClock);
 
 /** Appends one revocation of `familyId` to the log, the event the relay carries first of all. */
 export async function appendRevocation(store: EventStore, familyId: string): Promise<void> {
