@@ -118,7 +118,7 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
 
     /**
      * Revoke in a; time from the revoke answer until b's verifier answers 401. Isolated
-     * revocations first (the figure the cross-region target in docs/benchmarks.md is about), then back to back.
+     * revocations first (the figure the cross-region target in docs/multi-region.md is about), then back to back.
      */
     async revocationAcrossRegions(label: string): Promise<Figure[]> {
       const timed = async (count: number, gapMs: number) => {

@@ -14,15 +14,15 @@ export interface SessionOptions {
   readonly clock?: () => number;
 }
 
-export interface SessionSetup<T extends CachedToken> {
-  /** The base address and the name of the option it came from, for the error message. */
-  readonly address: readonly [option: string, value: string];
-  /** The credentials as [option name, value]: both are required; the secret is redacted from every message. */
-  readonly identifier: readonly [option: string, value: string];
-  readonly secret: readonly [option: string, value: string];
-  /** Obtains a new token; `rejected` is the token a server just refused, if any. */
-  readonly renew: (rejected: string | undefined) => Promise<T>;
-}
+/** An option's name and its value: the name is for the error message when the value is unusable. */
+export type NamedOption = readonly [option: string, value: string];
+
+/**
+ * A client's base address and credentials, each with the name of its option (`baseUrl`,
+ * `apiLoginId`, `transactionKey` for v5). Both credentials are required; the secret is redacted
+ * from every message.
+ */
+export type Credentials = readonly [address: NamedOption, identifier: NamedOption, secret: NamedOption];
 
 /**
  * What TesseraClient and LegacyTesseraClient share: the https base address, the clock, the
@@ -36,19 +36,25 @@ export class ClientSession<T extends CachedToken> {
   readonly secrets: SecretSet;
   readonly transport: Transport;
   readonly cache: TokenCache<T>;
+  /** The validated identifier and secret. */
+  readonly identifier: string;
+  readonly secret: string;
   #closed = false;
 
-  constructor(options: SessionOptions, setup: SessionSetup<T>) {
-    this.base = baseOf(setup.address[1], setup.address[0]);
-    for (const [option, value] of [setup.identifier, setup.secret]) if (!value) throw new TypeError(`${option} is required`);
+  /** `renew` obtains a new token; `rejected` is the token a server just refused, if any. */
+  constructor(options: SessionOptions, [address, identifier, secret]: Credentials, renew: (rejected: string | undefined) => Promise<T>) {
+    this.base = baseOf(address[1], address[0]);
+    for (const [option, value] of [identifier, secret]) if (!value) throw new TypeError(`${option} is required`);
+    this.identifier = identifier[1];
+    this.secret = secret[1];
     this.clock = options.clock ?? systemTime;
-    this.secrets = new SecretSet([setup.secret[1]]);
+    this.secrets = new SecretSet([this.secret]);
     this.transport = {
       fetch: options.fetch ?? ((input, init) => fetch(input, init)),
       timeoutMs: options.requestTimeoutMs ?? 10_000,
       secrets: () => this.secrets.values(),
     };
-    this.cache = new TokenCache(setup.renew, this.clock, (options.refreshSkewSeconds ?? 60) * 1000);
+    this.cache = new TokenCache(renew, this.clock, (options.refreshSkewSeconds ?? 60) * 1000);
   }
 
   get closed(): boolean {

@@ -29,15 +29,9 @@ export class LegacyTesseraClient {
   readonly #session: ClientSession<CachedToken>;
 
   constructor(options: LegacyTesseraClientOptions) {
-    this.#session = new ClientSession(options, {
-      address: ['legacyBaseUrl', options.legacyBaseUrl],
-      identifier: ['apiId', options.apiId],
-      secret: ['apiKey', options.apiKey],
-      renew: () => this.#authenticate(),
-    });
-    this.legacyBaseUrl = options.legacyBaseUrl;
-    this.apiId = options.apiId;
-    this.#apiKey = options.apiKey;
+    const credentials = [['legacyBaseUrl', options.legacyBaseUrl], ['apiId', options.apiId], ['apiKey', options.apiKey]] as const;
+    this.#session = new ClientSession(options, credentials, () => this.#authenticate());
+    [this.legacyBaseUrl, this.apiId, this.#apiKey] = [options.legacyBaseUrl, this.#session.identifier, this.#session.secret];
   }
 
   async getAccessToken(): Promise<string> {

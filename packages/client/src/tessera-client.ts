@@ -39,15 +39,9 @@ export class TesseraClient {
   readonly #session: ClientSession<StoredTokenPair>;
 
   constructor(options: TesseraClientOptions) {
-    this.#session = new ClientSession(options, {
-      address: ['baseUrl', options.baseUrl],
-      identifier: ['apiLoginId', options.apiLoginId],
-      secret: ['transactionKey', options.transactionKey],
-      renew: (rejected) => this.#renew(rejected),
-    });
-    this.baseUrl = options.baseUrl;
-    this.apiLoginId = options.apiLoginId;
-    this.#transactionKey = options.transactionKey;
+    const credentials = [['baseUrl', options.baseUrl], ['apiLoginId', options.apiLoginId], ['transactionKey', options.transactionKey]] as const;
+    this.#session = new ClientSession(options, credentials, (rejected) => this.#renew(rejected));
+    [this.baseUrl, this.apiLoginId, this.#transactionKey] = [options.baseUrl, this.#session.identifier, this.#session.secret];
     this.#owner = `${this.#session.base.href} ${options.apiLoginId}`;
     this.#lock = options.lock ?? new InMemoryTokenLock();
   }

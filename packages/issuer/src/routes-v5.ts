@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import { GetTokenRequest, RefreshTokenRequest, RevokeResponse, TokenResponse } from '@tessera/contracts';
 import { problemResponses } from '@tessera/http';
 import type { Forwarding } from './forward-to-home.js';
@@ -16,62 +17,38 @@ const tokenResponse = (pair: IssuedPair): TokenResponse => ({
   expires: isoTime(pair.expiresAt),
 });
 
-/** Spec 4.1–4.3: the current interface's token operations, JSON only. */
+/** The schema of one token operation: its body, its answer, and every refusal it can give. */
+const operation = <Body extends z.ZodType, Answer extends z.ZodType>(summary: string, body: Body, answer: Answer) => ({
+  schema: { summary, tags: ['v5'], body, response: { 200: answer, ...errors } },
+});
+
+/** The current interface's token operations (docs/interface.md), JSON only. */
 export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: TokenService; forwarding?: Forwarding | undefined }): Promise<void> {
   const { tokens, forwarding } = options;
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  // A family homed in another region is refreshed and revoked there: only its home can check the
+  // presented token (docs/multi-region.md, docs/decisions/0012). The forwarded answer is relayed as it is.
+  const forwardedHome = (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => forwarding?.(refreshToken, request, reply);
 
   routes.post(
     '/v5/Authorization/get-oauth-token',
-    {
-      schema: {
-        summary: 'Exchange an API Login ID and Transaction Key for an access token and a refresh token',
-        tags: ['v5'],
-        body: GetTokenRequest,
-        response: { 200: TokenResponse, ...errors },
-      },
-    },
-    async (request, reply) => {
-      const pair = await tokens.getToken(request.body.api_login_id, request.body.transaction_key, requestMetadata(request));
-      return noStore(reply).send(tokenResponse(pair));
-    },
+    operation('Exchange an API Login ID and Transaction Key for an access token and a refresh token', GetTokenRequest, TokenResponse),
+    async (request, reply) => noStore(reply).send(tokenResponse(await tokens.getToken(request.body.api_login_id, request.body.transaction_key, requestMetadata(request)))),
   );
 
   routes.post(
     '/v5/Authorization/refresh-oauth-token',
-    {
-      schema: {
-        summary: 'Exchange the current refresh token for a new access token and refresh token (single use)',
-        tags: ['v5'],
-        body: RefreshTokenRequest,
-        response: { 200: TokenResponse, ...errors },
-      },
-    },
-    async (request, reply) => {
-      // A family homed in another region is refreshed there (docs/multi-region.md).
-      const forwarded = await forwarding?.(request.body.refresh_token, request, reply);
-      if (forwarded) return forwarded;
-      const pair = await tokens.refreshToken(request.body.refresh_token, requestMetadata(request));
-      return noStore(reply).send(tokenResponse(pair));
-    },
+    operation('Exchange the current refresh token for a new access token and refresh token (single use)', RefreshTokenRequest, TokenResponse),
+    async (request, reply) =>
+      (await forwardedHome(request.body.refresh_token, request, reply)) ??
+      noStore(reply).send(tokenResponse(await tokens.refreshToken(request.body.refresh_token, requestMetadata(request)))),
   );
 
   routes.post(
     '/v5/Authorization/revoke-oauth-token',
-    {
-      schema: {
-        summary: 'Revoke a refresh token and the access token issued with it',
-        tags: ['v5'],
-        body: RefreshTokenRequest,
-        response: { 200: RevokeResponse, ...errors },
-      },
-    },
-    async (request, reply) => {
-      // Forwarded like refresh: only the home region can check the token (docs/decisions/0012).
-      const forwarded = await forwarding?.(request.body.refresh_token, request, reply);
-      if (forwarded) return forwarded;
-      const { revokedAt } = await tokens.revokeToken(request.body.refresh_token, requestMetadata(request));
-      return noStore(reply).send({ revoked: true as const, timestamp: isoTime(revokedAt) });
-    },
+    operation('Revoke a refresh token and the access token issued with it', RefreshTokenRequest, RevokeResponse),
+    async (request, reply) =>
+      (await forwardedHome(request.body.refresh_token, request, reply)) ??
+      noStore(reply).send({ revoked: true as const, timestamp: isoTime((await tokens.revokeToken(request.body.refresh_token, requestMetadata(request))).revokedAt) }),
   );
 }
