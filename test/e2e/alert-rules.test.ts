@@ -7,7 +7,7 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
 
 /**
  * Every metric the alerts of infra/prometheus/alerts.yml read is one Tessera serves on its admin
- * listener: a rule on a misspelt or renamed metric never fires, and promtool's unit tests cannot
+ * listener, and every alert's runbook_url leads to its section of docs/operations.md: a rule on a misspelt or renamed metric never fires, and promtool's unit tests cannot
  * tell, since they feed the series themselves. The relay's metrics exist only in a process that
  * relays (Kafka configured; the account relay's also needs TESSERA_REGION), so they are looked for
  * on `tessera relay` with a real broker, the way it runs in production.
@@ -15,8 +15,28 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
 const { brokers } = kafkaTestEnvironment('alert rules: the relay metrics they name');
 const rulesFile = resolve(import.meta.dirname, '..', '..', 'infra', 'prometheus', 'alerts.yml');
 
+interface Rule {
+  readonly alert?: string;
+  readonly expr: string;
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+}
 interface RuleFile {
-  readonly groups: readonly { readonly rules: readonly { readonly alert?: string; readonly expr: string }[] }[];
+  readonly groups: readonly { readonly rules: readonly Rule[] }[];
+}
+const operationsGuide = resolve(import.meta.dirname, '..', '..', 'docs', 'operations.md');
+
+/** The anchors GitHub gives a Markdown file's headings: lower case, spaces to hyphens, punctuation dropped. */
+function headingAnchors(markdown: string): Set<string> {
+  return new Set(
+    [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((heading) =>
+      heading[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9 _-]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 /** PromQL words that look like metric names but are operators or modifiers. */
@@ -69,6 +89,17 @@ describe('the metric names the alert rules read', () => {
     expect(alerted).toContain('tessera_ready');
     for (const name of alerted) expect(name).toMatch(/^tessera_/);
     expect(relayMetrics.length).toBeGreaterThan(0);
+  });
+
+  it('each alert has a severity, a summary, a description and a runbook_url to its own section of docs/operations.md', () => {
+    const anchors = headingAnchors(readFileSync(operationsGuide, 'utf8'));
+    for (const rule of rules) {
+      expect(rule.labels?.severity, `severity of ${rule.alert}`).toMatch(/^(warning|critical)$/);
+      expect(rule.annotations?.summary, `summary of ${rule.alert}`).toBeTruthy();
+      expect(rule.annotations?.description, `description of ${rule.alert}`).toBeTruthy();
+      expect(rule.annotations?.runbook_url).toBe(`docs/operations.md#alert-${rule.alert!.toLowerCase()}`);
+      expect(anchors.has(`alert-${rule.alert!.toLowerCase()}`), `a heading "Alert: ${rule.alert}" in docs/operations.md`).toBe(true);
+    }
   });
 
   it('reads a PromQL expression the way the check below needs', () => {
