@@ -45,19 +45,19 @@ type history struct {
 	regions    []string               // every region named, homes included, in order of first appearance
 }
 
-// line is a history line as decoded; a nil field was absent (or null).
+// line is a history line as decoded (a nil field was absent, or null) or as written.
 type line struct {
-	ID            *int64  `json:"id"`
-	Client        *int64  `json:"client"`
-	Region        *string `json:"region"`
-	Family        *string `json:"family"`
-	Op            *string `json:"op"`
-	Generation    *int    `json:"generation"`
-	Forged        *bool   `json:"forged"`
-	Status        *int    `json:"status"`
-	NewGeneration *int    `json:"new_generation"`
-	Call          *int64  `json:"call"`
-	Return        *int64  `json:"return"`
+	ID            *int64  `json:"id,omitempty"`
+	Client        *int64  `json:"client,omitempty"`
+	Region        *string `json:"region,omitempty"`
+	Family        *string `json:"family,omitempty"`
+	Op            *string `json:"op,omitempty"`
+	Generation    *int    `json:"generation,omitempty"`
+	Forged        *bool   `json:"forged,omitempty"`
+	Status        *int    `json:"status,omitempty"`
+	NewGeneration *int    `json:"new_generation,omitempty"`
+	Call          *int64  `json:"call,omitempty"`
+	Return        *int64  `json:"return,omitempty"`
 }
 
 // A region code as TESSERA_REGION takes it; a family id is its home region's code, "_", and more.
