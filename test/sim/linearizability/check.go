@@ -20,11 +20,12 @@ type verdict struct {
 type checker struct {
 	history    history
 	model      porcupine.Model
-	operations map[string][]porcupine.Operation // by family
+	operations map[string][]porcupine.Operation // by family, all of them
+	checked    map[string][]porcupine.Operation // by family, those that can change its verdict
 }
 
 func newChecker(h history) checker {
-	c := checker{history: h, model: newModel(h.regions), operations: map[string][]porcupine.Operation{}}
+	c := checker{history: h, model: newModel(h.regions), operations: map[string][]porcupine.Operation{}, checked: map[string][]porcupine.Operation{}}
 	regionIndex := map[string]int{}
 	for i, name := range h.regions {
 		regionIndex[name] = i
@@ -36,18 +37,28 @@ func newChecker(h history) checker {
 		if _, seen := clients[op.client]; !seen {
 			clients[op.client] = len(clients)
 		}
+	}
+	convert := func(op operation) porcupine.Operation {
 		ret := op.ret
 		if pending(op) {
 			ret = end
 		}
-		c.operations[op.family] = append(c.operations[op.family], porcupine.Operation{
+		return porcupine.Operation{
 			ClientId: clients[op.client],
 			Input:    input{family: op.family, kind: op.kind, region: regionIndex[op.region], home: regionIndex[op.home], generation: op.generation, forged: op.forged},
 			Output:   output{status: op.status, newGeneration: op.newGeneration},
 			Call:     op.call,
 			Return:   ret,
 			Metadata: fmt.Sprintf("id %d, line %d, client %d", op.id, op.line, op.client),
-		})
+		}
+	}
+	for _, family := range h.families {
+		for _, op := range h.byFamily[family] {
+			c.operations[family] = append(c.operations[family], convert(op))
+		}
+		for _, op := range checkedOperations(h.byFamily[family]) {
+			c.checked[family] = append(c.checked[family], convert(op))
+		}
 	}
 	return c
 }
@@ -80,7 +91,7 @@ func (c checker) check(timeout time.Duration) verdict {
 		if left <= 0 { // porcupine reads a timeout of 0 as none at all
 			return verdict{result: porcupine.Unknown, family: family, checked: v.checked}
 		}
-		switch porcupine.CheckOperationsTimeout(c.model, c.operations[family], left) {
+		switch porcupine.CheckOperationsTimeout(c.model, c.checked[family], left) {
 		case porcupine.Illegal:
 			return verdict{result: porcupine.Illegal, family: family, checked: v.checked}
 		case porcupine.Unknown:
