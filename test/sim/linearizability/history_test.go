@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/anishathalye/porcupine"
 )
 
 const getLine = `{"id":1,"client":1,"region":"a","family":"a_f","op":"get","status":200,"call":0,"return":10}`
@@ -70,5 +73,20 @@ func TestReadHistoryNamesTheLineOfAMalformedOperation(t *testing.T) {
 				t.Errorf("got %q, want line 2 and %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestTheReadmeExampleIsALinearizableHistory(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, found := strings.Cut(string(readme), "Example:\n\n```json\n")
+	example, _, closed := strings.Cut(after, "```")
+	if !found || !closed {
+		t.Fatal("README.md has no example history")
+	}
+	if v := checkText(t, example); v.result != porcupine.Ok {
+		t.Errorf("got %s on family %s", v.result, v.family)
 	}
 }

@@ -6,7 +6,7 @@ import "sort"
 // porcupine tries the concurrent operations of a family in every order before it calls it not
 // linearizable, and a pending request is concurrent with everything after its call: a dozen
 // retried 503s would make that search take minutes. Left out, each with the reason it cannot
-// matter (README.md, "What the checker leaves out", says the same at length):
+// matter:
 //
 //   - an operation the model allows from every state and that changes nothing: a refused
 //     request, a charge not answered 200, a forged token not answered 200. It fits anywhere in
