@@ -48,6 +48,24 @@ describe('issuer and verifier as separate processes', () => {
     }
   });
 
+  it('an issuer serves the audit queries on its admin listener, as the all-in-one does', async () => {
+    const { stdout } = await issuerA.tessera(['admin-tokens', 'create', '--name', 'auditor', '--scope', 'audit:read', '--json']);
+    const authorization = `Bearer ${(JSON.parse(stdout) as { admin_token: string }).admin_token}`;
+    // The audit index follows the log in the issuer's own process: the account the harness made is there.
+    await expect
+      .poll(async () => {
+        const answer = await issuerA.adminRequest(`/admin/v1/events?account=${account.account_id}`, { headers: { authorization } });
+        return answer.status === 200 ? (answer.json() as { events: { type: string }[] }).events.map((event) => event.type).slice(0, 2) : answer.status;
+      }, { timeout: 5_000 })
+      .toEqual(['AccountRegistered', 'ApiCredentialIssued']);
+    const at = new Date().toISOString();
+    const accessAt = await issuerB.adminRequest(`/admin/v1/accounts/${account.account_id}/access-at?at=${at}`, { headers: { authorization } });
+    expect(accessAt.status).toBe(200);
+    expect((accessAt.json() as { families: unknown[] }).families.length).toBeGreaterThan(0);
+    // Without a token, 401 with the challenge, as on every admin route.
+    expect((await issuerA.adminRequest('/admin/v1/events')).status).toBe(401);
+  });
+
   it('both issuers publish their keys; the verifier accepts tokens signed by either', async () => {
     const fromB = (
       await issuerB.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })

@@ -1,4 +1,5 @@
 import { wireAdminApi } from '@tessera/admin';
+import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import { Jwks } from '@tessera/contracts';
 import type { GuardedEventStore } from '@tessera/event-store';
@@ -15,13 +16,16 @@ import { v5TokenRoutes } from './routes-v5.js';
 
 /**
  * `tessera issuer`'s wiring: the token operations and the JWKS on the public listener, the admin
- * API on the admin one, over the store TESSERA_EVENT_STORE names. No verifier here: a cut made
- * by the admin API dates this issuer's next tokens at once.
+ * API with the audit queries on the admin one, over the store TESSERA_EVENT_STORE names. No
+ * verifier here: a cut made by the admin API dates this issuer's next tokens at once. The issuer
+ * holds the log, so in the split topology it is where the audit trail is asked for; its audit
+ * index lives in its data folder, like the all-in-one's.
  */
 export async function composeIssuer(host: Host): Promise<Composition> {
   const store = await openGuardedStore(host);
   const issuer = createIssuerParts(host, store);
-  const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event) });
+  const audit = wireAudit(host, store);
+  const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event), audit });
   const following = followInto(host, store, [...issuer.readers, ...admin.readers], { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
   if (mirroredRegionsOf(host.config).length > 0) {
     // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
