@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import { grantAcls } from '../../infra/kafka/acls.js';
 import { startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
 import { startMirrorMaker, type MirrorMaker } from '../../infra/kafka/mirror-maker.js';
 import { startToxiproxy, type Toxiproxy } from '../../infra/toxiproxy/toxiproxy.js';
@@ -37,6 +38,12 @@ export interface Topology {
 
 const heapMb = 256;
 
+/** A broker started with `security`, which the simulation always asks for. */
+function securityOf(broker: KafkaBroker): NonNullable<KafkaBroker['security']> {
+  if (!broker.security) throw new Error('the simulation runs its brokers secured');
+  return broker.security;
+}
+
 /** /readyz on the admin listener until 200: a region is ready once MM2 has made the other region's topics here and they are read. */
 async function untilReady(server: TesseraProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -68,12 +75,27 @@ export async function startTopology(log: (line: string) => void): Promise<Topolo
     stops.push(() => toxiproxy.stop());
     log(`toxiproxy on ${toxiproxy.apiUrl}`);
 
-    // Kafka: each broker's second listener is what the other region's MM2 reaches, through a proxy.
+    // Kafka, secured as production runs it: SASL_SSL (SCRAM-SHA-512) and ACLs, nothing allowed that
+    // no ACL allows. Each broker's second listener is what the other region's MM2 reaches, through a proxy.
     const remoteKafkaPort = { a: await freePort(), b: await freePort() };
     const brokers = {} as Record<RegionName, KafkaBroker>;
     for (const region of ['a', 'b'] as const) {
-      brokers[region] = await startKafkaBroker({ workDir: join(root, `kafka-${region}`), heapMb, ownerPid: process.pid, remoteListener: { advertisedPort: remoteKafkaPort[region] } });
+      brokers[region] = await startKafkaBroker({
+        workDir: join(root, `kafka-${region}`),
+        heapMb,
+        ownerPid: process.pid,
+        remoteListener: { advertisedPort: remoteKafkaPort[region] },
+        security: { users: { tessera: ['SCRAM-SHA-512'], mirror: ['SCRAM-SHA-512'] } },
+      });
       stops.push(() => brokers[region].destroy());
+      await grantAcls(securityOf(brokers[region]), [
+        // The region's own processes: its relay writes tessera.*; its followers read it and the mirrored copies.
+        { principal: 'User:tessera', resource: 'topic', name: 'tessera.', prefixed: true, operations: ['READ', 'WRITE', 'DESCRIBE', 'CREATE', 'DESCRIBE_CONFIGS'] },
+        { principal: 'User:tessera', resource: 'topic', name: `${other(region)}.tessera.`, prefixed: true, operations: ['READ', 'DESCRIBE'] },
+        { principal: 'User:tessera', resource: 'group', name: 'tessera-', prefixed: true, operations: ['READ', 'DESCRIBE'] },
+        // The other region's MirrorMaker 2 only reads this region's topics and their settings.
+        { principal: 'User:mirror', resource: 'topic', name: 'tessera.', prefixed: true, operations: ['READ', 'DESCRIBE', 'DESCRIBE_CONFIGS'] },
+      ]);
       await toxiproxy.createProxy({ name: `kafka-${region}`, listen: `127.0.0.1:${remoteKafkaPort[region]}`, upstream: `127.0.0.1:${brokers[region].remotePort!}` });
       log(`region ${region}: Kafka on ${brokers[region].bootstrap}, reached from the other region through 127.0.0.1:${remoteKafkaPort[region]}`);
     }
@@ -109,6 +131,10 @@ export async function startTopology(log: (line: string) => void): Promise<Topolo
           TESSERA_REGION: region,
           TESSERA_PORT: String(ports[region]),
           TESSERA_KAFKA_BROKERS: brokers[region].bootstrap,
+          TESSERA_KAFKA_TLS_CA_FILE: securityOf(brokers[region]).caFile,
+          TESSERA_KAFKA_SASL_MECHANISM: 'scram-sha-512',
+          TESSERA_KAFKA_SASL_USERNAME: 'tessera',
+          TESSERA_KAFKA_SASL_PASSWORD_FILE: securityOf(brokers[region]).users.tessera!.passwordFile,
           TESSERA_PEER_REGIONS: `${other(region)}=https://localhost:${peerPorts[other(region)]}`,
           TESSERA_PEER_SECRET: secret,
           NODE_EXTRA_CA_CERTS: certFile,
@@ -125,8 +151,13 @@ export async function startTopology(log: (line: string) => void): Promise<Topolo
     const mirrorMakers = {} as Record<RegionName, MirrorMaker>;
     for (const region of ['a', 'b'] as const) {
       const source = other(region);
+      const [sourceSecurity, targetSecurity] = [securityOf(brokers[source]), securityOf(brokers[region])];
       mirrorMakers[region] = await startMirrorMaker({
         clusters: { [source]: `127.0.0.1:${remoteKafkaPort[source]}`, [region]: brokers[region].bootstrap },
+        clusterSecurity: {
+          [source]: { caFile: sourceSecurity.caFile, sasl: { mechanism: 'SCRAM-SHA-512', username: 'mirror', passwordFile: sourceSecurity.users.mirror!.passwordFile } },
+          [region]: { caFile: targetSecurity.caFile, sasl: { mechanism: 'SCRAM-SHA-512', username: targetSecurity.admin.username, passwordFile: targetSecurity.admin.passwordFile } },
+        },
         flows: [{ source, target: region, topics: ['tessera.revocations', 'tessera.accounts'] }],
         runIn: region,
         workDir: join(root, `mm2-${region}`),

@@ -62,41 +62,7 @@ export function adminConnection(secured: SecuredKafka): Pick<KafkaConfig, 'broke
   };
 }
 
-export type AclOperation = 'READ' | 'WRITE' | 'DESCRIBE' | 'CREATE' | 'DESCRIBE_CONFIGS';
-
-export interface AclGrant {
-  /** `User:<name>`. */
-  readonly principal: string;
-  readonly resource: 'topic' | 'group';
-  /** A literal name, or with `prefixed` every name that starts with it. */
-  readonly name: string;
-  readonly prefixed?: boolean;
-  readonly operations: readonly AclOperation[];
-}
-
-/** Allows what the grants say, as the admin user; what no ACL allows stays denied. */
-export async function grantAcls(secured: SecuredKafka, grants: readonly AclGrant[]): Promise<void> {
-  const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } = kafkajs;
-  const admin = new kafkajs.Kafka({ clientId: 'tessera-test-acls', ...adminConnection(secured), logLevel: kafkajs.logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    await admin.createAcls({
-      acl: grants.flatMap((grant) =>
-        grant.operations.map((operation) => ({
-          principal: grant.principal,
-          host: '*',
-          operation: AclOperationTypes[operation],
-          permissionType: AclPermissionTypes.ALLOW,
-          resourceType: grant.resource === 'topic' ? AclResourceTypes.TOPIC : AclResourceTypes.GROUP,
-          resourceName: grant.name,
-          resourcePatternType: grant.prefixed ? ResourcePatternTypes.PREFIXED : ResourcePatternTypes.LITERAL,
-        })),
-      ),
-    });
-  } finally {
-    await admin.disconnect();
-  }
-}
+export { grantAcls, type AclGrant, type AclOperation } from '../../../../infra/kafka/acls.js';
 
 /**
  * A JWT for the OAUTH listener: ES256, signed with the test issuer's key (or `signingKeyFile`,
