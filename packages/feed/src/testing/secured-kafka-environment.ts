@@ -1,6 +1,6 @@
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import kafkajs, { type KafkaConfig } from 'kafkajs';
+import type { KafkaConfig } from 'kafkajs';
 import { inject } from 'vitest';
 import { epochSeconds, systemClock } from '@tessera/timing';
 
