@@ -1,6 +1,6 @@
 import { eventTypeFilter, excludeSystemEvents, type AllStreamResolvedEvent, type AllStreamSubscription, type Filter, type ReadPosition } from '@eventstore/db-client';
 import type { TesseraEventType } from '@tessera/contracts';
-import { EventStoreUnavailable, type SubscribeOptions, type Subscription } from '@tessera/event-store';
+import { EventStoreUnavailable, TimeSlices, type SubscribeOptions, type Subscription } from '@tessera/event-store';
 import { eventTypeRegex, fromResolvedEvent, isAfter, toReadPosition, translateSubscriptionError } from './esdb-mapping.js';
 
 export interface EsdbSubscriptionDeps {
@@ -95,6 +95,7 @@ export function createEsdbSubscription(deps: EsdbSubscriptionDeps): Subscription
   fallback.unref();
   caughtUp.finally(() => clearTimeout(fallback)).catch(() => undefined);
 
+  const slices = new TimeSlices();
   const loop = (async () => {
     for await (const item of stream as AsyncIterable<AllStreamResolvedEvent | typeof caughtUpMarker>) {
       if (closed) return;
@@ -119,6 +120,8 @@ export function createEsdbSubscription(deps: EsdbSubscriptionDeps): Subscription
       }
       after = position;
       checkTarget();
+      // A stream that buffered a long backlog hands it over without a turn of the event loop: slice it.
+      await slices.yieldIfDue();
     }
     if (!closed) throw new EventStoreUnavailable('EventStoreDB ended the subscription');
   })().catch((error: unknown) => {

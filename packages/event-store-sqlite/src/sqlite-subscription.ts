@@ -1,5 +1,5 @@
 import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
-import { EventStoreUnavailable, Wakeup, settledFromOutside, type SubscribeOptions } from '@tessera/event-store';
+import { EventStoreUnavailable, TimeSlices, Wakeup, settledFromOutside, type SubscribeOptions } from '@tessera/event-store';
 
 /** The live tail of the log after a position: its events of the wanted types, and how far it was read. */
 export interface LiveTail {
@@ -21,6 +21,8 @@ export interface SqliteSubscriptionDeps {
   readonly pollIntervalMs: number;
   /** Same-process appends wake the loop at once; other processes' are found by polling. */
   readonly registerWaker: (wake: () => void) => () => void;
+  /** The longest the loop runs without giving the event loop a turn (default 5 ms): a catch-up of any length costs a request at most this. */
+  readonly sliceMs?: number;
 }
 
 export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
@@ -35,6 +37,7 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
   const newEvents = new Wakeup();
   const unregister = registerWaker(() => newEvents.wake());
   const idle = () => newEvents.wait(pollIntervalMs);
+  const slices = new TimeSlices(deps.sliceMs);
 
   const read = <T>(reading: () => T): T => {
     try {
@@ -54,6 +57,7 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
       if (pending) await pending;
       after = recorded.position;
       delivered = recorded.position;
+      await slices.yieldIfDue();
     }
     return true;
   };

@@ -45,3 +45,21 @@ export class Wakeup {
     this.#wake?.();
   }
 }
+
+/**
+ * A long run of synchronous work (a read model catching up with a long log) cut into slices of at
+ * most `sliceMs`, each followed by a turn of the event loop: a request that arrives during a
+ * catch-up of any length waits at most one slice, not the whole catch-up.
+ */
+export class TimeSlices {
+  #started = performance.now();
+
+  constructor(private readonly sliceMs = 5) {}
+
+  /** Resolves at once while the slice lasts; once it is used up, after the event loop's next turn. */
+  async yieldIfDue(): Promise<void> {
+    if (performance.now() - this.#started < this.sliceMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.#started = performance.now();
+  }
+}

@@ -13,7 +13,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './event-store.js';
-import { Wakeup, settledFromOutside } from './delivery-signals.js';
+import { TimeSlices, Wakeup, settledFromOutside } from './delivery-signals.js';
 
 export interface InMemoryEventStoreOptions {
   /** For `recordedAt` and `positionBefore`; default the system's. */
@@ -146,6 +146,7 @@ export class InMemoryEventStore implements EventStore {
       this.wakers.delete(waker);
     };
     const caughtUp = settledFromOutside();
+    const slices = new TimeSlices();
     const headAtStart = this.log.length;
 
     const loop = (async () => {
@@ -165,6 +166,7 @@ export class InMemoryEventStore implements EventStore {
         }
         after = next.position;
         if (after >= BigInt(headAtStart)) caughtUp.resolve();
+        await slices.yieldIfDue();
       }
     })().catch((error: unknown) => {
       stop();

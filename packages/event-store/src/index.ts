@@ -4,4 +4,4 @@ export { handleCommand, type CommandHandling, type CommandOutcome, type CommandS
 export { followLog, logReader, type LogReader } from './follow-log.js';
 export { readAllOf } from './read-all-of.js';
 export { guardAvailability, type Availability, type AvailabilityOptions, type GuardedEventStore, type ResilientSubscription } from './store-availability.js';
-export { Wakeup, settledFromOutside, type Settled } from './delivery-signals.js';
+export { TimeSlices, Wakeup, settledFromOutside, type Settled } from './delivery-signals.js';
