@@ -14,7 +14,9 @@ export function tokenLifetimeOf(event: TokenIssued | TokenRotated | LegacyTokenI
  * still live, to revoke them all, and the longest token lifetime the log shows, which a cut must
  * outlive (docs/decisions/0011). It follows every token event from the start of the log, and holds
  * only families that can still produce or carry a usable token: not revoked, and with a refresh
- * token or an access token unexpired. Memory follows the live families, a Map entry each.
+ * token or an access token unexpired. Memory follows the live families, a Map entry each: a family
+ * already dead when its event is read (most of a long history) is never stored, so reading the
+ * whole log holds no more than the families alive at its end.
  */
 export class AccountFamilies implements LogReader {
   readonly types: readonly TesseraEventType[] = [...tokenIssuingTypes, 'TokenRevoked', 'AccountTokensRevoked'];
@@ -25,13 +27,16 @@ export class AccountFamilies implements LogReader {
   private position: bigint | undefined;
   private readonly waiters = new Set<{ readonly position: bigint; readonly resolve: () => void }>();
 
+  /** `now`: epoch seconds, to leave out families dead already when read; without it every family is kept until forgetExpired(). */
+  constructor(private readonly now?: () => number) {}
+
   apply(recorded: RecordedEvent): void {
     const { event } = recorded;
     switch (event.type) {
       case 'TokenIssued':
       case 'TokenRotated':
         this.longest = Math.max(this.longest, tokenLifetimeOf(event));
-        this.extend(event.familyId, event.accountId, Math.max(event.refreshExpiresAt, event.accessExpiresAt));
+        this.extendOrForget(event.familyId, event.accountId, Math.max(event.refreshExpiresAt, event.accessExpiresAt));
         break;
       case 'TokenRevoked':
         this.remove(event.familyId);
@@ -98,6 +103,12 @@ export class AccountFamilies implements LogReader {
       forgotten += 1;
     }
     return forgotten;
+  }
+
+  /** A family whose tokens are all expired by now is dropped rather than kept until the next forgetExpired(). */
+  private extendOrForget(familyId: string, accountId: string, forgetAt: number): void {
+    if (this.now !== undefined && forgetAt <= this.now()) this.remove(familyId);
+    else this.extend(familyId, accountId, forgetAt);
   }
 
   private extend(familyId: string, accountId: string, forgetAt: number): void {

@@ -30,6 +30,15 @@ const revoked = (familyId: string, accountId: string, at: number): TesseraEvent 
 const legacy = (accountId: string, at: number, seconds: number): TesseraEvent => ({ type: 'LegacyTokenIssued', v: 1, accountId, credentialId: 'l', apiId: 'tla_x', jti: `j${at}`, issuedAt: at, expiresAt: at + seconds });
 
 describe('AccountFamilies', () => {
+  it('with a clock, never stores a family already dead when its event is read, and drops one whose newest event is dead', () => {
+    const families = new AccountFamilies(() => t0);
+    for (const event of [issued('old', 'a', t0 - 200_000), issued('fresh', 'a', t0 - 10), issued('refreshed-dead', 'a', t0 - 10), issued('refreshed-dead', 'a', t0 - 200_000)]) {
+      families.apply(recorded(event));
+    }
+    expect(families.size).toBe(1);
+    expect(families.liveFamilies('a', t0)).toEqual(['fresh']);
+  });
+
   it('lists the families of an account that are neither revoked nor past their refresh and access expiry', () => {
     const families = new AccountFamilies();
     for (const event of [issued('f1', 'a', t0), issued('f2', 'a', t0), issued('f3', 'a', t0, 60, 120), issued('g1', 'b', t0), revoked('f2', 'a', t0 + 1)]) families.apply(recorded(event));

@@ -2,7 +2,7 @@ import type { FamilyEvent, TokenCutEvent } from '@tessera/contracts';
 import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import type { AuditReadModel } from '@tessera/audit';
 import { followLog, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
-import { epochSeconds, type Host } from '@tessera/host';
+import { epochSeconds, registerGauges, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar } from '@tessera/server';
 import { createSecretHasher, openKeyFolders } from '@tessera/tokens';
 import { AccountFamilies } from './account-families.js';
@@ -32,8 +32,11 @@ export interface AdminApi {
   readonly readers: readonly LogReader[];
 }
 
-/** How long the first account revocation waits for the families read model before answering 503. */
-const familiesCatchUpMs = 10_000;
+/**
+ * How long an account revocation waits for the families read model, built in the background on
+ * first use, before it answers 503 with Retry-After: every answer has a bound.
+ */
+const familiesCatchUpMs = 2_000;
 
 /**
  * Wires the admin API into a process: the admin token read model (followed by the
@@ -48,8 +51,8 @@ const familiesCatchUpMs = 10_000;
 export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks = {}): AdminApi {
   const { hashingKey } = openKeyFolders(host.config.TESSERA_DATA_DIR, host.config.TESSERA_KEYS_DIR);
   const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey));
-  const families = new AccountFamilies();
   const now = () => epochSeconds(host.clock);
+  const families = new AccountFamilies(now);
   let following: ResilientSubscription | undefined;
   async function familiesReady(): Promise<boolean> {
     if (!following) {
@@ -65,6 +68,9 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
     }
     return following.live() || (await within(following.caughtUp, familiesCatchUpMs));
   }
+  registerGauges(host.metrics, {
+    tessera_admin_families_entries: { help: 'Live token families the admin API\'s families read model holds (built on the first account revocation)', read: () => families.size },
+  });
   const guard = createAdminGuard({ tokens });
   const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut });
   return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, now: () => host.clock.now() }), readers: [tokens.reader] };

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '@tessera/timing';
 import { SqliteEventStore } from './sqlite-event-store.js';
-import { writeBulkLog } from './testing/bulk-log.js';
+import { blockedLoopProbe } from '../../../test/support/blocked-loop-probe.js';
+import { revocations, writeBulkLog } from './testing/bulk-log.js';
 
 /**
  * A read model catching up with a long log shares the thread with the requests: a catch-up of
@@ -24,7 +25,7 @@ afterEach(async () => {
 describe('a subscription catching up with a long log', () => {
   it('delivers all 200,000 events while the event loop is never held for 250 ms or more', async () => {
     const file = join(dir, 'events.db');
-    writeBulkLog(file, 200_000, systemClock.now());
+    writeBulkLog(file, revocations(200_000, systemClock.now()));
     store = new SqliteEventStore({ file });
     const probe = blockedLoopProbe();
     let delivered = 0;
@@ -38,19 +39,3 @@ describe('a subscription catching up with a long log', () => {
   });
 });
 
-/** A 1 ms timer noting the longest time between its ticks, up to stop(). */
-function blockedLoopProbe(): { stop(): number } {
-  let last = performance.now();
-  let longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return Math.max(longest, performance.now() - last);
-    },
-  };
-}

@@ -1,25 +1,49 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
+import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
 import { schema } from '../sqlite-schema.js';
 
+export interface BulkEntry {
+  readonly stream: string;
+  readonly event: TesseraEvent;
+  readonly recordedAt: number;
+  readonly metadata?: EventMetadata;
+}
+
 /**
- * Writes `count` revocation events straight into a SQLite log file, in one transaction: a long
- * log in a second, for tests of what a long catch-up costs. The same rows the store appends.
+ * Writes events straight into a SQLite log file, in one transaction and the same rows the store
+ * appends: a long log in a second or two, for tests of what a long history costs. Revisions count
+ * per stream from what the file already holds.
  */
-export function writeBulkLog(file: string, count: number, recordedAt: number): void {
+export function writeBulkLog(file: string, entries: Iterable<BulkEntry>): void {
   const db = new Database(file);
   try {
     db.pragma('journal_mode = WAL');
     db.exec(schema);
-    const insert = db.prepare('INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, 0, ?, ?, ?, ?)');
+    const insert = db.prepare('INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const lastRevision = db.prepare<[string], number | null>('SELECT MAX(revision) FROM events WHERE stream = ?').pluck();
+    const revisions = new Map<string, number>();
     db.transaction(() => {
-      for (let i = 0; i < count; i += 1) {
-        const familyId = `fam-${i}`;
-        const event = { type: 'TokenRevoked', v: 1, familyId, accountId: `acct-${i % 100}`, generation: 0, revokedAt: Math.floor(recordedAt / 1000), accessExpiresAt: Math.floor(recordedAt / 1000) + 3600 };
-        insert.run(randomUUID(), `tokenfamily-${familyId}`, event.type, JSON.stringify(event), '{}', recordedAt);
+      for (const { stream, event, recordedAt, metadata } of entries) {
+        const revision = (revisions.get(stream) ?? lastRevision.get(stream) ?? -1) + 1;
+        revisions.set(stream, revision);
+        insert.run(randomUUID(), stream, revision, event.type, JSON.stringify(event), JSON.stringify(metadata ?? {}), recordedAt);
       }
     })();
   } finally {
     db.close();
+  }
+}
+
+/** `count` revocations of families of their own: a long log for catch-up tests. */
+export function* revocations(count: number, recordedAt: number): Generator<BulkEntry> {
+  const seconds = Math.floor(recordedAt / 1000);
+  for (let i = 0; i < count; i += 1) {
+    const familyId = `fam-${i}`;
+    yield {
+      stream: `tokenfamily-${familyId}`,
+      event: { type: 'TokenRevoked', v: 1, familyId, accountId: `acct-${i % 100}`, generation: 0, revokedAt: seconds, accessExpiresAt: seconds + 3600 },
+      recordedAt,
+    };
   }
 }
