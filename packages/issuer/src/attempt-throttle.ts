@@ -10,6 +10,12 @@ export interface FailureLimits {
   readonly address: number;
   /** Per address, on refresh-oauth-token and revoke-oauth-token together. */
   readonly refresh: number;
+  /**
+   * Per trusted proxy, on all four operations together: the connection's address when the
+   * client's came from X-Forwarded-For (TESSERA_TRUSTED_PROXIES). A client inside a trusted range
+   * can name a new address on every attempt; this bounds what that buys.
+   */
+  readonly proxy: number;
 }
 
 export type ThrottledOperation = 'issue' | 'legacy_issue' | 'refresh' | 'revoke';
@@ -26,7 +32,7 @@ export interface AttemptThrottle {
 /** The credential id in a request body, cut short: it keys a budget, and a body may be 16 KiB. */
 const credentialId = (body: unknown, field: string): string => String((body as Record<string, unknown> | undefined)?.[field] ?? '').slice(0, 128);
 
-/** Which budgets each token operation spends, by route. */
+/** Which budgets each token operation spends, by route (and every one the proxy's: proxyBudgets). */
 const operations: Record<string, { operation: ThrottledOperation; budgets: (request: FastifyRequest, limits: FailureLimits) => Budget[] }> = {
   '/v5/Authorization/get-oauth-token': { operation: 'issue', budgets: (request, limits) => loginBudgets(request, limits, `v5:${credentialId(request.body, 'api_login_id')}`) },
   '/v1/authenticate': { operation: 'legacy_issue', budgets: (request, limits) => loginBudgets(request, limits, `v1:${credentialId(request.body, 'apiid')}`) },
@@ -47,6 +53,17 @@ function refreshBudgets(request: FastifyRequest, limits: FailureLimits): Budget[
 }
 
 /**
+ * The aggregate budget of the hop a request came through, when its client's address was read from
+ * X-Forwarded-For (request.ip differs from the connection's address). Keyed by the connection's
+ * address, which the client cannot choose, never by an address in the header, which it can.
+ */
+function proxyBudgets(request: FastifyRequest, limits: FailureLimits): Budget[] {
+  const hop = request.socket.remoteAddress;
+  if (limits.proxy <= 0 || hop === undefined || hop === request.ip) return [];
+  return [{ key: `proxy:${hop}`, scope: 'proxy', limit: limits.proxy }];
+}
+
+/**
  * Throttles failed token operations, on the app (an encapsulated context) that holds the token
  * routes. Before the handler: a spent budget answers 429 with Retry-After, whatever the
  * credentials (a right key after many wrong ones from that address is refused too; that is the
@@ -61,7 +78,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
   app.addHook('preHandler', async (request, reply) => {
     const route = operations[request.routeOptions.url ?? ''];
     if (!route || throttle.exempt?.(request)) return;
-    const budgets = route.budgets(request, throttle.limits);
+    const budgets = [...route.budgets(request, throttle.limits), ...proxyBudgets(request, throttle.limits)];
     if (budgets.length === 0) return;
     const throttled = await throttle.limiter.check(budgets);
     if (throttled) {
@@ -82,7 +99,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
 }
 
 function tooManyFailures(reply: FastifyReply, scope: BudgetScope, retryAfterSeconds: number): FastifyReply {
-  const whose = scope === 'credential' ? 'with this credential from this address' : 'from this address';
+  const whose = { credential: 'with this credential from this address', address: 'from this address', proxy: 'through this proxy' }[scope];
   return sendProblem(reply.header('retry-after', String(retryAfterSeconds)), {
     type: problemTypes.tooManyRequests,
     title: 'Too Many Requests',

@@ -62,7 +62,7 @@ describe('the peer link on the home issuer', () => {
     seen.length = 0;
   });
   const start = async () => {
-    const throttle = { limiter: createInMemoryAttemptLimiter({ windowSeconds: 300, clock: systemClock }), limits: { credential: 3, address: 3, refresh: 2 }, exempt: isForwardedByPeer };
+    const throttle = { limiter: createInMemoryAttemptLimiter({ windowSeconds: 300, clock: systemClock }), limits: { credential: 3, address: 3, refresh: 2, proxy: 0 }, exempt: isForwardedByPeer };
     app = await buildApp({
       logLevel: 'silent',
       readiness: createReadiness(),

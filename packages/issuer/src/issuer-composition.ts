@@ -88,6 +88,7 @@ function attemptThrottle(host: Host): AttemptThrottle {
       credential: config.TESSERA_THROTTLE_CREDENTIAL_FAILURES,
       address: config.TESSERA_THROTTLE_ADDRESS_FAILURES,
       refresh: config.TESSERA_THROTTLE_REFRESH_FAILURES,
+      proxy: config.TESSERA_THROTTLE_PROXY_FAILURES,
     },
     onThrottled: (operation, scope) => metrics.throttled.inc({ operation, scope }),
     exempt: isForwardedByPeer,

@@ -10,6 +10,7 @@ import { countOutcomes } from './http-metrics.js';
 import { builtInRouteSchemas, registerOpenApi } from './openapi.js';
 import { capConnections } from './connection-caps.js';
 import { addSecurityHeaders } from './security-headers.js';
+import { believeOnlyForwardedAddresses } from './forwarded-client.js';
 import { serverOptions, type TransportSettings } from './transport.js';
 
 /** Which interfaces one listener serves: both on the one port, or v5 and v1 apart (TESSERA_LEGACY_PORT). */
@@ -60,6 +61,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   // Transport hardening: connection caps, and headers on every answer.
   const { metrics } = parts;
   if (parts.transport) capConnections(app.server, parts.transport, (reason) => metrics.connectionsRefused.inc({ reason }));
+  if (parts.transport?.trustedProxies) believeOnlyForwardedAddresses(app);
   addSecurityHeaders(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
