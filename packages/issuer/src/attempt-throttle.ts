@@ -25,8 +25,13 @@ export interface AttemptThrottle {
   readonly limits: FailureLimits;
   /** Counts a 429 (tessera_throttled_total). */
   readonly onThrottled?: (operation: ThrottledOperation, scope: BudgetScope) => void;
-  /** Requests no budget applies to: those an authenticated peer issuer forwarded, already throttled there by the client's address. */
-  readonly exempt?: (request: FastifyRequest) => boolean;
+  /**
+   * Requests whose failures are charged to no budget: those an authenticated peer issuer
+   * forwarded, already charged there to the client's address. They are still checked against the
+   * budgets of the address they came from, so once wrong guesses of the peer secret have spent it,
+   * the right secret is refused like a wrong one and the 429 tells a guesser nothing.
+   */
+  readonly uncharged?: (request: FastifyRequest) => boolean;
 }
 
 /** The credential id in a request body, cut short: it keys a budget, and a body may be 16 KiB. */
@@ -77,7 +82,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
   // After validation, so the credential id is in the body; a malformed request is a 400 and spends nothing.
   app.addHook('preHandler', async (request, reply) => {
     const route = operations[request.routeOptions.url ?? ''];
-    if (!route || throttle.exempt?.(request)) return;
+    if (!route) return;
     const budgets = [...route.budgets(request, throttle.limits), ...proxyBudgets(request, throttle.limits)];
     if (budgets.length === 0) return;
     const throttled = await throttle.limiter.check(budgets);
@@ -86,7 +91,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
       request.log.info({ throttled: throttled.scope }, 'token request throttled');
       return tooManyFailures(reply, throttled.scope, throttled.retryAfterSeconds);
     }
-    charged.set(request, budgets);
+    if (!throttle.uncharged?.(request)) charged.set(request, budgets);
   });
   // onSend, not onResponse: the failure is charged before the client reads its 401 and tries again.
   app.addHook('onSend', async (request, reply, payload) => {
