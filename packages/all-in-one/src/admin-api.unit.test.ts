@@ -202,3 +202,25 @@ describe('POST /admin/v1/accounts/{account_id}/revoke-tokens', () => {
     expectProblem(await expectNothingAppended(() => post('/admin/v1/accounts/acct-a/revoke-tokens', admin.reader.token)), 403, 'Bearer error="insufficient_scope", scope="tokens:revoke"');
   });
 });
+
+describe('GET /admin/v1/events with a forged cursor', () => {
+  // Made as the server makes its cursors (base64url of `p1:<position>`), with positions past what the audit index holds.
+  const forged = (position: string) => Buffer.from(`p1:${position}`).toString('base64url');
+
+  const events = (cursor: string) => adminApp.inject({ method: 'GET', url: `/admin/v1/events?cursor=${cursor}`, headers: { authorization: `Bearer ${admin.reader.token}` } });
+
+  it.each(['9999999999999999999', '9223372036854775808'])('a position past a signed 64-bit integer (%s) is 400 problem+json naming the cursor, not a 500', async (position) => {
+    // The audit index follows the log on its own (it is not held): once it has caught up it answers.
+    await expect.poll(async () => (await events(forged('0'))).statusCode).toBe(200);
+    const answer = await events(forged(position));
+    const problem = expectProblem(answer, 400, undefined);
+    expect(problem.errors).toEqual([{ field: 'cursor', message: expect.any(String) }]);
+  });
+
+  it('the largest position the index can hold is a cursor like any other: no rows after it', async () => {
+    await expect.poll(async () => (await events(forged('0'))).statusCode).toBe(200);
+    const answer = await events(forged('9223372036854775807'));
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toMatchObject({ events: [], next_cursor: null });
+  });
+});
