@@ -76,6 +76,10 @@ export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
     plugin: fp(
       async (app: FastifyInstance) => {
         app.decorateRequest('adminToken', undefined);
+        // Unrouted requests are answered as they arrive, before this plugin's hook: the gate puts the
+        // token check in front of their 404 and 405 too, so a caller without a usable token gets the
+        // same 401 whatever the path, and learns nothing of which paths and methods exist.
+        app.guardUnrouted(adminPathPrefix, (request, reply) => authenticate(request, reply) === undefined);
         app.addHook('onRequest', async (request, reply) => {
           // The route matched as well as the raw path: a percent-encoded path can reach a route its raw form does not name.
           if (!request.url.startsWith(adminPathPrefix) && !(request.routeOptions.url ?? '').startsWith(adminPathPrefix)) return;
