@@ -37,7 +37,7 @@ const bearer = /^bearer +([^\s]+) *$/i;
 
 /**
  * Admin tokens with scopes, RFC 6750 challenges and problem+json (docs/interface.md, Errors): no token is
- * `WWW-Authenticate: Bearer` alone; an unknown or revoked one adds `error="invalid_token"`; a token
+ * `WWW-Authenticate: Bearer` alone; an unknown, revoked or expired one adds `error="invalid_token"`; a token
  * without the scope is 403 `error="insufficient_scope", scope="…"`.
  */
 export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
@@ -52,7 +52,7 @@ export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
     }
     const admin = deps.tokens.authenticate(presented);
     if (!admin) {
-      refuse(reply, 401, 'Bearer error="invalid_token"', unauthorized('the admin token is unknown or revoked'));
+      refuse(reply, 401, 'Bearer error="invalid_token"', unauthorized('the admin token is unknown, revoked or expired'));
       return undefined;
     }
     request.adminToken = admin;

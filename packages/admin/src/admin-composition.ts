@@ -47,9 +47,9 @@ const familiesCatchUpMs = 10_000;
  */
 export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks = {}): AdminApi {
   const { hashingKey } = openKeyFolders(host.config.TESSERA_DATA_DIR, host.config.TESSERA_KEYS_DIR);
-  const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey));
-  const families = new AccountFamilies();
   const now = () => epochSeconds(host.clock);
+  const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey), now);
+  const families = new AccountFamilies();
   let following: ResilientSubscription | undefined;
   async function familiesReady(): Promise<boolean> {
     if (!following) {
