@@ -51,7 +51,7 @@ describe('tessera admin-tokens', () => {
     await expect.poll(() => revokeUnknownFamily(reader.admin_token!), withinASecond).toBe(403);
     const { stdout } = await tessera(['admin-tokens', 'list', '--json']);
     const rows = JSON.parse(stdout) as Record<string, unknown>[];
-    expect(rows.find((row) => row.id === reader.id)).toEqual({ id: reader.id, name: 'auditor', scopes: ['audit:read'], created: expect.stringMatching(/^\d{4}-/), revoked: null });
+    expect(rows.find((row) => row.id === reader.id)).toEqual({ id: reader.id, name: 'auditor', scopes: ['audit:read'], created: expect.stringMatching(/^\d{4}-/), expires: null, revoked: null });
     expect(stdout).not.toContain(reader.admin_token);
     expect((await tessera(['admin-tokens', 'list'])).stdout).not.toContain(reader.admin_token);
   });
@@ -64,6 +64,25 @@ describe('tessera admin-tokens', () => {
     await expect.poll(() => revokeUnknownFamily(created.admin_token!), withinASecond).toBe(401);
     const rows = JSON.parse((await tessera(['admin-tokens', 'list', '--json'])).stdout) as Record<string, unknown>[];
     expect(rows.find((row) => row.id === created.id)?.revoked).toBe(revoked.revoked);
+  });
+
+  it('create --expires-in makes a token the admin API refuses once it has expired (401 invalid_token), and list shows when it expires', async () => {
+    const { stdout } = await tessera(['admin-tokens', 'create', '--name', 'short-lived', '--scope', 'tokens:revoke', '--expires-in', '3', '--json']);
+    const created = JSON.parse(stdout) as Record<string, string>;
+    // The documented answer stays exactly these two fields; list says when the token expires.
+    expect(Object.keys(created).sort()).toEqual(['admin_token', 'id']);
+    const listed = (JSON.parse((await tessera(['admin-tokens', 'list', '--json'])).stdout) as Record<string, unknown>[]).find((row) => row.id === created.id);
+    expect(listed).toMatchObject({ name: 'short-lived', revoked: null, expires: expect.stringMatching(/^\d{4}-.*Z$/) });
+    const expiresAt = Date.parse(String(listed!.expires));
+    expect(expiresAt - Date.parse(String(listed!.created))).toBe(3000);
+    expect((await tessera(['admin-tokens', 'list'])).stdout).toMatch(new RegExp(`${created.id}  short-lived  tokens:revoke  created \\S+  expires ${String(listed!.expires).replaceAll('.', '\\.')}`));
+    await expect.poll(() => revokeUnknownFamily(created.admin_token!), withinASecond).toBe(404);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now() + 50)));
+    const refused = await adminPost('/admin/v1/families/no-such-family/revoke', created.admin_token!);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(refused.json()).toMatchObject({ type: 'urn:tessera:problem:invalid-token', detail: expect.stringMatching(/expired/) });
+    expect((await tessera(['admin-tokens', 'list'])).stdout).toMatch(new RegExp(`${created.id}  .*  EXPIRED `));
   });
 
   it('account revocation answers revoked_families over the admin listener, and the cut is in the log with the admin token\'s id', async () => {
@@ -96,6 +115,8 @@ describe('tessera admin-tokens', () => {
     ['an unknown scope', 2, ['admin-tokens', 'create', '--name', 'x', '--scope', 'admin:all']],
     ['no scope', 2, ['admin-tokens', 'create', '--name', 'x']],
     ['no name', 2, ['admin-tokens', 'create', '--scope', 'audit:read']],
+    ['--expires-in 0', 2, ['admin-tokens', 'create', '--name', 'x', '--scope', 'audit:read', '--expires-in', '0']],
+    ['--expires-in that is not a whole number of seconds', 2, ['admin-tokens', 'create', '--name', 'x', '--scope', 'audit:read', '--expires-in', '1h']],
     ['revoking an id that does not exist', 3, ['admin-tokens', 'revoke', '--id', 'no-such-token']],
   ])('%s exits %i with one line on stderr', async (_what, code, args) => {
     const refused = await tessera(args).then(

@@ -97,6 +97,8 @@ describe('tessera audit', () => {
     [['--type', 'TokenMinted'], /--type unknown event type/],
     [['--format', 'xml'], /--format must be table or ndjson/],
     [['--cursor', 'nope'], /--cursor is not a cursor/],
+    // Made as the server makes cursors, with a position no SQLite integer can hold.
+    [['--cursor', Buffer.from('p1:9999999999999999999').toString('base64url')], /--cursor is not a cursor/],
   ])('%j is a usage error naming the flag (exit 2)', async (args, message) => {
     const refused = await runCli(['audit', ...args]);
     expect(refused).toMatchObject({ code: 2, stdout: '' });

@@ -139,3 +139,24 @@ describe('never a 5xx', () => {
     }
   });
 });
+
+describe('what fastify refuses before routing', () => {
+  it.each([
+    ['public', 'a path that is not valid percent-encoding', '/v5/Authorization/%E0%A4%A', 400],
+    ['admin', 'a path that is not valid percent-encoding', '/admin/v1/accounts/%E0%A4%A/access-at', 400],
+    ['admin', 'a path parameter past its length limit', `/admin/v1/accounts/${'a'.repeat(101)}/access-at`, 414],
+  ] as const)('on the %s listener, %s is answered problem+json with HSTS and nosniff, and logged with an access line', async (listener, _what, path, status) => {
+    const answer = listener === 'public' ? await tessera.request(path) : await tessera.adminRequest(path);
+    expect(answer.status).toBe(status);
+    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(answer.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    const accessLine = () =>
+      tessera
+        .logs()
+        .split('\n')
+        .find((line) => line.includes('"request completed"') && line.includes(`"url":"${path}"`));
+    await expect.poll(accessLine, { timeout: 5_000 }).toBeDefined();
+    expect(JSON.parse(accessLine()!)).toMatchObject({ req: { method: 'GET', url: path, remoteAddress: '127.0.0.1' }, res: { statusCode: status } });
+  });
+});

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,10 @@ describe('two regions: refresh and revoke forwarded to the home region', () => {
   // Region c's "issuer": accepts connections and never answers, for the timeout.
   let silent: Server;
   const silentSockets = new Set<Socket>();
+  // Region d's "issuer" answers every request with a 307 to another origin, which records what reaches it.
+  let redirecting: HttpsServer;
+  let elsewhere: HttpsServer;
+  const reachedElsewhere: { headers: Record<string, unknown>; body: string }[] = [];
 
   beforeAll(async () => {
     // One certificate for both, trusted by file (NODE_EXTRA_CA_CERTS): each needs to trust the other before either starts.
@@ -56,6 +61,21 @@ describe('two regions: refresh and revoke forwarded to the home region', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const silentPort = (silent.address() as { port: number }).port;
+    elsewhere = createHttpsServer({ key: pems.private, cert: pems.cert }, (request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        reachedElsewhere.push({ headers: request.headers, body });
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"revoked":true,"timestamp":"2026-01-01T00:00:00.000Z"}');
+      });
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    const elsewherePort = (elsewhere.address() as { port: number }).port;
+    redirecting = createHttpsServer({ key: pems.private, cert: pems.cert }, (request, response) => {
+      response.writeHead(307, { location: `https://localhost:${elsewherePort}${request.url ?? '/'}` }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    const redirectingPort = (redirecting.address() as { port: number }).port;
     const [portA, portB] = [await freePort(), await freePort()];
     const region = (name: string, port: number, peers: string) => ({
       TESSERA_REGION: name,
@@ -70,7 +90,7 @@ describe('two regions: refresh and revoke forwarded to the home region', () => {
     });
     [a, b] = await Promise.all([
       startTessera(region('a', portA, `b=https://localhost:${portB}`), { dataDir: folders.a }),
-      startTessera(region('b', portB, `a=https://localhost:${portA},c=https://localhost:${silentPort}`), { dataDir: folders.b }),
+      startTessera(region('b', portB, `a=https://localhost:${portA},c=https://localhost:${silentPort},d=https://localhost:${redirectingPort}`), { dataDir: folders.b }),
     ]);
     [accountA, accountB] = await Promise.all([a.createAccount(), b.createAccount()]);
   }, 60_000);
@@ -79,6 +99,10 @@ describe('two regions: refresh and revoke forwarded to the home region', () => {
     await Promise.all([a?.stop(), b?.stop()]);
     for (const socket of silentSockets) socket.destroy();
     silent?.close();
+    redirecting?.closeAllConnections();
+    redirecting?.close();
+    elsewhere?.closeAllConnections();
+    elsewhere?.close();
     for (const folder of Object.values(folders)) rmSync(folder, { recursive: true, force: true });
   });
 
@@ -162,6 +186,43 @@ describe('two regions: refresh and revoke forwarded to the home region', () => {
     expect(answer.status).toBe(503);
     expect(answer.headers['retry-after']).toMatch(/^\d+$/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('does not follow a redirect from the home region: the peer secret and the refresh token reach no other origin, and the client gets 503', async () => {
+    const refreshToken = `tsr_d_${'A'.repeat(22)}.${'B'.repeat(43)}`;
+    for (const path of [refresh, revoke]) {
+      const answer = await b.postJson(path, { refresh_token: refreshToken });
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+    }
+    expect(reachedElsewhere).toEqual([]);
+  });
+
+  it('charges wrong peer secrets to the address\'s refresh budget: past it, 429 before the secret is looked at', async () => {
+    const { refresh_token } = await pairFrom(a, accountA);
+    const guess = (peerSecret: string) =>
+      a.postJson(refresh, { refresh_token }, { 'tessera-forwarded-for': '192.0.2.7', 'tessera-peer-secret': peerSecret }, { localAddress: '127.0.0.9' }).then((answer) => answer.status);
+    // TESSERA_THROTTLE_REFRESH_FAILURES: 100 by default.
+    for (let attempt = 0; attempt < 100; attempt += 1) expect(await guess(randomBytes(32).toString('base64url'))).toBe(401);
+    expect(await guess(randomBytes(32).toString('base64url'))).toBe(429);
+    // The right secret from that address too: the 429 does not tell a right guess from a wrong one.
+    expect(await guess(secret)).toBe(429);
+    // Another address is not held back, and the token was never spent.
+    expect((await a.postJson(refresh, { refresh_token })).status).toBe(200);
+  });
+
+  it('gives the peer secret nothing on get-oauth-token, which is never forwarded: throttled and recorded by the connection\'s address', async () => {
+    const peer = { 'tessera-forwarded-for': '192.0.2.99', 'tessera-peer-secret': secret };
+    const getToken = (transactionKey: string) =>
+      a.postJson('/v5/Authorization/get-oauth-token', { api_login_id: accountA.api_login_id, transaction_key: transactionKey }, peer, { localAddress: '127.0.0.10' });
+    const issued = await getToken(accountA.transaction_key);
+    expect(issued.status).toBe(200);
+    const familyId = claimsOf(String(issued.json().token)).fid;
+    const { stdout } = await a.tessera(['audit', '--family', familyId, '--format', 'ndjson']);
+    expect(stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { source_address: string }).source_address)).toEqual(['127.0.0.10']);
+    // TESSERA_THROTTLE_CREDENTIAL_FAILURES: 10 by default.
+    for (let attempt = 0; attempt < 10; attempt += 1) expect((await getToken('wrong-key')).status).toBe(401);
+    expect((await getToken(accountA.transaction_key)).status).toBe(429);
   });
 
   it('measures the extra latency of a forwarded refresh on loopback (median of 50)', async () => {

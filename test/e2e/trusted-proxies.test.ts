@@ -52,6 +52,67 @@ describe('behind a trusted proxy (TESSERA_TRUSTED_PROXIES=127.0.0.1)', () => {
   });
 });
 
+/**
+ * A trusted range that also holds clients (all of 127.0.0.0/8 here): a client inside it reaches
+ * Tessera directly and writes X-Forwarded-For itself. What it writes there must be an address, and
+ * rotating it buys no more than the aggregate budget of the hop it comes through.
+ */
+describe('with a trusted range that also holds clients (TESSERA_TRUSTED_PROXIES=127.0.0.0/8)', () => {
+  const hopBudget = 6;
+  let tessera: TesseraProcess;
+  let account: Credentials;
+  beforeAll(async () => {
+    tessera = await startTessera({
+      TESSERA_TRUSTED_PROXIES: '127.0.0.0/8',
+      TESSERA_THROTTLE_CREDENTIAL_FAILURES: String(budget),
+      TESSERA_THROTTLE_PROXY_FAILURES: String(hopBudget),
+    });
+    account = await tessera.createAccount();
+  });
+  afterAll(async () => {
+    await tessera?.stop();
+  });
+
+  it('a forwarded value that is not an IP address is not believed: the direct peer\'s budget is spent, however the value rotates', async () => {
+    for (let attempt = 0; attempt < budget; attempt += 1) expect(await getToken(tessera, account, 'wrong-key', `not-an-address-${attempt}`, '127.0.0.2')).toBe(401);
+    expect(await getToken(tessera, account, account.transaction_key, 'not-an-address-99', '127.0.0.2')).toBe(429);
+  });
+
+  it('a forwarded value that is not an IP address reaches neither the log nor the audit trail: the direct peer\'s address does', async () => {
+    const forged = 'forged<script>';
+    const answer = await tessera.postJson(
+      '/v5/Authorization/get-oauth-token',
+      { api_login_id: account.api_login_id, transaction_key: account.transaction_key },
+      { 'x-forwarded-for': forged },
+      { localAddress: '127.0.0.5' },
+    );
+    expect(answer.status).toBe(200);
+    const familyId = (JSON.parse(Buffer.from(String(answer.json().token).split('.')[1]!, 'base64url').toString()) as { fid: string }).fid;
+    await expect.poll(() => tessera.logs().includes('"remoteAddress":"127.0.0.5"'), { timeout: 5_000 }).toBe(true);
+    const { stdout } = await tessera.tessera(['audit', '--family', familyId, '--format', 'ndjson']);
+    const rows = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; source_address: string });
+    expect(rows.map((row) => [row.type, row.source_address])).toEqual([['TokenIssued', '127.0.0.5']]);
+    expect(tessera.logs()).not.toContain('forged');
+  });
+
+  it('rotating X-Forwarded-For through one hop buys only that hop\'s aggregate budget (TESSERA_THROTTLE_PROXY_FAILURES); another hop is not held back', async () => {
+    // Each attempt names another client, so no client's own budget is ever spent: only the hop's.
+    for (let attempt = 0; attempt < hopBudget; attempt += 1) expect(await getToken(tessera, account, 'wrong-key', `198.51.100.${attempt + 1}`, '127.0.0.3')).toBe(401);
+    const refused = await tessera.postJson(
+      '/v5/Authorization/get-oauth-token',
+      { api_login_id: account.api_login_id, transaction_key: account.transaction_key },
+      { 'x-forwarded-for': '198.51.100.77' },
+      { localAddress: '127.0.0.3' },
+    );
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.json().detail).toMatch(/through this proxy/);
+    expect(await getToken(tessera, account, account.transaction_key, '198.51.100.78', '127.0.0.4')).toBe(200);
+    const metrics = (await tessera.adminRequest('/metrics')).text;
+    expect(metrics).toMatch(/^tessera_throttled_total\{operation="issue",scope="proxy"\} 1$/m);
+  });
+});
+
 describe('without TESSERA_TRUSTED_PROXIES', () => {
   let tessera: TesseraProcess;
   let account: Credentials;

@@ -80,6 +80,8 @@ export async function startTessera(
     openFilesLimit?: number;
     /** Start the server pinned to these CPUs (`taskset -c`, e.g. "1"): benchmarks keep it off the load generator's core. */
     cpuList?: string;
+    /** The certificate to trust, when the server is given its own (TESSERA_TLS_CERT) rather than making one in its data folder. */
+    caFile?: string;
   } = {},
 ): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
@@ -118,9 +120,10 @@ export async function startTessera(
   const legacyBaseUrl = `https://localhost:${legacyPort}`;
   const adminUrl = adminPort === 'off' ? undefined : `https://localhost:${adminPort}`;
   let ca: Buffer | undefined;
+  const caFile = options.caFile ?? join(dataDir, 'tls', 'self-signed.crt');
 
   async function send(path: string, options: RequestOptions & { admin?: boolean } = {}): Promise<HttpAnswer> {
-    ca ??= readFileSync(join(dataDir, 'tls', 'self-signed.crt'));
+    ca ??= readFileSync(caFile);
     if (options.admin && adminUrl === undefined) throw new Error('the admin listener is off (TESSERA_ADMIN_PORT=off)');
     const url = new URL(path, options.admin ? adminUrl : options.legacy ? legacyBaseUrl : baseUrl);
     return new Promise((resolveAnswer, reject) => {

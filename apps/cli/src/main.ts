@@ -17,7 +17,7 @@ const usage = `usage: tessera <command>
   accounts set-permissions --account ID (--permission P... | --none) [--revoke-tokens] [--json]
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
-  admin-tokens create --name NAME --scope audit:read|tokens:revoke... [--json]
+  admin-tokens create --name NAME --scope audit:read|tokens:revoke... [--expires-in SECONDS] [--json]
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]
   keys rotate [--kid KID]... [--json]

@@ -20,6 +20,8 @@ export interface CreatedAdminToken {
   readonly adminToken: string;
   readonly name: string;
   readonly scopes: readonly AdminScope[];
+  /** Epoch seconds; undefined: it never expires. */
+  readonly expiresAt: number | undefined;
 }
 
 /** What `list` shows of an admin token: never the token or its hash. */
@@ -29,7 +31,9 @@ export interface AdminTokenSummary {
   readonly scopes: readonly string[];
   /** Epoch seconds. */
   readonly createdAt: number;
-  /** Epoch seconds; undefined while the token is active. */
+  /** Epoch seconds; undefined when it never expires. */
+  readonly expiresAt: number | undefined;
+  /** Epoch seconds; undefined unless it was revoked. */
   readonly revokedAt: number | undefined;
 }
 
@@ -49,21 +53,25 @@ export function createAdminTokenService(deps: AdminTokenServiceDeps) {
   const metadata: EventMetadata = { actor: deps.actor };
 
   return {
-    async create(input: { name: string; scopes: readonly string[] }): Promise<CreatedAdminToken> {
+    /** `expiresInSeconds`: the token is refused that long after now; without it, it never expires. */
+    async create(input: { name: string; scopes: readonly string[]; expiresInSeconds?: number | undefined }): Promise<CreatedAdminToken> {
       if (!hasher) throw new Error('creating an admin token needs the hasher in the admin token service deps');
       const name = validName(input.name);
       const scopes = validScopes(input.scopes);
+      const lifetime = input.expiresInSeconds === undefined ? undefined : validLifetime(input.expiresInSeconds);
       const id = newAdminTokenId();
       const adminToken = newAdminToken();
+      const now = deps.now();
+      const expiresAt = lifetime === undefined ? undefined : now + lifetime;
       await handleCommand(store, {
         stream: streams.adminToken(id),
         decider: adminTokenDecider,
-        command: (): AdminTokenCommand => ({ type: 'IssueAdminToken', adminTokenId: id, name, scopes, tokenHash: hasher.hash(adminToken), now: deps.now() }),
+        command: (): AdminTokenCommand => ({ type: 'IssueAdminToken', adminTokenId: id, name, scopes, tokenHash: hasher.hash(adminToken), now, expiresAt }),
         metadata,
         // A fresh random id: nothing to read, and nobody else writes there.
         newStream: true,
       });
-      return { id, adminToken, name, scopes };
+      return { id, adminToken, name, scopes, expiresAt };
     },
 
     /** Refused from then on by every process that follows the log; revoking twice changes nothing. */
@@ -90,7 +98,7 @@ export async function listAdminTokens(store: Pick<EventStore, 'readAll'>): Promi
   for await (const page of readAllOf(store, adminTokenEventTypes)) {
     for (const { event } of page) {
       if (event.type === 'AdminTokenIssued') {
-        tokens.set(event.adminTokenId, { id: event.adminTokenId, name: event.name, scopes: event.scopes, createdAt: event.at, revokedAt: undefined });
+        tokens.set(event.adminTokenId, { id: event.adminTokenId, name: event.name, scopes: event.scopes, createdAt: event.at, expiresAt: event.expiresAt, revokedAt: undefined });
       } else {
         const token = tokens.get(event.adminTokenId);
         if (token) tokens.set(token.id, { ...token, revokedAt: event.at });
@@ -104,6 +112,16 @@ function validName(name: string): string {
   if (name.trim() === '' || name.length > 200) throw new InvalidAdminTokenInput('name', 'an admin token name is 1 to 200 characters, not blank');
   if (unsafeNameCharacter.test(name)) throw new InvalidAdminTokenInput('name', 'an admin token name may not hold control characters (escape sequences, line breaks, tabs, bidi overrides)');
   return name;
+}
+
+/** Ten years: past that an expiry is a typo, not a plan. */
+export const maxAdminTokenLifetimeSeconds = 10 * 365 * 86_400;
+
+function validLifetime(seconds: number): number {
+  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > maxAdminTokenLifetimeSeconds) {
+    throw new InvalidAdminTokenInput('expires-in', `an admin token's lifetime is a whole number of seconds from 1 to ${maxAdminTokenLifetimeSeconds} (ten years)`);
+  }
+  return seconds;
 }
 
 function validScopes(scopes: readonly string[]): AdminScope[] {

@@ -17,9 +17,9 @@ beforeEach(() => {
 
 const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
 const logText = async () => JSON.stringify((await store.readAll()).map(({ event, metadata }) => ({ event, metadata })));
-/** The directory as a process has it after following the log. */
-async function followed(): Promise<AdminTokenDirectory> {
-  const directory = new AdminTokenDirectory(hasher);
+/** The directory as a process has it after following the log, its clock at `at` (epoch seconds). */
+async function followed(at: () => number = () => now): Promise<AdminTokenDirectory> {
+  const directory = new AdminTokenDirectory(hasher, at);
   for (const { event } of await store.readAll({ types: directory.reader.types })) directory.apply(event as AdminTokenEvent);
   return directory;
 }
@@ -45,6 +45,26 @@ describe('admin token service', () => {
     const error = await refusal(service.create(input));
     expect(error).toBeInstanceOf(InvalidAdminTokenInput);
     expect(error).toMatchObject({ field });
+    expect(await store.headPosition()).toBeUndefined();
+  });
+
+  it('create with expiresInSeconds records expiresAt in AdminTokenIssued, and list shows it; without, neither has one', async () => {
+    const expiring = await service.create({ name: 'ops', scopes: ['audit:read'], expiresInSeconds: 900 });
+    const lasting = await service.create({ name: 'ci', scopes: ['audit:read'] });
+    expect(expiring.expiresAt).toBe(now + 900);
+    expect((await store.readStream(streams.adminToken(expiring.id)))[0]?.event).toMatchObject({ type: 'AdminTokenIssued', at: now, expiresAt: now + 900 });
+    expect((await store.readStream(streams.adminToken(lasting.id)))[0]?.event).not.toHaveProperty('expiresAt');
+    const listed = await listAdminTokens(store);
+    expect(listed.map((token) => [token.name, token.expiresAt])).toEqual([
+      ['ops', now + 900],
+      ['ci', undefined],
+    ]);
+  });
+
+  it.each([0, -5, 1.5, Number.NaN, 10 * 365 * 86_400 + 1])('create refuses a lifetime of %s seconds as the caller\'s mistake, appending nothing', async (seconds) => {
+    const error = await refusal(service.create({ name: 'ops', scopes: ['audit:read'], expiresInSeconds: seconds }));
+    expect(error).toBeInstanceOf(InvalidAdminTokenInput);
+    expect(error).toMatchObject({ field: 'expires-in' });
     expect(await store.headPosition()).toBeUndefined();
   });
 
@@ -85,5 +105,19 @@ describe('admin token directory', () => {
     expect(directory.authenticate(created.adminToken)).toBeUndefined();
     expect(directory.authenticate(other.adminToken)?.id).toBe(other.id);
     expect(directory.size).toBe(1);
+  });
+
+  it('refuses a token from its expiry on, by the clock it is given; one without an expiry is never refused for its age', async () => {
+    const expiring = await service.create({ name: 'ops', scopes: ['audit:read'], expiresInSeconds: 60 });
+    const lasting = await service.create({ name: 'ci', scopes: ['audit:read'] });
+    let at = now;
+    const directory = await followed(() => at);
+    expect(directory.authenticate(expiring.adminToken)?.id).toBe(expiring.id);
+    at = now + 59;
+    expect(directory.authenticate(expiring.adminToken)?.id).toBe(expiring.id);
+    at = now + 60;
+    expect(directory.authenticate(expiring.adminToken)).toBeUndefined();
+    at = now + 100 * 365 * 86_400;
+    expect(directory.authenticate(lasting.adminToken)?.id).toBe(lasting.id);
   });
 });

@@ -3,7 +3,7 @@ export class InvalidAdminTokenInput extends Error {
   readonly code = 'ERR_INVALID_ADMIN_TOKEN_INPUT';
   constructor(
     /** Which input: the CLI names its flag after it. */
-    readonly field: 'name' | 'scope',
+    readonly field: 'name' | 'scope' | 'expires-in',
     message: string,
   ) {
     super(message);

@@ -37,7 +37,7 @@ const bearer = /^bearer +([^\s]+) *$/i;
 
 /**
  * Admin tokens with scopes, RFC 6750 challenges and problem+json (docs/interface.md, Errors): no token is
- * `WWW-Authenticate: Bearer` alone; an unknown or revoked one adds `error="invalid_token"`; a token
+ * `WWW-Authenticate: Bearer` alone; an unknown, revoked or expired one adds `error="invalid_token"`; a token
  * without the scope is 403 `error="insufficient_scope", scope="…"`.
  */
 export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
@@ -52,7 +52,7 @@ export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
     }
     const admin = deps.tokens.authenticate(presented);
     if (!admin) {
-      refuse(reply, 401, 'Bearer error="invalid_token"', unauthorized('the admin token is unknown or revoked'));
+      refuse(reply, 401, 'Bearer error="invalid_token"', unauthorized('the admin token is unknown, revoked or expired'));
       return undefined;
     }
     request.adminToken = admin;
@@ -76,6 +76,10 @@ export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
     plugin: fp(
       async (app: FastifyInstance) => {
         app.decorateRequest('adminToken', undefined);
+        // Unrouted requests are answered as they arrive, before this plugin's hook: the gate puts the
+        // token check in front of their 404 and 405 too, so a caller without a usable token gets the
+        // same 401 whatever the path, and learns nothing of which paths and methods exist.
+        app.guardUnrouted(adminPathPrefix, (request, reply) => authenticate(request, reply) === undefined);
         app.addHook('onRequest', async (request, reply) => {
           // The route matched as well as the raw path: a percent-encoded path can reach a route its raw form does not name.
           if (!request.url.startsWith(adminPathPrefix) && !(request.routeOptions.url ?? '').startsWith(adminPathPrefix)) return;

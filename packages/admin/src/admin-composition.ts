@@ -50,8 +50,8 @@ const familiesCatchUpMs = 2_000;
  */
 export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks = {}): AdminApi {
   const { hashingKey } = openKeyFolders(host.config.TESSERA_DATA_DIR, host.config.TESSERA_KEYS_DIR);
-  const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey));
   const now = () => epochSeconds(host.clock);
+  const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey), now);
   const families = new AccountFamilies(now);
   let following: ResilientSubscription | undefined;
   async function familiesReady(): Promise<boolean> {

@@ -112,11 +112,19 @@ describe('admin token auth on /admin/v1/*', () => {
     expect(problem.type).toBe('urn:tessera:problem:forbidden');
   });
 
-  // Unrouted requests are answered as they arrive (404/405), before any route's hooks: the admin
-  // API's paths are public in its contract, so a 404 without a token tells nothing.
-  it('an unknown path under /admin/v1/ is 404 with or without a token', async () => {
-    expect((await adminApp.inject({ method: 'GET', url: '/admin/v1/nothing-here' })).statusCode).toBe(404);
-    expect((await adminApp.inject({ method: 'GET', url: '/admin/v1/nothing-here', headers: { authorization: `Bearer ${admin.reader.token}` } })).statusCode).toBe(404);
+  // A caller without a usable token learns nothing of the admin API, not even which paths and
+  // methods exist: every request under /admin/v1/ is the same 401 to it. With one, 404 and 405.
+  it('an unknown path, or a known one with a method it does not take, under /admin/v1/ is 401 without a usable token, 404 or 405 with one', async () => {
+    const send = (method: 'GET' | 'DELETE', url: string, adminToken?: string) =>
+      adminApp.inject({ method, url, headers: adminToken === undefined ? {} : { authorization: `Bearer ${adminToken}` } });
+    for (const [method, path] of [['GET', '/admin/v1/nothing-here'], ['DELETE', '/admin/v1/families/some-family/revoke']] as const) {
+      expectProblem(await send(method, path), 401, 'Bearer');
+      expectProblem(await send(method, path, admin.revoked.token), 401, 'Bearer error="invalid_token"');
+    }
+    expect((await send('GET', '/admin/v1/nothing-here', admin.reader.token)).statusCode).toBe(404);
+    expect((await send('DELETE', '/admin/v1/families/some-family/revoke', admin.reader.token)).statusCode).toBe(405);
+    // Outside /admin/v1/ nothing changes: an unknown path is a 404 for anyone.
+    expect((await send('GET', '/admin/nothing-here')).statusCode).toBe(404);
   });
 });
 
@@ -200,5 +208,27 @@ describe('POST /admin/v1/accounts/{account_id}/revoke-tokens', () => {
     const problem = expectProblem(await expectNothingAppended(() => post('/admin/v1/accounts/no-such-account/revoke-tokens', admin.revoker.token)), 404, undefined);
     expect(problem.detail).toBe('no account no-such-account');
     expectProblem(await expectNothingAppended(() => post('/admin/v1/accounts/acct-a/revoke-tokens', admin.reader.token)), 403, 'Bearer error="insufficient_scope", scope="tokens:revoke"');
+  });
+});
+
+describe('GET /admin/v1/events with a forged cursor', () => {
+  // Made as the server makes its cursors (base64url of `p1:<position>`), with positions past what the audit index holds.
+  const forged = (position: string) => Buffer.from(`p1:${position}`).toString('base64url');
+
+  const events = (cursor: string) => adminApp.inject({ method: 'GET', url: `/admin/v1/events?cursor=${cursor}`, headers: { authorization: `Bearer ${admin.reader.token}` } });
+
+  it.each(['9999999999999999999', '9223372036854775808'])('a position past a signed 64-bit integer (%s) is 400 problem+json naming the cursor, not a 500', async (position) => {
+    // The audit index follows the log on its own (it is not held): once it has caught up it answers.
+    await expect.poll(async () => (await events(forged('0'))).statusCode).toBe(200);
+    const answer = await events(forged(position));
+    const problem = expectProblem(answer, 400, undefined);
+    expect(problem.errors).toEqual([{ field: 'cursor', message: expect.any(String) }]);
+  });
+
+  it('the largest position the index can hold is a cursor like any other: no rows after it', async () => {
+    await expect.poll(async () => (await events(forged('0'))).statusCode).toBe(200);
+    const answer = await events(forged('9223372036854775807'));
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toMatchObject({ events: [], next_cursor: null });
   });
 });

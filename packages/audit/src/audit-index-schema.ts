@@ -5,6 +5,13 @@
  */
 export const indexVersion = '2';
 
+/**
+ * The largest log position the index can hold: `position` is an INTEGER PRIMARY KEY, a signed
+ * 64-bit integer in SQLite. EventStoreDB's commit positions are unsigned 64-bit, so a position
+ * past this is one the index could never have reflected, and no cursor names one.
+ */
+export const maxIndexedPosition = 9_223_372_036_854_775_807n;
+
 export const indexSchema = `
 -- log_position: the last event the index reflects; first_event_id, last_event_id: the ids of the
 -- log's first event and of that last one, to tell another log; last_time: the time of the last row

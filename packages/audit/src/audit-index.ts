@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import type { RecordedEvent } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { accessAt, grantOf, type AccessAt, type AccessEvent } from './access-at.js';
-import { indexSchema, indexTables, indexVersion, secondaryIndexes } from './audit-index-schema.js';
+import { indexSchema, indexTables, indexVersion, maxIndexedPosition, secondaryIndexes } from './audit-index-schema.js';
 import { indexedEventOf, type AuditRow } from './audit-row.js';
 import type { EventQuery } from './event-query.js';
 
@@ -41,8 +41,6 @@ interface GrantRow {
 /** How many grants a bulk load gathers before it writes them (in key order): bounds its memory. */
 const gatheredGrants = 200_000;
 
-/** No SQLite integer is larger: a bound that excludes nothing, or everything. */
-const maxPosition = 9_223_372_036_854_775_807n;
 /**
  * Page cache, in KiB (SQLite counts a negative cache_size so). This connection is the only one that
  * writes the index, so its cache is never emptied by another's commit and fills with the pages
@@ -343,7 +341,7 @@ export class AuditIndex {
     }
     // Times never go backwards along the index, so a time range is a range of positions: found in
     // the time index with one lookup each, then read in position order like any other filter.
-    const firstAtOrAfter = `COALESCE((SELECT position FROM events WHERE time >= ? ORDER BY time, position LIMIT 1), ${maxPosition})`;
+    const firstAtOrAfter = `COALESCE((SELECT position FROM events WHERE time >= ? ORDER BY time, position LIMIT 1), ${maxIndexedPosition})`;
     if (query.since !== undefined) {
       where.push(`position >= ${firstAtOrAfter}`);
       parameters.push(query.since);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TesseraEvent, type TesseraEventType } from '@tessera/contracts';
+import { maxIndexedPosition } from './audit-index-schema.js';
 
 /**
  * The filters of `GET /admin/v1/events` and `tessera audit`, parsed by one function so that an
@@ -109,11 +110,17 @@ export function encodeCursor(position: bigint): string {
   return Buffer.from(`p1:${position}`).toString('base64url');
 }
 
+/**
+ * The position a cursor names. Forged ones are refused as the caller's mistake: a position past
+ * what the index can hold (maxIndexedPosition) never came from this server, and would reach
+ * SQLite as a number it cannot bind.
+ */
 export function decodeCursor(cursor: string): bigint {
   const text = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('latin1') : '';
   const match = /^p1:(0|[1-9]\d{0,18})$/.exec(text);
-  if (!match || encodeCursor(BigInt(match[1]!)) !== cursor) throw new InvalidQuery('cursor', 'is not a cursor this server gave out');
-  return BigInt(match[1]!);
+  const position = match ? BigInt(match[1]!) : undefined;
+  if (position === undefined || position > maxIndexedPosition || encodeCursor(position) !== cursor) throw new InvalidQuery('cursor', 'is not a cursor this server gave out');
+  return position;
 }
 
 /** Drops the undefined members, so that an absent filter is absent rather than `undefined`. */

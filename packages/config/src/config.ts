@@ -122,6 +122,11 @@ export const ConfigSchema = z
     TESSERA_THROTTLE_ADDRESS_FAILURES: budget(100),
     /** Failed refresh-oauth-token or revoke-oauth-token attempts from one address. */
     TESSERA_THROTTLE_REFRESH_FAILURES: budget(100),
+    /**
+     * Failed token operations of every kind that came through one trusted proxy (the connection's
+     * address, when X-Forwarded-For named the client): what rotating that header buys at most.
+     */
+    TESSERA_THROTTLE_PROXY_FAILURES: budget(1000),
     TESSERA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Where a verifier's revocation projection comes from: the event log, or Kafka (a verifier in another region). */
     TESSERA_VERIFIER_SOURCE: z.enum(['log', 'kafka']).default('log'),

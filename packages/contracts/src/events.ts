@@ -232,6 +232,8 @@ export const AdminTokenIssued = z.object({
   scopes: z.array(z.string().min(1).max(64)),
   tokenHash: keyedHash,
   at: epochSeconds,
+  /** From this instant on the token is refused. Absent: it never expires (every token issued before expiries existed). */
+  expiresAt: epochSeconds.optional(),
 });
 
 export const AdminTokenRevoked = z.object({

@@ -21,6 +21,8 @@ export type AdminTokenCommand =
       readonly scopes: readonly string[];
       readonly tokenHash: string;
       readonly now: number;
+      /** Epoch seconds; undefined: the token never expires. */
+      readonly expiresAt?: number | undefined;
     }
   | { readonly type: 'RevokeAdminToken'; readonly now: number };
 
@@ -48,6 +50,7 @@ export function decideAdminToken(command: AdminTokenCommand, state: AdminTokenSt
           scopes: [...new Set(command.scopes)],
           tokenHash: command.tokenHash,
           at: command.now,
+          ...(command.expiresAt === undefined ? {} : { expiresAt: command.expiresAt }),
         },
       ];
     case 'RevokeAdminToken':

@@ -13,6 +13,11 @@ describe('admin token decider', () => {
     expect(issued).toEqual([{ type: 'AdminTokenIssued', v: 1, adminTokenId: 'adm', name: 'ops', scopes: ['audit:read', 'tokens:revoke'], tokenHash: 'h'.repeat(43), at: 100 }]);
   });
 
+  it('records an expiry when the command has one, and none otherwise (absent: never expires)', () => {
+    expect(run([], { ...issue, expiresAt: 700 })).toEqual([expect.objectContaining({ type: 'AdminTokenIssued', at: 100, expiresAt: 700 })]);
+    expect(issued[0]).not.toHaveProperty('expiresAt');
+  });
+
   it('refuses to issue into an existing token stream', () => {
     expect(() => run(issued, issue)).toThrow(expect.objectContaining({ code: 'ERR_ADMIN_TOKEN_EXISTS' }));
   });

@@ -29,7 +29,7 @@ export function createMetrics() {
     }),
     throttled: counter(
       'tessera_throttled_total',
-      'Token operations answered 429 because a failure budget was spent, by operation and scope (credential: one credential id from one address; address: one address)',
+      'Token operations answered 429 because a failure budget was spent, by operation and scope (credential: one credential id from one address; address: one address; proxy: one trusted proxy, for the clients it forwarded)',
       ['operation', 'scope'],
     ),
     connectionsRefused: counter('tessera_connections_refused_total', 'Connections closed on arrival because a listener held its maximum, in total or from that source address', ['reason']),

@@ -6,6 +6,23 @@ import { problemFor } from './problem-table.js';
 import { trackRouteMethods } from './route-methods.js';
 
 /**
+ * A check that runs on an unrouted request under a path prefix before it is answered 404 or 405:
+ * true when it has answered (refused) the request itself.
+ */
+export type UnroutedGate = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Puts a gate in front of the 404 and 405 answers for paths under `prefix`: a private API
+     * answers a caller it does not know the same refusal whatever the path, so that caller cannot
+     * learn which paths and methods exist. Installed by installErrorHandlers.
+     */
+    guardUnrouted(prefix: string, gate: UnroutedGate): void;
+  }
+}
+
+/**
  * The one place that turns errors into HTTP answers: every 4xx is problem+json, and a 5xx
  * never carries a stack trace or driver message. Errors with a code in the problem table (the
  * domain's, the issuer's, the ports') are answered from it; then what fastify and the validator
@@ -27,8 +44,11 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (problem.status >= 500) request.log.error({ err: { type: error.name, code: error.code, message: error.message } }, 'request failed');
     return sendProblem(reply, problem);
   });
+  const gates: { readonly prefix: string; readonly gate: UnroutedGate }[] = [];
+  app.decorate('guardUnrouted', (prefix: string, gate: UnroutedGate) => void gates.push({ prefix, gate }));
   const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '';
+    for (const { prefix, gate } of gates) if (path.startsWith(prefix) && gate(request, reply)) return reply;
     const allowed = routes.allowedMethods(path);
     // RFC 9110 15.5.6: a path that exists answers a wrong method with 405 and the methods it takes.
     if (allowed.length > 0) {

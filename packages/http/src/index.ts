@@ -2,5 +2,6 @@ export * from './problem.js';
 export * from './error-handler.js';
 export * from './bearer-challenge.js';
 export * from './client-error.js';
+export * from './framework-error.js';
 export * from './problem-responses.js';
 export * from './problem-table.js';

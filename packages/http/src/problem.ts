@@ -12,6 +12,7 @@ export const problemTypes = {
   payloadTooLarge: 'urn:tessera:problem:payload-too-large',
   requestTimeout: 'urn:tessera:problem:request-timeout',
   headersTooLarge: 'urn:tessera:problem:headers-too-large',
+  uriTooLong: 'urn:tessera:problem:uri-too-long',
   notImplemented: 'urn:tessera:problem:not-implemented',
   unsupportedMediaType: 'urn:tessera:problem:unsupported-media-type',
   tooManyRequests: 'urn:tessera:problem:too-many-requests',

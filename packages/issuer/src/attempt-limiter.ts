@@ -14,8 +14,11 @@ export interface AttemptLimiter {
   reset(budgets: readonly Budget[]): Promise<void>;
 }
 
-/** What a failure budget is charged to. */
-export type BudgetScope = 'credential' | 'address';
+/**
+ * What a failure budget is charged to: one credential id from one address, one address, or one
+ * trusted proxy (every client whose address came through it in X-Forwarded-For, together).
+ */
+export type BudgetScope = 'credential' | 'address' | 'proxy';
 
 /**
  * A budget of failed attempts: `limit` failures, refilled evenly over the limiter's window (a

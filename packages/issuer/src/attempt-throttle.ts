@@ -10,6 +10,12 @@ export interface FailureLimits {
   readonly address: number;
   /** Per address, on refresh-oauth-token and revoke-oauth-token together. */
   readonly refresh: number;
+  /**
+   * Per trusted proxy, on all four operations together: the connection's address when the
+   * client's came from X-Forwarded-For (TESSERA_TRUSTED_PROXIES). A client inside a trusted range
+   * can name a new address on every attempt; this bounds what that buys.
+   */
+  readonly proxy: number;
 }
 
 export type ThrottledOperation = 'issue' | 'legacy_issue' | 'refresh' | 'revoke';
@@ -19,14 +25,19 @@ export interface AttemptThrottle {
   readonly limits: FailureLimits;
   /** Counts a 429 (tessera_throttled_total). */
   readonly onThrottled?: (operation: ThrottledOperation, scope: BudgetScope) => void;
-  /** Requests no budget applies to: those an authenticated peer issuer forwarded, already throttled there by the client's address. */
-  readonly exempt?: (request: FastifyRequest) => boolean;
+  /**
+   * Requests whose failures are charged to no budget: those an authenticated peer issuer
+   * forwarded, already charged there to the client's address. They are still checked against the
+   * budgets of the address they came from, so once wrong guesses of the peer secret have spent it,
+   * the right secret is refused like a wrong one and the 429 tells a guesser nothing.
+   */
+  readonly uncharged?: (request: FastifyRequest) => boolean;
 }
 
 /** The credential id in a request body, cut short: it keys a budget, and a body may be 16 KiB. */
 const credentialId = (body: unknown, field: string): string => String((body as Record<string, unknown> | undefined)?.[field] ?? '').slice(0, 128);
 
-/** Which budgets each token operation spends, by route. */
+/** Which budgets each token operation spends, by route (and every one the proxy's: proxyBudgets). */
 const operations: Record<string, { operation: ThrottledOperation; budgets: (request: FastifyRequest, limits: FailureLimits) => Budget[] }> = {
   '/v5/Authorization/get-oauth-token': { operation: 'issue', budgets: (request, limits) => loginBudgets(request, limits, `v5:${credentialId(request.body, 'api_login_id')}`) },
   '/v1/authenticate': { operation: 'legacy_issue', budgets: (request, limits) => loginBudgets(request, limits, `v1:${credentialId(request.body, 'apiid')}`) },
@@ -47,6 +58,17 @@ function refreshBudgets(request: FastifyRequest, limits: FailureLimits): Budget[
 }
 
 /**
+ * The aggregate budget of the hop a request came through, when its client's address was read from
+ * X-Forwarded-For (request.ip differs from the connection's address). Keyed by the connection's
+ * address, which the client cannot choose, never by an address in the header, which it can.
+ */
+function proxyBudgets(request: FastifyRequest, limits: FailureLimits): Budget[] {
+  const hop = request.socket.remoteAddress;
+  if (limits.proxy <= 0 || hop === undefined || hop === request.ip) return [];
+  return [{ key: `proxy:${hop}`, scope: 'proxy', limit: limits.proxy }];
+}
+
+/**
  * Throttles failed token operations, on the app (an encapsulated context) that holds the token
  * routes. Before the handler: a spent budget answers 429 with Retry-After, whatever the
  * credentials (a right key after many wrong ones from that address is refused too; that is the
@@ -60,8 +82,8 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
   // After validation, so the credential id is in the body; a malformed request is a 400 and spends nothing.
   app.addHook('preHandler', async (request, reply) => {
     const route = operations[request.routeOptions.url ?? ''];
-    if (!route || throttle.exempt?.(request)) return;
-    const budgets = route.budgets(request, throttle.limits);
+    if (!route) return;
+    const budgets = [...route.budgets(request, throttle.limits), ...proxyBudgets(request, throttle.limits)];
     if (budgets.length === 0) return;
     const throttled = await throttle.limiter.check(budgets);
     if (throttled) {
@@ -69,7 +91,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
       request.log.info({ throttled: throttled.scope }, 'token request throttled');
       return tooManyFailures(reply, throttled.scope, throttled.retryAfterSeconds);
     }
-    charged.set(request, budgets);
+    if (!throttle.uncharged?.(request)) charged.set(request, budgets);
   });
   // onSend, not onResponse: the failure is charged before the client reads its 401 and tries again.
   app.addHook('onSend', async (request, reply, payload) => {
@@ -82,7 +104,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
 }
 
 function tooManyFailures(reply: FastifyReply, scope: BudgetScope, retryAfterSeconds: number): FastifyReply {
-  const whose = scope === 'credential' ? 'with this credential from this address' : 'from this address';
+  const whose = { credential: 'with this credential from this address', address: 'from this address', proxy: 'through this proxy' }[scope];
   return sendProblem(reply.header('retry-after', String(retryAfterSeconds)), {
     type: problemTypes.tooManyRequests,
     title: 'Too Many Requests',

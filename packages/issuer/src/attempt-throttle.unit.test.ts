@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { createMetrics, createReadiness } from '@tessera/host';
-import { buildApp } from '@tessera/server';
+import { loadConfig } from '@tessera/config';
+import { buildApp, transportSettings } from '@tessera/server';
 import { PublicKeySet } from '@tessera/tokens';
 import type { BudgetScope } from './attempt-limiter.js';
 import type { FailureLimits, ThrottledOperation } from './attempt-throttle.js';
@@ -42,14 +43,16 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function start(limits: FailureLimits = { credential: 3, address: 10, refresh: 4 }) {
+async function start(limits: FailureLimits = { credential: 3, address: 10, refresh: 4, proxy: 0 }, trustedProxies?: string) {
   throttled = [];
   const throttle = {
     limiter: createInMemoryAttemptLimiter({ windowSeconds: 300, clock: systemClock }),
     limits,
     onThrottled: (operation: ThrottledOperation, scope: BudgetScope) => void throttled.push([operation, scope]),
   };
-  app = await buildApp({ logLevel: 'silent', readiness: createReadiness(), metrics: createMetrics(), routes: [issuerRoutes({ tokens, keys: new PublicKeySet(), now: () => Math.floor(systemClock.now() / 1000) }, throttle)] });
+  // The listeners' transport settings, as the process makes them: TESSERA_TRUSTED_PROXIES among them.
+  const transport = trustedProxies === undefined ? {} : { transport: transportSettings(loadConfig({ TESSERA_TRUSTED_PROXIES: trustedProxies })) };
+  app = await buildApp({ logLevel: 'silent', readiness: createReadiness(), metrics: createMetrics(), ...transport, routes: [issuerRoutes({ tokens, keys: new PublicKeySet(), now: () => Math.floor(systemClock.now() / 1000) }, throttle)] });
   return app;
 }
 
@@ -112,8 +115,41 @@ describe('throttling failed get-oauth-token attempts', () => {
   });
 
   it('limits of 0 turn throttling off', async () => {
-    await start({ credential: 0, address: 0, refresh: 0 });
+    await start({ credential: 0, address: 0, refresh: 0, proxy: 0 });
     expect(await sequence(20, () => getToken('127.0.0.1', 'tsl_a', 'wrong'))).toEqual(Array.from({ length: 20 }, () => 401));
+  });
+});
+
+describe('the aggregate budget of a trusted proxy', () => {
+  const limits = { credential: 3, address: 10, refresh: 4, proxy: 5 };
+  let clients = 0;
+  /** A client address not seen before: no client's own budget is ever spent. */
+  const anotherClient = () => `198.51.100.${(clients += 1)}`;
+  const viaProxy = (proxy: string, client: string, key: string, url = '/v5/Authorization/get-oauth-token') =>
+    app!.inject({ method: 'POST', url, remoteAddress: proxy, headers: { 'x-forwarded-for': client }, payload: url.includes('refresh') ? { refresh_token: key } : { api_login_id: 'tsl_a', transaction_key: key } });
+
+  it('clients named in X-Forwarded-For by one hop spend its budget together, logins and refreshes alike; another hop keeps its own', async () => {
+    await start(limits, '10.0.0.0/8');
+    const routes = ['/v5/Authorization/get-oauth-token', '/v5/Authorization/refresh-oauth-token'];
+    const failures = await sequence(5, async () => viaProxy('10.0.0.1', anotherClient(), 'wrong', routes[clients % 2]));
+    expect(failures).toEqual([401, 401, 401, 401, 401]);
+    const spent = await viaProxy('10.0.0.1', '198.51.100.251', 'right');
+    expect(spent.statusCode).toBe(429);
+    expect(spent.json()).toMatchObject({ detail: expect.stringMatching(/through this proxy/) });
+    expect(throttled).toEqual([['issue', 'proxy']]);
+    expect((await viaProxy('10.0.0.2', '198.51.100.251', 'right')).statusCode).toBe(200);
+  });
+
+  it('is not charged for a client that reaches Tessera directly, nor by a peer the header does not apply to', async () => {
+    await start({ ...limits, address: 100 }, '10.0.0.0/8');
+    expect(await sequence(8, () => getToken('10.0.0.1', `tsl_${anotherClient()}`, 'wrong'))).toEqual(Array.from({ length: 8 }, () => 401));
+    expect(await sequence(8, () => viaProxy('192.0.2.1', anotherClient(), 'wrong'))).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+    expect(throttled.every(([, scope]) => scope === 'credential')).toBe(true);
+  });
+
+  it('0 turns it off: a hop then forwards as many failing clients as it likes', async () => {
+    await start({ ...limits, proxy: 0 }, '10.0.0.0/8');
+    expect(await sequence(12, () => viaProxy('10.0.0.1', anotherClient(), 'wrong'))).toEqual(Array.from({ length: 12 }, () => 401));
   });
 });
 

@@ -48,10 +48,13 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
         // Only the validated field: nothing else the client sent crosses the link.
         body: JSON.stringify({ refresh_token: refreshToken }),
         signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
+        // A redirect would carry the peer secret and the refresh token to another origin: a home
+        // issuer never answers with one, so it is a failure like a refused connection (503).
+        redirect: 'error',
       });
       body = await answer.text();
     } catch (error) {
-      // Refused connection, TLS failure, timeout: the cause for the operator, a 503 for the client.
+      // Refused connection, TLS failure, timeout, a redirect: the cause for the operator, a 503 for the client.
       const cause = error instanceof Error ? `${error.name}: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
       request.log.warn({ region: home.region, cause }, 'home region unreachable for a forwarded request');
       return sendProblem(reply.header('retry-after', String(homeUnavailableRetryAfterSeconds)), {

@@ -62,7 +62,8 @@ describe('the peer link on the home issuer', () => {
     seen.length = 0;
   });
   const start = async () => {
-    const throttle = { limiter: createInMemoryAttemptLimiter({ windowSeconds: 300, clock: systemClock }), limits: { credential: 3, address: 3, refresh: 2 }, exempt: isForwardedByPeer };
+    await app?.close();
+    const throttle = { limiter: createInMemoryAttemptLimiter({ windowSeconds: 300, clock: systemClock }), limits: { credential: 3, address: 3, refresh: 2, proxy: 0 }, uncharged: isForwardedByPeer };
     app = await buildApp({
       logLevel: 'silent',
       readiness: createReadiness(),
@@ -73,15 +74,33 @@ describe('the peer link on the home issuer', () => {
   const refresh = (token: string, headers: Record<string, string> = {}) =>
     app!.inject({ method: 'POST', url: '/v5/Authorization/refresh-oauth-token', remoteAddress: '10.0.0.9', headers, payload: { refresh_token: token } });
 
-  it('refuses a forwarded request with a wrong or missing peer secret before the token service sees it', async () => {
+  // Each refusal is charged to the address's refresh budget (2 here): the third attempt is a 429.
+  it('refuses a forwarded request with a wrong or missing peer secret, or a forwarded address that is not one, before the token service sees it, charging the address', async () => {
     await start();
-    const attempts: Record<string, string>[] = [{ [peerHeaders.forwardedFor]: '192.0.2.1' }, { [peerHeaders.forwardedFor]: '192.0.2.1', [peerHeaders.secret]: 'x'.repeat(40) }, { [peerHeaders.secret]: secret }];
-    for (const headers of attempts) {
-      const answer = await refresh('good', headers);
-      expect(answer.statusCode).toBe(401);
-      expect(answer.body).not.toContain(secret);
-    }
+    const attempts: Record<string, string>[] = [
+      { [peerHeaders.forwardedFor]: '192.0.2.1' },
+      { [peerHeaders.forwardedFor]: '192.0.2.1', [peerHeaders.secret]: 'x'.repeat(40) },
+      { [peerHeaders.secret]: secret },
+    ];
+    const answers = [];
+    for (const headers of attempts) answers.push(await refresh('good', headers));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([401, 401, 429]);
+    for (const answer of answers) expect(answer.body).not.toContain(secret);
+    // Once spent, the right secret from that address is a 429 too: nothing tells a right guess from a wrong one.
+    expect((await refresh('good', { [peerHeaders.forwardedFor]: '192.0.2.1', [peerHeaders.secret]: secret })).statusCode).toBe(429);
     expect(seen).toEqual([]);
+    await start();
+    const notAnAddress = await refresh('good', { [peerHeaders.forwardedFor]: 'forged<script>', [peerHeaders.secret]: secret });
+    expect(notAnAddress.statusCode).toBe(401);
+    expect(seen).toEqual([]);
+  });
+
+  it('gives the peer secret nothing on get-oauth-token, which no peer forwards: no exemption, no forwarded address', async () => {
+    await start();
+    const fromPeer = { [peerHeaders.forwardedFor]: '192.0.2.1', [peerHeaders.secret]: secret };
+    const getToken = () => app!.inject({ method: 'POST', url: '/v5/Authorization/get-oauth-token', remoteAddress: '10.0.0.9', headers: fromPeer, payload: { api_login_id: 'tsl_a', transaction_key: 'k' } });
+    // The credential budget is 3.
+    expect([(await getToken()).statusCode, (await getToken()).statusCode, (await getToken()).statusCode, (await getToken()).statusCode]).toEqual([401, 401, 401, 429]);
   });
 
   it('records the client\'s own address from an authenticated peer, and spends no budget of the peer\'s address', async () => {

@@ -10,7 +10,7 @@ import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle
 import { createForwarding, type Forwarding } from './forward-to-home.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
 import { createIssuerParts, type IssuerParts } from './issuer-parts.js';
-import { authenticatePeerRequests, isForwardedByPeer } from './peer-link.js';
+import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
 
@@ -92,9 +92,10 @@ function attemptThrottle(host: Host): AttemptThrottle {
       credential: config.TESSERA_THROTTLE_CREDENTIAL_FAILURES,
       address: config.TESSERA_THROTTLE_ADDRESS_FAILURES,
       refresh: config.TESSERA_THROTTLE_REFRESH_FAILURES,
+      proxy: config.TESSERA_THROTTLE_PROXY_FAILURES,
     },
     onThrottled: (operation, scope) => metrics.throttled.inc({ operation, scope }),
-    exempt: isForwardedByPeer,
+    uncharged: isForwardedByPeer,
   };
 }
 
@@ -116,9 +117,11 @@ export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys' | 'now'
       reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(issuer.now())),
     );
     await app.register(async (tokenOperations) => {
-      // First, so a forwarded request is known as one (or refused) before the throttle looks at it.
-      authenticatePeerRequests(tokenOperations, link?.secret);
+      // A forwarded request is known as one before the throttle looks at it (a peer's is not
+      // charged here), and one that failed to prove it is refused after (its 401 is charged).
+      recognizePeerRequests(tokenOperations, link?.secret);
       if (throttle) throttleFailedAttempts(tokenOperations, throttle);
+      refuseUnauthenticatedPeers(tokenOperations);
       if (listener.v5) await tokenOperations.register(v5TokenRoutes, { tokens: issuer.tokens, forwarding: link?.forwarding });
       if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
     });

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { problemTypes, sendProblem, unauthorized } from '@tessera/http';
 
@@ -11,8 +12,17 @@ export const peerHeaders = {
   forwardedFor: 'tessera-forwarded-for',
 } as const;
 
+/**
+ * The only operations a peer forwards (forward-to-home.ts): a family's refresh and revoke. On any
+ * other route the peer headers mean nothing, so the secret buys no exemption from a failure
+ * budget and no say over the address the audit trail records.
+ */
+const forwardedRoutes = new Set(['/v5/Authorization/refresh-oauth-token', '/v5/Authorization/revoke-oauth-token']);
+
 /** Requests that proved they come from a peer issuer, with the address of the client behind them. */
 const authenticatedPeers = new WeakMap<FastifyRequest, string>();
+/** Requests that said they were forwarded and could not prove it: refused once the throttle has looked at them. */
+const refusedPeers = new WeakSet<FastifyRequest>();
 
 /** Hashed first so both sides have one length, then compared in constant time. */
 function sameSecret(presented: string, expected: string): boolean {
@@ -21,26 +31,37 @@ function sameSecret(presented: string, expected: string): boolean {
 }
 
 /**
- * On the token operations: a request that says it was forwarded (either peer header) must carry
- * the peer secret, else it is refused with 401 before anything else runs. Without a configured
- * secret no request is taken as forwarded. The secret is never logged (headers are not, and the
- * refusal names no value).
+ * On a forwarded operation: a request that says it was forwarded (either peer header) must carry
+ * the peer secret and name the client by an IP address. Without a configured secret no request
+ * is taken as forwarded. Only recognised here, as the request arrives; a request that fails is
+ * refused by refuseUnauthenticatedPeers, after the throttle, so each wrong guess of the secret
+ * is charged to its address's budget and a spent budget answers 429 before the secret is looked
+ * at. The secret is never logged (headers are not, and the refusal names no value).
  */
-export function authenticatePeerRequests(app: FastifyInstance, secret: string | undefined): void {
-  app.addHook('onRequest', async (request, reply) => {
+export function recognizePeerRequests(app: FastifyInstance, secret: string | undefined): void {
+  app.addHook('onRequest', async (request) => {
+    if (!forwardedRoutes.has(request.routeOptions.url ?? '')) return;
     const presented = request.headers[peerHeaders.secret];
     const forwardedFor = request.headers[peerHeaders.forwardedFor];
     if (presented === undefined && forwardedFor === undefined) return;
-    if (secret === undefined || typeof presented !== 'string' || typeof forwardedFor !== 'string' || !sameSecret(presented, secret)) {
-      request.log.warn('forwarded request refused: the peer link is not authenticated');
-      return sendProblem(reply, unauthorized('forwarded request from an unauthenticated peer', problemTypes.invalidCredentials));
+    if (secret === undefined || typeof presented !== 'string' || typeof forwardedFor !== 'string' || !sameSecret(presented, secret) || isIP(forwardedFor) === 0) {
+      refusedPeers.add(request);
+      return;
     }
-    // One address, as the forwarding issuer saw it; cut short because it only names a client.
-    authenticatedPeers.set(request, forwardedFor.slice(0, 64));
+    authenticatedPeers.set(request, forwardedFor);
   });
 }
 
-/** True for a request an authenticated peer issuer forwarded here: it is never forwarded again. */
+/** The refusal of a request recognizePeerRequests could not authenticate: 401, before the token service sees it. */
+export function refuseUnauthenticatedPeers(app: FastifyInstance): void {
+  app.addHook('preHandler', async (request, reply) => {
+    if (!refusedPeers.has(request)) return;
+    request.log.warn('forwarded request refused: the peer link is not authenticated');
+    return sendProblem(reply, unauthorized('forwarded request from an unauthenticated peer', problemTypes.invalidCredentials));
+  });
+}
+
+/** True for a refresh or revoke an authenticated peer issuer forwarded here: it is never forwarded again, nor throttled here. */
 export const isForwardedByPeer = (request: FastifyRequest): boolean => authenticatedPeers.has(request);
 
 /** The client's own address: the forwarding issuer's word for it on an authenticated link, else the socket's. */

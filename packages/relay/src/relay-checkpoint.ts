@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { ownerOnlyDataFolder } from '@tessera/host';
 import { systemClock, type Clock } from '@tessera/timing';
 
 /** Where the relay has got to: every event at or before this position has been acknowledged by the feed. */
@@ -28,14 +29,21 @@ export function defaultCheckpointFile(dataDir: string): string {
  * file holds either the old or the new position, whole and on disk. The relay does not wait for
  * a save before publishing the next batch (relay.ts): saves run one at a time, each of the
  * newest acknowledged position.
+ *
+ * The folder is the data folder, which a standalone relay may be the first to make (its log is
+ * elsewhere): it is made 0700 and the file 0600, as everything else there, and a folder or file
+ * an older release left with the umask's mode is tightened (the folder on the first save, the
+ * file as it is loaded).
  */
 export function createFileCheckpoint(file: string, clock: Clock = systemClock): RelayCheckpoint {
   const folder = dirname(file);
+  let folderChecked = false;
   return {
     async load() {
       let text: string;
       try {
         text = readFileSync(file, 'utf8');
+        if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw error;
@@ -51,10 +59,16 @@ export function createFileCheckpoint(file: string, clock: Clock = systemClock): 
     async save(position) {
       // Asynchronous file calls: the fsyncs run on libuv's pool, not on the thread that answers
       // requests (in the all-in-one the relay shares it with the issuer and the verifier).
-      await mkdir(folder, { recursive: true });
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+      if (!folderChecked) {
+        ownerOnlyDataFolder(folder);
+        folderChecked = true;
+      }
       const temp = `${file}.${process.pid}.tmp`;
-      const handle = await open(temp, 'w');
+      const handle = await open(temp, 'w', 0o600);
       try {
+        // A temporary file a crash left keeps its mode through open(): the rename would carry it over.
+        await handle.chmod(0o600);
         await handle.writeFile(`${JSON.stringify({ position: position.toString(), savedAt: new Date(clock.now()).toISOString() })}\n`);
         await handle.sync();
       } finally {

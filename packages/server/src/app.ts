@@ -4,12 +4,14 @@ import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { loggerOptions, type Metrics, type Readiness } from '@tessera/host';
 import { answerClientError, installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
-import { logEachRequestOnce } from './access-log.js';
+import { logEachRequestOnce, type AccessLine } from './access-log.js';
+import { answerFrameworkError } from './framework-errors.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { countOutcomes } from './http-metrics.js';
 import { builtInRouteSchemas, registerOpenApi } from './openapi.js';
 import { capConnections } from './connection-caps.js';
 import { addSecurityHeaders } from './security-headers.js';
+import { believeOnlyForwardedAddresses } from './forwarded-client.js';
 import { serverOptions, type TransportSettings } from './transport.js';
 
 /** Which interfaces one listener serves: both on the one port, or v5 and v1 apart (TESSERA_LEGACY_PORT). */
@@ -40,6 +42,9 @@ export const bodyLimitBytes = 16 * 1024;
 /** Builds the fastify app without listening, so tests can use inject() and main() can listen. */
 export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   const logger = loggerOptions(parts.logLevel);
+  // Made once the app exists (it writes on the app logger's stream); fastify calls the framework
+  // error handler only for requests, which come after.
+  const late: { accessLine?: AccessLine } = {};
   const app = Fastify({
     // TLS policy and timeouts: transport.ts.
     ...serverOptions(parts.tls, parts.transport),
@@ -56,10 +61,13 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
     // What Node's parser refuses (unknown method, bad header, 431, 408) is problem+json too.
     clientErrorHandler: answerClientError,
+    // And what fastify's router refuses before any hook runs (a bad percent-encoding, an over-long parameter).
+    frameworkErrors: answerFrameworkError(() => late.accessLine),
   });
   // Transport hardening: connection caps, and headers on every answer.
   const { metrics } = parts;
   if (parts.transport) capConnections(app.server, parts.transport, (reason) => metrics.connectionsRefused.inc({ reason }));
+  if (parts.transport?.trustedProxies) believeOnlyForwardedAddresses(app);
   addSecurityHeaders(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -68,7 +76,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   await registerOpenApi(app);
 
-  logEachRequestOnce(app);
+  late.accessLine = logEachRequestOnce(app);
   countOutcomes(app, parts.metrics);
   const alwaysAnswered = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
   const { readiness } = parts;

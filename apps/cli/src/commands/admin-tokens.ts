@@ -10,11 +10,19 @@ import { print, shown } from '../output.js';
 const options = {
   name: { type: 'string' },
   scope: { type: 'string', multiple: true },
+  'expires-in': { type: 'string' },
   id: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
 const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+
+/** `--expires-in SECONDS`: digits only (no unit, no sign); the service checks the range. */
+function lifetimeOf(given: string | undefined): number | undefined {
+  if (given === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(given)) throw new CliError('--expires-in must be a whole number of seconds, e.g. 86400 for a day');
+  return Number(given);
+}
 
 /** `tessera admin-tokens …`: tokens for the admin API (/admin/v1/*), through the admin token service. */
 export async function runAdminTokens(command: CommandContext, argv: string[]): Promise<number> {
@@ -26,14 +34,15 @@ export async function runAdminTokens(command: CommandContext, argv: string[]): P
       case 'create': {
         const name = values.name;
         if (!name) throw new CliError('--name is required (1 to 200 characters)');
+        const expiresInSeconds = lifetimeOf(values['expires-in']);
         return await withAdminContext(command, async ({ store, hasher, now }) => {
-          const created = await createAdminTokenService({ store, hasher, now: () => now, actor: 'cli' }).create({ name, scopes: values.scope ?? [] });
-          // The documented answer (README, Commands): exactly these two fields.
+          const created = await createAdminTokenService({ store, hasher, now: () => now, actor: 'cli' }).create({ name, scopes: values.scope ?? [], expiresInSeconds });
+          // The documented answer (README, Commands): exactly these two fields; `list` says when it expires.
           print(
             json,
             { admin_token: created.adminToken, id: created.id },
             [
-              `Admin token "${name}" created with scopes ${created.scopes.join(' ')}. The token below is shown once: store it now. Tessera keeps only a keyed hash.`,
+              `Admin token "${name}" created with scopes ${created.scopes.join(' ')}${created.expiresAt === undefined ? '' : `, expiring ${iso(created.expiresAt)}`}. The token below is shown once: store it now. Tessera keeps only a keyed hash.`,
               `  id           ${created.id}`,
               `  admin_token  ${created.adminToken}`,
             ].join('\n'),
@@ -44,17 +53,24 @@ export async function runAdminTokens(command: CommandContext, argv: string[]): P
       case 'list':
         // Reading only: no store or hashing key is made where there is none.
         return await withExistingLog(command, async (store) => {
-          const rows = (await listAdminTokens(store)).map((token) => ({
+          const tokens = await listAdminTokens(store);
+          const rows = tokens.map((token) => ({
             id: token.id,
             name: token.name,
             scopes: token.scopes,
             created: iso(token.createdAt),
+            expires: token.expiresAt === undefined ? null : iso(token.expiresAt),
             revoked: token.revokedAt === undefined ? null : iso(token.revokedAt),
           }));
+          // Past its expiry a token is refused, as the admin API reads the same instant from its clock.
+          const now = epochSeconds(command.clock);
+          const expiry = (expiresAt: number | undefined) => (expiresAt === undefined ? '' : `  ${now >= expiresAt ? 'EXPIRED' : 'expires'} ${iso(expiresAt)}`);
           const human =
             rows.length === 0
               ? 'no admin tokens'
-              : rows.map((row) => `${shown(row.id)}  ${shown(row.name)}  ${shown(row.scopes.join(' '))}  created ${row.created}${row.revoked ? `  REVOKED ${row.revoked}` : ''}`).join('\n');
+              : rows
+                  .map((row, index) => `${shown(row.id)}  ${shown(row.name)}  ${shown(row.scopes.join(' '))}  created ${row.created}${expiry(tokens[index]!.expiresAt)}${row.revoked ? `  REVOKED ${row.revoked}` : ''}`)
+                  .join('\n');
           print(json, rows, human);
           return 0;
         });
@@ -77,7 +93,7 @@ export async function runAdminTokens(command: CommandContext, argv: string[]): P
     }
   } catch (error) {
     if (error instanceof DomainError && error.code === 'ERR_ADMIN_TOKEN_NOT_FOUND') throw new NotFound(`no admin token ${values.id ?? ''}`);
-    if (error instanceof InvalidAdminTokenInput) throw new CliError(error.field === 'scope' ? `--scope: ${error.message}` : error.message);
+    if (error instanceof InvalidAdminTokenInput) throw new CliError(error.field === 'name' ? error.message : `--${error.field}: ${error.message}`);
     throw error;
   }
 }
