@@ -1,9 +1,9 @@
 /**
  * The CLI's exit codes, for scripts (README, "Commands"), decided here alone from the error's code:
  * 0 done; 1 an unexpected failure (the store unreachable, a bug, a start that cannot happen);
- * 2 a usage error; 3 not found.
+ * 2 a usage error; 3 not found; 4 over its time budget (narrow the query).
  */
-export const exitCodes = { done: 0, failure: 1, usage: 2, notFound: 3 } as const;
+export const exitCodes = { done: 0, failure: 1, usage: 2, notFound: 3, overBudget: 4 } as const;
 
 const byErrorCode: Readonly<Record<string, number>> = {
   ERR_USAGE: exitCodes.usage,
@@ -18,6 +18,7 @@ const byErrorCode: Readonly<Record<string, number>> = {
   ERR_SIGNING_KEY_NOT_FOUND: exitCodes.notFound,
   ERR_ADMIN_TOKEN_NOT_FOUND: exitCodes.notFound,
   ERR_FAMILY_NOT_FOUND: exitCodes.notFound,
+  ERR_AUDIT_QUERY_OVER_BUDGET: exitCodes.overBudget,
 };
 
 /** The code an error carries, if it is one of Tessera's (or Node's) coded errors. */

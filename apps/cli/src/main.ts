@@ -23,9 +23,10 @@ const usage = `usage: tessera <command>
   keys rotate [--kid KID]... [--json]
   audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
         [--limit N] [--cursor C] [--format table|ndjson | --json]
-  audit access-at --account ID --at ISO [--json]
+  audit access-at --account ID --at ISO [--limit N] [--cursor C] [--json]
 
-exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, or no data)
+exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, or no data),
+            4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query)
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -51,9 +51,11 @@ export function auditRoutes(options: AuditRoutesOptions): (app: FastifyInstance)
       },
       handler: async (request, reply) => {
         // A filter that cannot be used throws InvalidQuery: a 400 naming it, from the error table.
+        // Cast: no schema checks this query (parseEventQuery does, shared with the CLI); fastify hands it over as names to a value or a list.
         const query = parseEventQuery(request.query as RawParameters);
         if (!answerable(reply, audit)) return reply;
-        const page = audit.events(query);
+        // Over TESSERA_AUDIT_QUERY_BUDGET_MS it throws AuditQueryOverBudget: a 503 naming the budget.
+        const page = await audit.events(query);
         const nextCursor = page.more === undefined ? null : encodeCursor(page.more);
         withPosition(reply, page.logPosition);
         if (wantsNdjson(request.headers.accept)) {
@@ -71,22 +73,24 @@ export function auditRoutes(options: AuditRoutesOptions): (app: FastifyInstance)
       schema: {
         summary: 'Who held a usable access token for the account at an instant',
         description:
-          'Query: at (ISO 8601 with a zone). Every family whose current access token was unexpired, unrevoked and not replaced at that ' +
-          'instant, and every such v1 token, found by replaying the account\'s events up to it (to the second, as the tokens\' iat and exp).',
+          'Query: at (ISO 8601 with a zone), limit (1–1000 tokens a page, default 100), cursor (from next_cursor). Every family whose ' +
+          'current access token was unexpired, unrevoked and not replaced at that instant, and every such v1 token, found by replaying ' +
+          'the account\'s events up to it (to the second, as the tokens\' iat and exp), a page at a time.',
         tags: ['admin'],
         security: [{ bearer: [] }],
         response: { 200: AccessAtResponse },
       },
       handler: async (request, reply) => {
+        // Casts: the route's path names account_id, and parseAccessAtQuery checks it and the query (shared with the CLI).
         const { account_id: accountId } = request.params as { account_id: string };
-        const at = parseAccessAtQuery(accountId, request.query as RawParameters, now());
+        const { atMs, limit, after } = parseAccessAtQuery(accountId, request.query as RawParameters, now());
         if (!answerable(reply, audit)) return reply;
-        const answer = audit.accessAt(accountId, Math.floor(at / 1000));
+        const answer = await audit.accessAt(accountId, Math.floor(atMs / 1000), { limit, after });
         if (answer === undefined) {
           return sendProblem(reply, { type: problemTypes.notFound, title: 'Not Found', status: 404, detail: `no account ${accountId} in the audit index` });
         }
         withPosition(reply, answer.logPosition);
-        return reply.send(accessAtBody(at, answer));
+        return reply.send(accessAtBody(atMs, answer));
       },
     });
   };

@@ -65,8 +65,8 @@ beforeAll(async () => {
   await follower.caughtUp;
   const readModel: AuditReadModel = {
     unavailable: () => unavailable,
-    events: (query) => index.events(query),
-    accessAt: (accountId, at) => index.accessAt(accountId, at),
+    events: async (query) => index.events(query),
+    accessAt: async (accountId, at, query) => index.accessAt(accountId, at, query),
   };
   app = await buildApp({
     logLevel: 'silent',
@@ -196,13 +196,13 @@ describe('GET /admin/v1/events', () => {
 });
 
 describe('GET /admin/v1/accounts/{account_id}/access-at', () => {
-  it('answers {at, families, legacy_tokens, log_position} for the instant asked about', async () => {
+  it('answers {at, families, legacy_tokens, log_position, next_cursor} for the instant asked about', async () => {
     const answer = await get('/admin/v1/accounts/acct_1/access-at?at=2026-11-22T14:02:30.250%2B01:00');
     expect(answer.statusCode).toBe(200);
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['x-tessera-log-position']).toBe('8');
     // 14:02:30.250+01:00 is 13:02 UTC: before any token.
-    expect(answer.json()).toEqual({ at: '2026-11-22T13:02:30.250Z', families: [], legacy_tokens: [], log_position: '8' });
+    expect(answer.json()).toEqual({ at: '2026-11-22T13:02:30.250Z', families: [], legacy_tokens: [], log_position: '8', next_cursor: null });
     const later = (await get('/admin/v1/accounts/acct_1/access-at?at=2026-11-22T14:02:30Z')).json<{ families: unknown[] }>();
     expect(later.families).toEqual([
       { family_id: 'fam_acct_1_a', generation: 0, issued_at: '2026-11-22T14:02:00.000Z', expires_at: '2026-11-22T15:02:00.000Z', credential_id: 'cred_acct_1' },

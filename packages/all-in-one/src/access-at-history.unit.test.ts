@@ -36,7 +36,7 @@ const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!,
 async function accessAt(seconds: number): Promise<{ families: string[]; legacy: string[]; logPosition: string | null }> {
   const at = new Date(seconds * 1000).toISOString();
   const answer = await tessera.admin.inject({ method: 'GET', url: `/admin/v1/accounts/${account.accountId}/access-at?at=${at}`, headers: { authorization: `Bearer ${auditToken}` } });
-  expect(answer.statusCode).toBe(200);
+  expect(answer.statusCode, answer.body).toBe(200);
   const body = answer.json<{ families: { family_id: string; generation: number }[]; legacy_tokens: { jti: string }[]; log_position: string | null }>();
   return { families: body.families.map((f) => `${f.family_id}#${f.generation}`), legacy: body.legacy_tokens.map((t) => t.jti), logPosition: body.log_position };
 }
@@ -55,7 +55,8 @@ async function step(offset: number, act: () => Promise<void> = async () => undef
   clock.set((T + offset) * 1000);
   await act();
   const head = String(await tessera.store.headPosition());
-  await vi.waitFor(async () => expect((await accessAt(T + offset)).logPosition).toBe(head));
+  // The audit index follows the log on its own thread: wait until it reflects the head.
+  await vi.waitFor(async () => expect((await accessAt(T + offset)).logPosition).toBe(head), { timeout: 15_000, interval: 50 });
   const now = { families: [] as string[], legacy: [] as string[] };
   for (const { token, kind } of issued) {
     if (!(await accepted(token, kind))) continue;

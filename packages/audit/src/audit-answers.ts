@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { AccessAtAnswer } from './audit-index.js';
-import { InvalidQuery, parseInstant, type RawParameters } from './event-query.js';
+import type { AccessAtAnswer, AccessAtCursor } from './audit-index.js';
+import { InvalidQuery, eventQueryLimit, parseInstant, type RawParameters } from './event-query.js';
 
 /**
  * The audit answers' shapes, shared by the admin API (served and documented in the OpenAPI
@@ -31,6 +31,7 @@ export const AccessAtResponse = z.object({
   ),
   legacy_tokens: z.array(z.object({ jti: z.string(), issued_at: z.iso.datetime(), expires_at: z.iso.datetime(), credential_id: z.string() })),
   log_position: logPosition,
+  next_cursor: z.string().nullable().describe('Pass as cursor for the next page of the account\'s tokens at that instant; null when there is none'),
 });
 
 /** The access-at answer as the API and `tessera audit access-at --json` print it. */
@@ -47,17 +48,53 @@ export function accessAtBody(atMs: number, answer: AccessAtAnswer): z.infer<type
     })),
     legacy_tokens: answer.legacyTokens.map((token) => ({ jti: token.jti, issued_at: iso(token.issuedAt), expires_at: iso(token.expiresAt), credential_id: token.credentialId })),
     log_position: answer.logPosition?.toString() ?? null,
+    next_cursor: answer.more === undefined ? null : encodeAccessAtCursor(answer.more),
   };
 }
 
-/** `at` for access-at (epoch ms), shared with `tessera audit access-at`: required, with a zone, not in the future. */
-export function parseAccessAtQuery(accountId: string, raw: RawParameters, nowMs: number): number {
+/** What access-at was asked: the instant (epoch ms) and the page. */
+export interface AccessAtRequest {
+  readonly atMs: number;
+  readonly limit: number;
+  readonly after: AccessAtCursor | undefined;
+}
+
+/**
+ * access-at's parameters, shared with `tessera audit access-at`: `at` (required, with a zone, not
+ * in the future), `limit` (1–1000, default 100) and `cursor` (from next_cursor), as the events
+ * query pages.
+ */
+export function parseAccessAtQuery(accountId: string, raw: RawParameters, nowMs: number): AccessAtRequest {
   if (accountId.length === 0 || accountId.length > 128) throw new InvalidQuery('account_id', 'must be 1 to 128 characters');
-  for (const name of Object.keys(raw)) if (name !== 'at' && raw[name] !== undefined) throw new InvalidQuery(name, 'unknown query parameter');
-  const given = raw.at;
+  for (const name of Object.keys(raw)) if (!['at', 'limit', 'cursor'].includes(name) && raw[name] !== undefined) throw new InvalidQuery(name, 'unknown query parameter');
+  const single = (name: 'at' | 'limit' | 'cursor'): string | undefined => {
+    const given = raw[name];
+    if (given === undefined || typeof given === 'string') return given;
+    throw new InvalidQuery(name, 'given more than once; it takes one value');
+  };
+  const given = single('at');
   if (given === undefined) throw new InvalidQuery('at', 'is required: the instant to ask about, ISO 8601, e.g. 2026-11-22T14:03:00Z');
-  if (typeof given !== 'string') throw new InvalidQuery('at', 'given more than once; it takes one value');
-  const at = parseInstant(given, 'at');
-  if (at > nowMs) throw new InvalidQuery('at', 'is in the future: the log can only say who held a token up to now');
-  return at;
+  const atMs = parseInstant(given, 'at');
+  if (atMs > nowMs) throw new InvalidQuery('at', 'is in the future: the log can only say who held a token up to now');
+  const limitText = single('limit');
+  const limit = limitText === undefined ? eventQueryLimit.default : /^\d{1,7}$/.test(limitText) ? Number(limitText) : Number.NaN;
+  if (!(limit >= 1 && limit <= eventQueryLimit.max)) throw new InvalidQuery('limit', `must be a whole number from 1 to ${eventQueryLimit.max}`);
+  const cursor = single('cursor');
+  return { atMs, limit, after: cursor === undefined ? undefined : decodeAccessAtCursor(cursor) };
+}
+
+/** Opaque to clients, versioned like the events query's: where the next page of grants starts. */
+export function encodeAccessAtCursor(cursor: AccessAtCursor): string {
+  return Buffer.from(`g1:${cursor.lastExpiresAt}:${cursor.grantId}`).toString('base64url');
+}
+
+/** A cursor this server gave out, or a 400: the expiry must be a whole number within JavaScript's exact range. */
+export function decodeAccessAtCursor(cursor: string): AccessAtCursor {
+  const text = /^[A-Za-z0-9_-]{1,400}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const match = /^g1:(0|[1-9]\d{0,15}):(.{1,200})$/s.exec(text);
+  const lastExpiresAt = match ? Number(match[1]) : Number.NaN;
+  if (!match || !Number.isSafeInteger(lastExpiresAt) || encodeAccessAtCursor({ lastExpiresAt, grantId: match[2]! }) !== cursor) {
+    throw new InvalidQuery('cursor', 'is not a cursor this server gave out');
+  }
+  return { lastExpiresAt, grantId: match[2]! };
 }

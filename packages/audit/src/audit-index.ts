@@ -17,6 +17,29 @@ export interface EventPage {
 
 export interface AccessAtAnswer extends AccessAt {
   readonly logPosition: bigint | undefined;
+  /** Where the next page starts, when more grants of the account may bear on the instant. */
+  readonly more: AccessAtCursor | undefined;
+}
+
+/** access-at pages over the account's grants in the order they expire: the last one a page read. */
+export interface AccessAtCursor {
+  readonly lastExpiresAt: number;
+  readonly grantId: string;
+}
+
+export interface AccessAtQuery {
+  /** Grants per page (families and v1 tokens); the answer names at most as many. */
+  readonly limit: number;
+  readonly after?: AccessAtCursor | undefined;
+}
+
+/** A query stopped at its time budget: a 503 over HTTP, exit 4 in the CLI. */
+export class AuditQueryOverBudget extends Error {
+  readonly code = 'ERR_AUDIT_QUERY_OVER_BUDGET';
+  constructor(readonly budgetMs: number) {
+    super(`the audit query ran over its time budget of ${budgetMs} ms (TESSERA_AUDIT_QUERY_BUDGET_MS): narrow it (an account, a family, a shorter since/until, a smaller limit)`);
+    this.name = 'AuditQueryOverBudget';
+  }
 }
 
 /** What apply() did: the position the index now reflects; `gap` when the batch did not follow it. */
@@ -36,6 +59,34 @@ interface GrantRow {
   lastExpiresAt: number;
   readonly apiLoginId: string | null;
   readonly position: bigint | null;
+}
+
+interface AccessGrantsParameters {
+  readonly account: string;
+  readonly at: number;
+  /** A span that never ends: a cut's. */
+  readonly never: number;
+  readonly afterExpiresAt: number;
+  readonly afterGrant: string;
+  readonly limit: number;
+}
+
+/**
+ * access-at's page of grants: those of the account that cover the instant, in the order they
+ * expire after it. Pinned to the account's grants index: the right plan whatever the statistics
+ * say (a plan chosen when the index was small scanned every family event once it had grown).
+ */
+const accessGrantsSql = `SELECT grant_id, last_expires_at, position FROM grants INDEXED BY grants_account
+  WHERE tessera_in_budget() AND account_id = @account AND last_expires_at > @at AND last_expires_at < @never AND first_at <= @at
+    AND (last_expires_at > @afterExpiresAt OR (last_expires_at = @afterExpiresAt AND grant_id > @afterGrant))
+  ORDER BY last_expires_at, grant_id LIMIT @limit`;
+
+function explainAccessAt(db: Database.Database): string[] {
+  const parameters: AccessGrantsParameters = { account: 'a', at: 0, never: Number.MAX_SAFE_INTEGER, afterExpiresAt: 0, afterGrant: '', limit: 1 };
+  return db
+    .prepare<[AccessGrantsParameters], { detail: string }>(`EXPLAIN QUERY PLAN ${accessGrantsSql}`)
+    .all(parameters)
+    .map((row) => row.detail);
 }
 
 /** How many grants a bulk load gathers before it writes them (in key order): bounds its memory. */
@@ -67,12 +118,20 @@ export class AuditIndex {
   private closed = false;
   /** During a bulk load: the grants gathered since they were last written, by grant id. */
   private bulk: { readonly grants: Map<string, GrantRow> } | undefined;
+  /** The running query's budget: performance.now() past `deadline` stops it at its next row. */
+  private budget: { readonly deadline: number; readonly ms: number } | undefined;
 
   private constructor(
     private readonly db: Database.Database,
     /** Whether open() found the index unusable and started it again from an empty one. */
     readonly rebuilt: boolean,
   ) {
+    // Every query's WHERE calls it once per row it visits: SQLite's statement stops at the first
+    // row past the deadline, whatever plan it chose. better-sqlite3 offers no interrupt; this is one.
+    db.function('tessera_in_budget', { deterministic: false }, () => {
+      if (this.budget !== undefined && performance.now() > this.budget.deadline) throw new AuditQueryOverBudget(this.budget.ms);
+      return 1;
+    });
     this.statements = {
       meta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       setMeta: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
@@ -85,17 +144,25 @@ export class AuditIndex {
       ),
       grantLogin: db.prepare<[string], { api_login_id: string | null }>('SELECT api_login_id FROM grants WHERE grant_id = ?'),
       knownAccount: db.prepare<[string], { found: number }>('SELECT 1 AS found FROM events WHERE account_id = ? LIMIT 1'),
-      accessEvents: db
-        .prepare<[{ account: string; at: number }], [string]>(
-          `SELECT access FROM (
-             SELECT e.position, e.access FROM grants g JOIN events e ON e.family_id = g.grant_id
-              WHERE g.account_id = @account AND g.last_expires_at > @at AND g.first_at <= @at AND g.position IS NULL AND e.access IS NOT NULL
-             UNION ALL
-             SELECT e.position, e.access FROM grants g JOIN events e ON e.position = g.position
-              WHERE g.account_id = @account AND g.last_expires_at > @at AND g.first_at <= @at AND g.position IS NOT NULL
-           ) ORDER BY position`,
+      // Plans are pinned (INDEXED BY) where one plan is always right: they must not depend on
+      // statistics gathered when the index was small.
+      accountSince: db.prepare<[string], number>('SELECT time FROM events INDEXED BY events_account WHERE account_id = ? ORDER BY position LIMIT 1').pluck(),
+      accessCuts: db
+        .prepare<[{ account: string; at: number; never: number }], string>(
+          `SELECT e.access FROM grants g INDEXED BY grants_account JOIN events e ON e.position = g.position
+            WHERE tessera_in_budget() AND g.account_id = @account AND g.last_expires_at >= @never AND g.first_at <= @at
+            ORDER BY e.position`,
         )
-        .raw(true),
+        .pluck(),
+      accessGrants: db
+        .prepare<[AccessGrantsParameters], [grantId: string, lastExpiresAt: bigint, position: bigint | null]>(accessGrantsSql)
+        .raw(true)
+        .safeIntegers(true),
+      familyAccess: db
+        .prepare<[string], string>('SELECT access FROM events INDEXED BY events_family WHERE tessera_in_budget() AND family_id = ? AND access IS NOT NULL ORDER BY position')
+        .pluck(),
+      singleAccess: db.prepare<[bigint], string>('SELECT access FROM events WHERE position = ?').pluck(),
+      analyzedAt: db.prepare<[], string>("SELECT value FROM meta WHERE key = 'analyzed_at'").pluck(),
     };
   }
 
@@ -211,8 +278,7 @@ export class AuditIndex {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.pragma(`cache_size = -${cacheKiB.usual}`);
     // The planner's statistics, from a sample: most filters have several indexes to choose from.
-    this.db.pragma('analysis_limit = 1000');
-    this.db.exec('ANALYZE');
+    this.analyze(this.position());
   }
 
   /** Drops a bulk load that cannot finish (the process stops, the log failed): the index is empty again. */
@@ -230,7 +296,7 @@ export class AuditIndex {
    * meanwhile), nothing is applied and `gap` says to read again from `position`.
    */
   apply(batch: readonly RecordedEvent[], from: bigint | undefined): ApplyOutcome {
-    return this.db
+    const outcome = this.db
       .transaction((): ApplyOutcome => {
         const reflected = this.position();
         if ((reflected ?? -1n) < (from ?? -1n)) return { position: reflected, gap: true };
@@ -250,6 +316,26 @@ export class AuditIndex {
         return { position: last.position, gap: false };
       })
       .immediate();
+    this.keepStatisticsTrue(outcome.position);
+    return outcome;
+  }
+
+  /**
+   * The planner's statistics, taken again each time the index has doubled since they were last
+   * taken: a plan chosen from the statistics of a near-empty index (a server started on a young
+   * log) would scan every row once the index has grown. A sample (analysis_limit) keeps it cheap.
+   */
+  private keepStatisticsTrue(position: bigint | undefined): void {
+    if (position === undefined || this.bulk !== undefined) return;
+    const analyzedAt = BigInt(this.statements.analyzedAt.get() ?? '0');
+    if (position < 1000n || position < analyzedAt * 2n) return;
+    this.analyze(position);
+  }
+
+  private analyze(position: bigint | undefined): void {
+    this.db.pragma('analysis_limit = 1000');
+    this.db.exec('ANALYZE');
+    if (position !== undefined) this.statements.setMeta.run('analyzed_at', position.toString());
   }
 
   private insert(recorded: RecordedEvent, time: number): void {
@@ -322,8 +408,8 @@ export class AuditIndex {
     return this.bulk?.grants.get(familyId)?.apiLoginId ?? this.statements.grantLogin.get(familyId)?.api_login_id ?? undefined;
   }
 
-  /** One page of the rows matching `query`, in log order. */
-  events(query: EventQuery): EventPage {
+  /** One page of the rows matching `query`, in log order; AuditQueryOverBudget past `budgetMs`. */
+  events(query: EventQuery, budgetMs?: number): EventPage {
     const where: string[] = [];
     const parameters: (string | number | bigint)[] = [];
     const match = (column: string, value: string | undefined) => {
@@ -354,26 +440,74 @@ export class AuditIndex {
       where.push('position > ?');
       parameters.push(query.after);
     }
-    const sql = `SELECT ${rowColumns} FROM events${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY position LIMIT ?`;
+    // First, so that SQLite evaluates it for every row it visits, not only for rows the other terms let through.
+    const sql = `SELECT ${rowColumns} FROM events WHERE ${['tessera_in_budget()', ...where].join(' AND ')} ORDER BY position LIMIT ?`;
     const statement = this.query(sql);
-    return this.db.transaction((): EventPage => {
-      const tuples = statement.all(...parameters, query.limit + 1);
-      const rows = tuples.slice(0, query.limit).map(toAuditRow);
-      const more = tuples.length > query.limit ? BigInt(rows[rows.length - 1]!.position) : undefined;
-      return { rows, more, logPosition: this.position() };
-    })();
+    return this.withinBudget(budgetMs, () =>
+      this.db.transaction((): EventPage => {
+        const tuples = statement.all(...parameters, query.limit + 1);
+        const rows = tuples.slice(0, query.limit).map(toAuditRow);
+        const more = tuples.length > query.limit ? BigInt(rows[rows.length - 1]!.position) : undefined;
+        return { rows, more, logPosition: this.position() };
+      })(),
+    );
+  }
+
+  /** The plan SQLite uses for access-at's page of grants, as EXPLAIN QUERY PLAN prints it. */
+  accessAtPlan(): string[] {
+    return explainAccessAt(this.db);
+  }
+
+  /** The same plan, in another connection to an index file: a read-only one beside a running server's. */
+  static accessAtPlanIn(db: Database.Database): string[] {
+    // A connection of its own has no budget to keep; the function must exist for the statement to compile.
+    db.function('tessera_in_budget', { deterministic: false }, () => 1);
+    return explainAccessAt(db);
+  }
+
+  private withinBudget<T>(budgetMs: number | undefined, run: () => T): T {
+    if (budgetMs === undefined) return run();
+    this.budget = { deadline: performance.now() + budgetMs, ms: budgetMs };
+    try {
+      return run();
+    } finally {
+      this.budget = undefined;
+    }
   }
 
   /**
-   * Which of the account's tokens were usable at `at` (epoch seconds), by replaying the access
-   * events of the grants whose span covers it; undefined for an account the index has never seen.
+   * Which of the account's tokens were usable at `at` (epoch seconds), one page of grants at a
+   * time: the grants whose span covers the instant, in the order they expire from it on (those
+   * found first are the ones that lived around `at`), each replayed from its access events, with
+   * the account's cuts. Undefined for an account the index has never seen. AuditQueryOverBudget
+   * past `budgetMs`.
    */
-  accessAt(accountId: string, at: number): AccessAtAnswer | undefined {
-    return this.db.transaction((): AccessAtAnswer | undefined => {
-      if (this.statements.knownAccount.get(accountId) === undefined) return undefined;
-      const events = this.statements.accessEvents.all({ account: accountId, at }).map(([json]) => JSON.parse(json) as AccessEvent);
-      return { ...accessAt(events, at), logPosition: this.position() };
-    })();
+  accessAt(accountId: string, at: number, query: AccessAtQuery = { limit: Number.MAX_SAFE_INTEGER }, budgetMs?: number): AccessAtAnswer | undefined {
+    return this.withinBudget(budgetMs, () =>
+      this.db.transaction((): AccessAtAnswer | undefined => {
+        if (this.statements.knownAccount.get(accountId) === undefined) return undefined;
+        const logPosition = this.position();
+        // Before the account's first event nothing of it existed: no grant needs a look.
+        const since = this.statements.accountSince.get(accountId);
+        if (since === undefined || at * 1000 < since) return { families: [], legacyTokens: [], logPosition, more: undefined };
+        const never = Number.MAX_SAFE_INTEGER;
+        const after = query.after ?? { lastExpiresAt: 0, grantId: '' };
+        const limit = Math.min(query.limit, Number.MAX_SAFE_INTEGER - 1);
+        const grants = this.statements.accessGrants.all({ account: accountId, at, never, afterExpiresAt: after.lastExpiresAt, afterGrant: after.grantId, limit: limit + 1 });
+        const page = grants.slice(0, limit);
+        const access: string[] = this.statements.accessCuts.all({ account: accountId, at, never });
+        for (const [grantId, , position] of page) {
+          if (position === null) access.push(...this.statements.familyAccess.all(grantId));
+          else {
+            const single = this.statements.singleAccess.get(position);
+            if (single !== undefined) access.push(single);
+          }
+        }
+        const last = page[page.length - 1];
+        const more = grants.length > limit && last !== undefined ? { lastExpiresAt: Number(last[1]), grantId: last[0] } : undefined;
+        return { ...accessAt(access.map((json) => JSON.parse(json) as AccessEvent), at), logPosition, more };
+      })(),
+    );
   }
 
   close(): void {

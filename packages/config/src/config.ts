@@ -141,6 +141,8 @@ export const ConfigSchema = z
     TESSERA_PEER_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     /** Seconds a forwarded refresh or revoke waits for the home region before answering 503. */
     TESSERA_PEER_TIMEOUT: timeout(5),
+    /** Milliseconds an audit query (events, access-at; the API and `tessera audit`) may run before it is stopped: 503, CLI exit 4. */
+    TESSERA_AUDIT_QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
   })
   .refine((c) => c.TESSERA_PEER_REGIONS === undefined || (c.TESSERA_REGION !== undefined && c.TESSERA_PEER_SECRET !== undefined), {
     message: 'needs TESSERA_REGION and TESSERA_PEER_SECRET',

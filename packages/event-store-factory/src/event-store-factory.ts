@@ -23,6 +23,8 @@ export async function openEventStore(
     readonly mustExist?: boolean;
     /** For the times the store records; default the system's. */
     readonly clock?: Clock;
+    /** A reader only: an embedded store starts no writer thread and refuses appends. */
+    readonly readOnly?: boolean;
   } = {},
 ): Promise<EventStore> {
   const target = config.TESSERA_EVENT_STORE;
@@ -33,7 +35,7 @@ export async function openEventStore(
   const { SqliteEventStore } = await import('@tessera/event-store-sqlite');
   const file = target?.startsWith('sqlite:') ? target.slice('sqlite:'.length) : join(config.TESSERA_DATA_DIR, 'events.db');
   if (options.mustExist && !existsSync(file)) throw new NoEventStore(file);
-  return new SqliteEventStore({ file, ...(options.clock ? { clock: options.clock } : {}) });
+  return new SqliteEventStore({ file, ...(options.clock ? { clock: options.clock } : {}), ...(options.readOnly ? { readOnly: true } : {}) });
 }
 
 export class NoEventStore extends Error {

@@ -27,6 +27,11 @@ export interface SqliteEventStoreOptions {
   readonly pollIntervalMs?: number;
   /** For `recordedAt`; default the system's. */
   readonly clock?: Clock;
+  /**
+   * A reader only (the audit index's thread): no writer thread is started, append refuses, and
+   * probe() reads instead of writing.
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -96,7 +101,9 @@ export class SqliteEventStore implements EventStore {
   private readonly stats = { commits: 0, appends: 0, commitSeconds: 0, roundTripSeconds: 0 };
   private nextBatchId = 0;
   private readonly file: string;
-  private writer: Worker;
+  /** Undefined for a read-only store. */
+  private writer: Worker | undefined;
+  private readonly readOnly: boolean;
   /** Set when the writer thread died; the next append or probe starts a new one. */
   private writerFailure: Error | undefined;
   private readonly probes = new Map<number, { resolve: () => void; reject: (error: unknown) => void }>();
@@ -131,7 +138,8 @@ export class SqliteEventStore implements EventStore {
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.snapshot = <T>(read: () => T): T => this.db.transaction(read)();
     this.file = options.file;
-    this.writer = this.startWriter();
+    this.readOnly = options.readOnly === true;
+    this.writer = this.readOnly ? undefined : this.startWriter();
     this.statements = {
       forwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision ASC LIMIT ?`).raw(true),
       backwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?`).raw(true),
@@ -161,14 +169,19 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** A writer thread that died is replaced on the next append or probe: the store heals without a restart. */
-  private ensureWriter(): void {
-    if (!this.writerFailure || this.closed) return;
-    this.writerFailure = undefined;
-    this.writer = this.startWriter();
+  private ensureWriter(): Worker {
+    if (this.readOnly) throw new TypeError('this SQLite event store was opened read-only');
+    if (this.writerFailure && !this.closed) {
+      this.writerFailure = undefined;
+      this.writer = this.startWriter();
+    }
+    // Set at construction for a store that writes, and replaced just above when it died.
+    return this.writer!;
   }
 
   append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new EventStoreUnavailable('event store is closed'));
+    if (this.readOnly) return Promise.reject(new TypeError('this SQLite event store was opened read-only'));
     this.ensureWriter();
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
     for (const { event } of events) {
@@ -199,15 +212,16 @@ export class SqliteEventStore implements EventStore {
       rows: events.map(({ event, metadata, eventId }) => [eventId ?? randomUUID(), event.type, JSON.stringify(event), JSON.stringify(metadata ?? {})]),
     }));
     // Keep the process alive while a write is pending; idle, the thread must not hold it open.
-    this.writer.ref();
-    this.writer.postMessage({ id, appends });
+    const writer = this.ensureWriter();
+    writer.ref();
+    writer.postMessage({ id, appends });
   }
 
   private settle(reply: WriterReply): void {
     const inFlight = this.inFlight;
     if (!inFlight || inFlight.id !== reply.id) return;
     this.inFlight = undefined;
-    if (this.probes.size === 0) this.writer.unref();
+    if (this.probes.size === 0) this.writer?.unref();
     if ('results' in reply) {
       this.stats.commits += 1;
       this.stats.appends += inFlight.batch.length;
@@ -255,12 +269,21 @@ export class SqliteEventStore implements EventStore {
 
   probe(): Promise<void> {
     if (this.closed) return Promise.reject(new EventStoreUnavailable('event store is closed'));
-    this.ensureWriter();
+    if (this.readOnly) {
+      // A reader's round trip is a read: what it needs of the file.
+      try {
+        this.statements.head.get();
+        return Promise.resolve();
+      } catch (error) {
+        return Promise.reject(new EventStoreUnavailable(`reading the SQLite log failed: ${(error as Error).message}`, { cause: error }));
+      }
+    }
+    const writer = this.ensureWriter();
     const id = (this.nextBatchId += 1);
     return new Promise<void>((resolve, reject) => {
       this.probes.set(id, { resolve, reject });
-      this.writer.ref();
-      this.writer.postMessage({ id, probe: true });
+      writer.ref();
+      writer.postMessage({ id, probe: true });
     });
   }
 
@@ -268,7 +291,7 @@ export class SqliteEventStore implements EventStore {
     const probe = this.probes.get(reply.id);
     if (!probe) return;
     this.probes.delete(reply.id);
-    if (!this.inFlight && this.probes.size === 0) this.writer.unref();
+    if (!this.inFlight && this.probes.size === 0) this.writer?.unref();
     if ('unavailable' in reply) probe.reject(new EventStoreUnavailable(reply.unavailable));
     else probe.resolve();
   }
@@ -376,8 +399,8 @@ export class SqliteEventStore implements EventStore {
     }
     for (const probe of this.probes.values()) probe.reject(new EventStoreUnavailable('event store is closed'));
     this.probes.clear();
-    this.writer.removeAllListeners('exit');
-    await this.writer.terminate();
+    this.writer?.removeAllListeners('exit');
+    await this.writer?.terminate();
     this.db.close();
   }
 

@@ -68,6 +68,13 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
   ERR_ADMIN_TOKEN_NOT_FOUND: notFound,
   // A query parameter an audit route cannot use; the error names it (`field`, `reason`).
   ERR_INVALID_AUDIT_QUERY: invalid,
+  // An audit query stopped at TESSERA_AUDIT_QUERY_BUDGET_MS: its message names the budget and how to narrow the query.
+  ERR_AUDIT_QUERY_OVER_BUDGET: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    log: { level: 'warn', message: 'audit query stopped at its time budget' },
+  },
 };
 
 /** The problem document for a coded error the table knows; undefined for any other error. */

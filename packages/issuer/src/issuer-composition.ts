@@ -24,7 +24,7 @@ import { v5TokenRoutes } from './routes-v5.js';
 export async function composeIssuer(host: Host): Promise<Composition> {
   const store = await openGuardedStore(host);
   const issuer = createIssuerParts(host, store);
-  const audit = wireAudit(host, store);
+  const audit = wireAudit(host);
   const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event), audit });
   const following = followInto(host, store, [...issuer.readers, ...admin.readers], { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
   if (mirroredRegionsOf(host.config).length > 0) {

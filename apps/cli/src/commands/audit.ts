@@ -55,7 +55,7 @@ export async function runAudit(command: CommandContext, argv: string[]): Promise
   );
 
   return withAuditIndex(command, (index) => {
-    const page = index.events(query);
+    const page = index.events(query, command.config.TESSERA_AUDIT_QUERY_BUDGET_MS);
     const next = page.more === undefined ? undefined : encodeCursor(page.more);
     if (format === 'table') {
       // Values from the log (ids, a client's request id) are escaped, as everywhere in human text.
@@ -74,19 +74,26 @@ export async function runAudit(command: CommandContext, argv: string[]): Promise
 
 /** `tessera audit access-at --account ID --at ISO`: the API's access-at answer, from the same index. */
 async function runAccessAt(command: CommandContext, argv: string[]): Promise<number> {
-  const { values } = parseCommandOptions(argv, { account: { type: 'string' }, at: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parseCommandOptions(argv, {
+    account: { type: 'string' },
+    at: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+    json: { type: 'boolean' },
+  });
   if (values.account === undefined) throw new CliError('--account is required');
   if (values.at === undefined) throw new CliError('--at is required: the instant to ask about, ISO 8601, e.g. 2026-11-22T14:03:00Z');
   const accountId = values.account;
-  const at = asUsageError(() => parseAccessAtQuery(accountId, { at: values.at }, command.clock.now()));
+  const { atMs, limit, after } = asUsageError(() => parseAccessAtQuery(accountId, { at: values.at, limit: values.limit, cursor: values.cursor }, command.clock.now()));
   return withAuditIndex(command, (index) => {
-    const answer = index.accessAt(accountId, Math.floor(at / 1000));
+    const answer = index.accessAt(accountId, Math.floor(atMs / 1000), { limit, after }, command.config.TESSERA_AUDIT_QUERY_BUDGET_MS);
     if (answer === undefined) throw new NotFound(`no account ${shown(accountId)} in the log`);
-    const body = accessAtBody(at, answer);
+    const body = accessAtBody(atMs, answer);
     const lines = [
       `at ${body.at} (log position ${body.log_position ?? 'none'}): ${count(body.families.length, 'family', 'families')}, ${count(body.legacy_tokens.length, 'v1 token', 'v1 tokens')} with a usable access token`,
       ...body.families.map((f) => `  family ${shown(f.family_id)}  generation ${f.generation}  issued ${f.issued_at}  expires ${f.expires_at}  credential ${shown(f.credential_id)}`),
       ...body.legacy_tokens.map((t) => `  v1 token ${shown(t.jti)}  issued ${t.issued_at}  expires ${t.expires_at}  credential ${shown(t.credential_id)}`),
+      ...(body.next_cursor === null ? [] : [`more tokens may have been usable then: add --cursor ${body.next_cursor}`]),
     ];
     print(values.json ?? false, body, lines.join('\n'));
     return 0;

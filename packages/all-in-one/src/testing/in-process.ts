@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '@tessera/config';
-import { InMemoryEventStore, type EventStore } from '@tessera/event-store';
 import { holdingDeliveries, type HeldDeliveries } from '@tessera/event-store/testing';
+import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createHost, type Host } from '@tessera/host';
 import { buildApps } from '@tessera/server';
 import type { Clock } from '@tessera/timing';
@@ -18,7 +18,7 @@ export interface InProcessAllInOne {
   readonly app: FastifyInstance;
   /** The admin listener's app: /metrics, the health probes and /admin/v1/*. */
   readonly admin: FastifyInstance;
-  /** The store the process runs on (in memory), whose deliveries to read models a test can hold. */
+  /** The store the process runs on (SQLite in its data folder), whose deliveries to read models a test can hold. */
   readonly store: HeldDeliveries;
   /** The process's secret-hashing key, for writing accounts with known secrets. */
   readonly hasher: SecretHasher;
@@ -26,21 +26,27 @@ export interface InProcessAllInOne {
   /** Set when a read model failed (the process would have stopped). */
   readonly fatal: () => unknown;
   /**
-   * Resolves once the process's read models (keys, accounts, admin tokens) have applied the log
-   * up to its head, as /metrics tells an operator (tessera_projection_last_applied_position).
+   * Resolves once the process's read models (keys, accounts, admin tokens) and its audit index
+   * have applied the log up to its head, as /metrics tells an operator
+   * (tessera_projection_last_applied_position, tessera_audit_index_position).
    */
   caughtUp(): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * Runs composeAllInOne on a real host (a temporary data folder, an in-memory store) and builds
- * its listeners' apps without listening: the wiring users run, fast enough for unit tests.
+ * Runs composeAllInOne on a real host (a temporary data folder, SQLite in it) and builds its
+ * listeners' apps without listening: the wiring users run, fast enough for unit tests. `prepare`
+ * may lay down a log first (in `<data folder>/events.db`), as a long-running deployment has one.
  */
-export async function startInProcess(options: { readonly env?: Record<string, string>; readonly clock?: Clock; readonly store?: EventStore } = {}): Promise<InProcessAllInOne> {
+export async function startInProcess(
+  options: { readonly env?: Record<string, string>; readonly clock?: Clock; readonly prepare?: (dataDir: string) => void } = {},
+): Promise<InProcessAllInOne> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-in-process-'));
+  options.prepare?.(dataDir);
   const config = loadConfig({ TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent', ...options.env }, { role: 'all-in-one' });
-  const store = holdingDeliveries(options.store ?? new InMemoryEventStore(options.clock ? { clock: options.clock } : {}));
+  // The file the factory would open: the audit index's thread opens it too, read-only.
+  const store = holdingDeliveries(new SqliteEventStore({ file: join(dataDir, 'events.db'), ...(options.clock ? { clock: options.clock } : {}) }));
   let failure: unknown;
   const hostProcess = createHost(config, {
     role: 'all-in-one',
@@ -61,10 +67,11 @@ export async function startInProcess(options: { readonly env?: Record<string, st
     fatal: () => failure,
     caughtUp: async () => {
       const head = Number((await store.headPosition()) ?? 0n);
-      for (let tries = 0; tries < 500; tries += 1) {
+      // A long log takes the audit index's thread a while (about 5 s per 100,000 events here).
+      for (const deadline = performance.now() + 120_000; performance.now() < deadline; ) {
         const metrics = (await apps.admin!.inject({ method: 'GET', url: '/metrics' })).body;
-        const applied = Number(/^tessera_projection_last_applied_position (\d+)$/m.exec(metrics)?.[1] ?? -1);
-        if (applied >= head) return;
+        const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? -1);
+        if (gauge('tessera_projection_last_applied_position') >= head && gauge('tessera_audit_index_position') >= head) return;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       throw new Error(`the read models did not reach position ${head}`);

@@ -1,0 +1,145 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { TesseraConfig } from '@tessera/config';
+import { AuditQueryOverBudget, type AccessAtAnswer, type AccessAtQuery, type EventPage } from './audit-index.js';
+import type { AuditQuestion, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
+import type { EventQuery } from './event-query.js';
+
+/** Where the audit thread's lines go: the process's logger. */
+export interface AuditThreadLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface AuditThread {
+  state(): AuditThreadState;
+  events(query: EventQuery, budgetMs: number): Promise<EventPage>;
+  accessAt(accountId: string, at: number, query: AccessAtQuery, budgetMs: number): Promise<AccessAtAnswer | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * How much longer than its budget an answer may take before this thread stops waiting for it: a
+ * query past its budget stops at its next row, but one row may take a while on a cold disk.
+ */
+const graceMs = 2_000;
+
+/**
+ * The thread that runs this process's audit index: it follows the log through a read-only store
+ * of its own, writes the index and answers the queries, so none of it runs on the thread that
+ * answers token requests. Run from compiled JavaScript it loads its .js sibling; run from the
+ * TypeScript sources (the tests) it loads the .ts one through tsx, with the sources' export condition.
+ */
+export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger }): AuditThread {
+  const data: AuditThreadData = { file: options.file, config: options.config };
+  const worker = new Worker(workerEntry(), { workerData: data, ...(import.meta.url.endsWith('.ts') ? { execArgv: ['--conditions=tessera-source'] } : {}) });
+  worker.unref();
+  let state: AuditThreadState = { position: undefined, caughtUp: false, failure: undefined };
+  let nextId = 0;
+  const pending = new Map<number, { resolve: (reply: AuditReply) => void; reject: (error: unknown) => void }>();
+  let closing: Promise<void> | undefined;
+
+  worker.on('message', (reply: AuditReply) => {
+    if ('state' in reply) state = reply.state;
+    else if ('log' in reply) options.log[reply.log.level](reply.log.fields, reply.log.message);
+    else {
+      pending.get(reply.id)?.resolve(reply);
+      pending.delete(reply.id);
+    }
+  });
+  let exited = false;
+  worker.once('exit', () => (exited = true));
+  const fail = (error: unknown) => {
+    if (closing) return;
+    const failure = error instanceof Error ? error.message : String(error);
+    state = { ...state, failure };
+    options.log.error({ err: failure }, 'the audit index thread failed; the audit API answers 503 until the process restarts');
+    for (const waiting of pending.values()) waiting.reject(error);
+    pending.clear();
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`the audit index thread exited (${code})`)));
+
+  function ask(question: AuditQuestion, budgetMs: number): Promise<AuditReply> {
+    const id = (nextId += 1);
+    worker.ref();
+    return new Promise<AuditReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new AuditQueryOverBudget(budgetMs));
+      }, budgetMs + graceMs);
+      pending.set(id, {
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+      worker.postMessage({ ...question, id } satisfies AuditRequest);
+    }).finally(() => {
+      if (pending.size === 0) worker.unref();
+    });
+  }
+
+  const answerOf = (reply: AuditReply): AuditReply => {
+    if (!('error' in reply)) return reply;
+    if (reply.error.code === 'ERR_AUDIT_QUERY_OVER_BUDGET' && reply.error.budgetMs !== undefined) throw new AuditQueryOverBudget(reply.error.budgetMs);
+    throw Object.assign(new Error(reply.error.message), reply.error.code === undefined ? {} : { code: reply.error.code });
+  };
+
+  return {
+    state: () => state,
+    events: async (query, budgetMs) => {
+      const reply = answerOf(await ask({ kind: 'events', query, budgetMs }, budgetMs));
+      if (!('events' in reply)) throw new Error('the audit thread answered another question');
+      return reply.events;
+    },
+    accessAt: async (accountId, at, query, budgetMs) => {
+      const reply = answerOf(await ask({ kind: 'access-at', accountId, at, query, budgetMs }, budgetMs));
+      if (!('accessAt' in reply)) throw new Error('the audit thread answered another question');
+      return reply.accessAt;
+    },
+    close: () => {
+      closing ??= (async () => {
+        if (exited) return;
+        worker.ref();
+        const closed = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        worker.postMessage({ id: (nextId += 1), kind: 'close' } satisfies AuditRequest);
+        // The thread writes what it gathered and closes the index; if it does not within 10 s, it is stopped.
+        const timer = setTimeout(() => void worker.terminate(), 10_000);
+        await closed;
+        clearTimeout(timer);
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * The thread's entry: the compiled .js beside this file; run from the TypeScript sources (the
+ * tests), a bootstrap that registers tsx in the thread and then loads the .ts entry, since a
+ * worker does not inherit the loader its parent runs under.
+ */
+function workerEntry(): URL {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return new URL('./audit-thread-worker.js', import.meta.url);
+  const tsx = pathToFileURL(join(findPackageFolder(here, 'tsx'), 'dist', 'esm', 'api', 'index.mjs')).href;
+  const entry = new URL('./audit-thread-worker.ts', import.meta.url).href;
+  const bootstrap = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`);
+}
+
+/** node_modules/<name> in the nearest folder up from `file` that has it. */
+function findPackageFolder(file: string, name: string): string {
+  for (let folder = join(file, '..'); ; folder = join(folder, '..')) {
+    const candidate = join(folder, 'node_modules', name);
+    if (existsSync(candidate)) return candidate;
+    if (folder === join(folder, '..')) throw new Error(`${name} is needed to run the audit thread from the TypeScript sources`);
+  }
+}
