@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { audiences, streams, type AccountEvent, type FamilyEvent, type SigningKeyEvent } from '@tessera/contracts';
 import { CredentialDirectory } from '@tessera/domain';
 import { InMemoryEventStore } from '@tessera/event-store';
-import { KeyFolder, PublicKeySet, createSecretHasher, familyOfRefreshToken, verifyAccessToken } from '@tessera/tokens';
+import { KeyFolder, PublicKeySet, createSecretHasher, familyOfRefreshToken, singleKeyHashers, verifyAccessToken } from '@tessera/tokens';
 import { IssuerRefusal } from './issuer-errors.js';
 import { SigningKeyring, createSigningKey } from './signing-keyring.js';
 import { createTokenService, type TokenService, type TokenServiceDeps } from './token-service.js';
@@ -36,8 +36,8 @@ let tokens: TokenService;
 let announced: FamilyEvent[];
 let keyring: SigningKeyring;
 const account = (event: AccountEvent) => directory.apply(event);
-const tokenService = (options: Pick<TokenServiceDeps, 'refreshReuse'> = {}, on = store) =>
-  createTokenService({ store: on, directory, keyring, hasher, issuer, lifetimes, now: () => now, onFamilyEvent: (event) => announced.push(event), ...options });
+const tokenService = (options: Partial<Pick<TokenServiceDeps, 'refreshReuse' | 'hashers'>> = {}, on = store) =>
+  createTokenService({ store: on, directory, keyring, hashers: singleKeyHashers(hasher), issuer, lifetimes, now: () => now, onFamilyEvent: (event) => announced.push(event), ...options });
 
 beforeEach(() => {
   now = t0;

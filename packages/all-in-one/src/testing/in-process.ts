@@ -8,7 +8,7 @@ import { holdingDeliveries, type HeldDeliveries } from '@tessera/event-store/tes
 import { createHost, type Host } from '@tessera/host';
 import { buildApps } from '@tessera/server';
 import type { Clock } from '@tessera/timing';
-import { createSecretHasher, openKeyFolders, type SecretHasher } from '@tessera/tokens';
+import { createSecretHasher, readHashingKeys, type SecretHasher } from '@tessera/tokens';
 import { composeAllInOne } from '../all-in-one-composition.js';
 
 /** The all-in-one as `tessera start` wires it, in this process: requests go in with inject(). */
@@ -20,7 +20,7 @@ export interface InProcessAllInOne {
   readonly admin: FastifyInstance;
   /** The store the process runs on (in memory), whose deliveries to read models a test can hold. */
   readonly store: HeldDeliveries;
-  /** The process's secret-hashing key, for writing accounts with known secrets. */
+  /** The process's secret-hashing key (the one it recorded on the log), for writing accounts with known secrets. */
   readonly hasher: SecretHasher;
   readonly dataDir: string;
   /** Set when a read model failed (the process would have stopped). */
@@ -51,12 +51,14 @@ export async function startInProcess(options: { readonly env?: Record<string, st
   const { host } = hostProcess;
   const apps = await buildApps(host, await composeAllInOne(host));
   await hostProcess.whenReady();
+  const hashingKey = readHashingKeys(dataDir).inUse;
+  if (!hashingKey) throw new Error('the all-in-one became ready without a secret-hashing key');
   return {
     host,
     app: apps.public[0]!,
     admin: apps.admin!,
     store,
-    hasher: createSecretHasher(openKeyFolders(dataDir).hashingKey),
+    hasher: createSecretHasher(hashingKey.key),
     dataDir,
     fatal: () => failure,
     caughtUp: async () => {
