@@ -94,7 +94,7 @@ function refusal(error: DomainError, check: LogHashingKeyCheck, held: HeldHashin
         return new LogHashingKeyRefusal(
           error.code,
           `${file} holds secret-hashing key ${held.inUse.fingerprint}, which tessera keys rotate-hashing retired; ${check.logName} is written with key ${current} now: ` +
-            `copy keys/secret-hashing.key from the data folder the rotation ran in to ${file}, keeping this one as ${retiredHashingKeyFile(check.dataDir, held.inUse.fingerprint)}; ${nothing}`,
+            `copy keys/secret-hashing.key of the data folder the rotation ran in to ${retiredHashingKeyFile(check.dataDir, current)}; ${nothing}`,
         );
       }
       return new LogHashingKeyRefusal(

@@ -3,7 +3,6 @@ import { evolveSecretHashingKey, initialSecretHashingKeyState, knownHashingKeys,
 import { systemClock, type Clock } from '@tessera/timing';
 import {
   createSecretHasher,
-  hashingKeyFile,
   readHashingKeys,
   retiredHashingKeyFile,
   SecretHashingKeyUnavailable,
@@ -76,8 +75,8 @@ export class SecretHashingKeyring implements SecretHashers {
     if (state.status === 'unrecorded') return 'the secret-hashing key is not checked against the log yet';
     if (this.holdsCurrent()) return undefined;
     return (
-      `the log's secret-hashing key ${state.current} is not in this data folder: copy keys/secret-hashing.key from the data folder ` +
-      `tessera keys rotate-hashing ran in to ${hashingKeyFile(this.folder.dataDir)} (or as ${retiredHashingKeyFile(this.folder.dataDir, state.current)})`
+      `the log's secret-hashing key is now ${state.current}, which is not in this data folder: copy keys/secret-hashing.key of the data folder ` +
+      `tessera keys rotate-hashing ran in to ${retiredHashingKeyFile(this.folder.dataDir, state.current)}`
     );
   }
 

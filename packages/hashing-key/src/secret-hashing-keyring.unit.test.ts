@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { ManualClock } from '@tessera/timing';
-import { createHashingKey, createSecretHasher, hashingKeyFile, keepHashingKey, newHashingKey, readHashingKeys, secretHashingKeyFingerprint, SecretHashingKeyUnavailable } from '@tessera/tokens';
+import { createHashingKey, createSecretHasher, keepHashingKey, retiredHashingKeyFile, newHashingKey, readHashingKeys, secretHashingKeyFingerprint, SecretHashingKeyUnavailable } from '@tessera/tokens';
 import { checkLogHashingKey } from './check-log-hashing-key.js';
 import { SecretHashingKeyring } from './secret-hashing-keyring.js';
 
@@ -44,7 +44,7 @@ describe('a server\'s secret-hashing keyring', () => {
     const nextFingerprint = secretHashingKeyFingerprint(next);
     keyring.apply({ type: 'SecretHashingKeyRotated', v: 1, fingerprint: nextFingerprint, previousFingerprint: original.fingerprint, at: t0 + 60 });
     expect(() => keyring.current()).toThrow(SecretHashingKeyUnavailable);
-    expect(keyring.missing()).toContain(hashingKeyFile(dataDir));
+    expect(keyring.missing()).toContain(retiredHashingKeyFile(dataDir, nextFingerprint));
     expect(keyring.missing()).toContain(nextFingerprint);
     expect(keyring.hashUnder(undefined, 'tsk_old')).toBe(oldHash);
     expect(keyring.hashUnder(original.fingerprint, 'tsk_old')).toBe(oldHash);
