@@ -319,9 +319,10 @@ describe('a server whose data folder lacks the key the log rotated to', () => {
   });
   afterAll(async () => server?.stop());
 
-  it('is unready naming the file, answers 503 where a new hash is needed and writes nothing, until the key is copied there', async () => {
-    const account = await server.createAccount({ name: 'fleet' });
+  it('is unready naming the file, answers 503 where a new hash is needed and writes nothing (revoke and v1 go on), until the key is copied there', async () => {
+    const account = await server.createAccount({ name: 'fleet', legacy: true });
     const pair = (await getToken(server, account)).json() as { refresh_token: string };
+    const toRevoke = (await getToken(server, account)).json() as { refresh_token: string };
     // Another host: its own data folder with a copy of the deployment's key, on the same log.
     const otherHost = join(scratch, 'other-host');
     mkdirSync(join(otherHost, 'keys'), { recursive: true, mode: 0o700 });
@@ -341,6 +342,14 @@ describe('a server whose data folder lacks the key the log rotated to', () => {
     expect((await server.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: pair.refresh_token })).status).toBe(503);
     expect(await headOf(log)).toBe(head);
     expect(server.logs()).toMatch(/the secret-hashing key the log rotated to is not in the data folder/);
+    // What only checks a stored hash goes on: a revoke, and the v1 exchange (its token carries no hash).
+    expect((await server.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: toRevoke.refresh_token })).status).toBe(200);
+    const v1 = await server.request('/v1/authenticate', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ apiid: account.apiid!, apikey: account.apikey! }).toString(),
+    });
+    expect(v1.status).toBe(200);
 
     copyFileSync(keyFile(otherHost), expected);
     chmodSync(expected, 0o600);
