@@ -9,10 +9,10 @@ import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle
 import { createForwarding, type Forwarding } from './forward-to-home.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
 import { createIssuerParts, type IssuerParts } from './issuer-parts.js';
-import { wireSecretHashing } from './secret-hashing.js';
 import { authenticatePeerRequests, isForwardedByPeer } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
+import { wireSecretHashing } from './secret-hashing.js';
 
 /**
  * `tessera issuer`'s wiring: the token operations and the JWKS on the public listener, the admin
