@@ -1,13 +1,16 @@
 /**
  * The CLI's exit codes, for scripts (README, "Commands"), decided here alone from the error's code:
- * 0 done; 1 an unexpected failure (the store unreachable, a bug, a start that cannot happen);
- * 2 a usage error; 3 not found; 4 over its time budget (narrow the query).
+ * 0 done; 1 an unexpected failure (the store unreachable, a bug, a start that cannot happen, a log
+ * no server has recorded its secret-hashing key on yet); 2 a usage error (a secret-hashing key the
+ * log was not written with, too); 3 not found (the log's secret-hashing key among it); 4 over its
+ * time budget (narrow the query).
  */
 export const exitCodes = { done: 0, failure: 1, usage: 2, notFound: 3, overBudget: 4 } as const;
 
 const byErrorCode: Readonly<Record<string, number>> = {
   ERR_USAGE: exitCodes.usage,
   ERR_CONFIG: exitCodes.usage,
+  ERR_LOG_HASHING_KEY_MISMATCH: exitCodes.usage,
   ERR_INVALID_ACCOUNT_INPUT: exitCodes.usage,
   ERR_INVALID_ADMIN_TOKEN_INPUT: exitCodes.usage,
   ERR_INVALID_AUDIT_QUERY: exitCodes.usage,
@@ -18,8 +21,16 @@ const byErrorCode: Readonly<Record<string, number>> = {
   ERR_SIGNING_KEY_NOT_FOUND: exitCodes.notFound,
   ERR_ADMIN_TOKEN_NOT_FOUND: exitCodes.notFound,
   ERR_FAMILY_NOT_FOUND: exitCodes.notFound,
+  ERR_LOG_HASHING_KEY_MISSING: exitCodes.notFound,
+  ERR_LOG_HASHING_KEY_UNRECORDED: exitCodes.failure,
   ERR_AUDIT_QUERY_OVER_BUDGET: exitCodes.overBudget,
 };
+
+/** Whether the CLI foresaw this error: its message is written for the operator, and is the whole line. */
+export function isForeseen(error: unknown): boolean {
+  const code = errorCodeOf(error);
+  return code !== undefined && Object.hasOwn(byErrorCode, code);
+}
 
 /** The code an error carries, if it is one of Tessera's (or Node's) coded errors. */
 export function errorCodeOf(error: unknown): string | undefined {

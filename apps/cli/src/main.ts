@@ -5,7 +5,7 @@ import { systemClock } from '@tessera/timing';
 // (serving brings the HTTP server, Kafka's client and a store driver).
 import { CliError } from './cli-error.js';
 import type { CommandContext } from './command-context.js';
-import { errorCodeOf, exitCodeFor, exitCodes } from './exit-codes.js';
+import { errorCodeOf, exitCodeFor, isForeseen } from './exit-codes.js';
 
 const usage = `usage: tessera <command>
 
@@ -21,11 +21,13 @@ const usage = `usage: tessera <command>
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]
   keys rotate [--kid KID]... [--json]
+  keys rotate-hashing [--json]
   audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
         [--limit N] [--cursor C] [--format table|ndjson | --json]
   audit access-at --account ID --at ISO [--limit N] [--cursor C] [--json]
 
-exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, or no data),
+exit codes: 0 done, 1 unexpected failure, 2 usage error (or a secret-hashing key the log was not written with),
+            3 not found (account, login, key, admin token, no data, or the log's secret-hashing key),
             4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query)
 `;
 
@@ -40,7 +42,9 @@ async function main(argv: string[]): Promise<number> {
     // Each role's requirements (the relay needs brokers) are checked with the configuration.
     return (await import('./commands/serve.js')).runServe(loadConfig(process.env, { role }), role);
   }
-  const context: CommandContext = { config: loadConfig(), clock: systemClock };
+  // Whether the data folder is the default one, relative to where the command runs: see withAdminContext.
+  const defaultLog = process.env.TESSERA_DATA_DIR === undefined && process.env.TESSERA_EVENT_STORE === undefined;
+  const context: CommandContext = { config: loadConfig(), clock: systemClock, defaultLog };
   switch (command) {
     case 'accounts':
       return (await import('./commands/accounts.js')).runAccounts(context, rest);
@@ -86,6 +90,6 @@ function describe(error: unknown): string {
   const code = errorCodeOf(error);
   const message = error instanceof Error ? error.message : String(error);
   if (code === 'ERR_START_FAILED') return `cannot start: ${message}`;
-  if (exitCodeFor(error) !== exitCodes.failure) return message;
+  if (isForeseen(error)) return message;
   return `${error instanceof Error ? error.name : 'Error'}: ${message}`;
 }

@@ -23,6 +23,7 @@ import { InvalidAccountInput } from './invalid-account-input.js';
 
 export interface AccountServiceDeps {
   readonly store: CommandStore & Pick<EventStore, 'readAll'>;
+  /** The log's current secret-hashing key: every new hash is made with it and names it. */
   readonly hasher: SecretHasher;
   /** Epoch seconds. */
   readonly now: () => number;
@@ -128,8 +129,8 @@ export function createAccountService(deps: AccountServiceDeps) {
           accountId,
           name: input.name,
           permissions,
-          apiCredential: { credentialId: newCredentialId(), apiLoginId, transactionKeyHash: hasher.hash(transactionKey) },
-          legacyCredential: legacy && { credentialId: newCredentialId(), apiId: legacy.apiId, apiKeyHash: hasher.hash(legacy.apiKey) },
+          apiCredential: { credentialId: newCredentialId(), apiLoginId, transactionKeyHash: hasher.hash(transactionKey), hashingKey: hasher.fingerprint },
+          legacyCredential: legacy && { credentialId: newCredentialId(), apiId: legacy.apiId, apiKeyHash: hasher.hash(legacy.apiKey), hashingKey: hasher.fingerprint },
           now: deps.now(),
         }),
         metadata: { accountId, actor: deps.actor },
@@ -159,7 +160,7 @@ export function createAccountService(deps: AccountServiceDeps) {
       const { events } = await change(accountId, (state) => {
         const apiLoginId = target.apiLoginId ?? [...state.apiCredentials.keys()][0];
         if (!apiLoginId) throw new DomainError('ERR_CREDENTIAL_NOT_FOUND', `account ${accountId} has no active API Login ID`);
-        return { type: 'RotateTransactionKey', apiLoginId, credentialId: newCredentialId(), transactionKeyHash: hasher.hash(transactionKey), now: deps.now(), revokeTokens };
+        return { type: 'RotateTransactionKey', apiLoginId, credentialId: newCredentialId(), transactionKeyHash: hasher.hash(transactionKey), hashingKey: hasher.fingerprint, now: deps.now(), revokeTokens };
       });
       const issued = events.find((event) => event.type === 'ApiCredentialIssued');
       return { accountId, apiLoginId: issued!.apiLoginId, transactionKey, ...cutBefore(events) };
@@ -176,7 +177,7 @@ export function createAccountService(deps: AccountServiceDeps) {
     async addLegacyKey(accountId: string): Promise<{ accountId: string } & NewLegacyKey> {
       const apiId = newLegacyApiId();
       const apiKey = newLegacyApiKey();
-      await change(accountId, () => ({ type: 'AddLegacyCredential', credentialId: newCredentialId(), apiId, apiKeyHash: hasher.hash(apiKey), now: deps.now() }));
+      await change(accountId, () => ({ type: 'AddLegacyCredential', credentialId: newCredentialId(), apiId, apiKeyHash: hasher.hash(apiKey), hashingKey: hasher.fingerprint, now: deps.now() }));
       return { accountId, apiId, apiKey };
     },
 

@@ -66,7 +66,7 @@ export function createAdminTokenService(deps: AdminTokenServiceDeps) {
       await handleCommand(store, {
         stream: streams.adminToken(id),
         decider: adminTokenDecider,
-        command: (): AdminTokenCommand => ({ type: 'IssueAdminToken', adminTokenId: id, name, scopes, tokenHash: hasher.hash(adminToken), now, expiresAt }),
+        command: (): AdminTokenCommand => ({ type: 'IssueAdminToken', adminTokenId: id, name, scopes, tokenHash: hasher.hash(adminToken), hashingKey: hasher.fingerprint, now, expiresAt }),
         metadata,
         // A fresh random id: nothing to read, and nobody else writes there.
         newStream: true,

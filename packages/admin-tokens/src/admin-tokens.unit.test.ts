@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { streams, type AdminTokenEvent } from '@tessera/contracts';
 import { InMemoryEventStore } from '@tessera/event-store';
-import { createSecretHasher } from '@tessera/tokens';
+import { createSecretHasher, SecretHashingKeyUnavailable, singleKeyHashers, type SecretHashers } from '@tessera/tokens';
 import { AdminTokenDirectory } from './admin-token-directory.js';
 import { createAdminTokenService, listAdminTokens, type AdminTokenService } from './admin-token-service.js';
 import { InvalidAdminTokenInput } from './invalid-admin-token-input.js';
@@ -18,19 +18,19 @@ beforeEach(() => {
 const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
 const logText = async () => JSON.stringify((await store.readAll()).map(({ event, metadata }) => ({ event, metadata })));
 /** The directory as a process has it after following the log, its clock at `at` (epoch seconds). */
-async function followed(at: () => number = () => now): Promise<AdminTokenDirectory> {
-  const directory = new AdminTokenDirectory(hasher, at);
+async function followed(hashers: SecretHashers = singleKeyHashers(hasher), at: () => number = () => now): Promise<AdminTokenDirectory> {
+  const directory = new AdminTokenDirectory(hashers, at);
   for (const { event } of await store.readAll({ types: directory.reader.types })) directory.apply(event as AdminTokenEvent);
   return directory;
 }
 
 describe('admin token service', () => {
-  it('create appends AdminTokenIssued with the keyed hash on the token\'s own stream, and returns a tsa_ token the log never holds', async () => {
+  it('create appends AdminTokenIssued with the keyed hash and the key that made it on the token\'s own stream, and returns a tsa_ token the log never holds', async () => {
     const created = await service.create({ name: 'ops', scopes: ['audit:read', 'tokens:revoke', 'audit:read'] });
     expect(created.adminToken).toMatch(/^tsa_[A-Za-z0-9_-]{43}$/);
     const recorded = await store.readStream(streams.adminToken(created.id));
     expect(recorded.map((r) => r.event)).toEqual([
-      { type: 'AdminTokenIssued', v: 1, adminTokenId: created.id, name: 'ops', scopes: ['audit:read', 'tokens:revoke'], tokenHash: hasher.hash(created.adminToken), at: now },
+      { type: 'AdminTokenIssued', v: 1, adminTokenId: created.id, name: 'ops', scopes: ['audit:read', 'tokens:revoke'], tokenHash: hasher.hash(created.adminToken), hashingKey: hasher.fingerprint, at: now },
     ]);
     expect(recorded[0]?.metadata).toEqual({ actor: 'cli' });
     expect(await logText()).not.toContain(created.adminToken);
@@ -111,7 +111,7 @@ describe('admin token directory', () => {
     const expiring = await service.create({ name: 'ops', scopes: ['audit:read'], expiresInSeconds: 60 });
     const lasting = await service.create({ name: 'ci', scopes: ['audit:read'] });
     let at = now;
-    const directory = await followed(() => at);
+    const directory = await followed(singleKeyHashers(hasher), () => at);
     expect(directory.authenticate(expiring.adminToken)?.id).toBe(expiring.id);
     at = now + 59;
     expect(directory.authenticate(expiring.adminToken)?.id).toBe(expiring.id);
@@ -119,5 +119,31 @@ describe('admin token directory', () => {
     expect(directory.authenticate(expiring.adminToken)).toBeUndefined();
     at = now + 100 * 365 * 86_400;
     expect(directory.authenticate(lasting.adminToken)?.id).toBe(lasting.id);
+  });
+});
+
+describe('admin token directory across a rotation of the secret-hashing key', () => {
+  const newHasher = createSecretHasher(Buffer.alloc(32, 4));
+  /** A keyring holding both keys: the old one is the log's first, the new one current. */
+  const bothKeys: SecretHashers = {
+    current: () => newHasher,
+    hashUnder: (fingerprint, secret) => (fingerprint === newHasher.fingerprint ? newHasher : hasher).hash(secret),
+    decoy: (secret) => newHasher.hash(secret),
+  };
+
+  it('a token hashed under the retired key and one under the current key both authenticate, each under its own key', async () => {
+    const before = await service.create({ name: 'before', scopes: ['audit:read'] });
+    const after = await createAdminTokenService({ store, hasher: newHasher, now: () => now, actor: 'cli' }).create({ name: 'after', scopes: ['audit:read'] });
+    const directory = await followed(bothKeys);
+    expect(directory.authenticate(before.adminToken)?.id).toBe(before.id);
+    expect(directory.authenticate(after.adminToken)?.id).toBe(after.id);
+  });
+
+  it('when the key a token was hashed with is not at hand, that token is neither accepted nor refused: the key is unavailable', async () => {
+    const before = await service.create({ name: 'before', scopes: ['audit:read'] });
+    const after = await createAdminTokenService({ store, hasher: newHasher, now: () => now, actor: 'cli' }).create({ name: 'after', scopes: ['audit:read'] });
+    const directory = await followed(singleKeyHashers(newHasher));
+    expect(directory.authenticate(after.adminToken)?.id).toBe(after.id);
+    expect(() => directory.authenticate(before.adminToken)).toThrow(SecretHashingKeyUnavailable);
   });
 });

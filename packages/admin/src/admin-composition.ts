@@ -4,7 +4,7 @@ import type { AuditReadModel } from '@tessera/audit';
 import { followLog, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
 import { epochSeconds, registerGauges, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar } from '@tessera/server';
-import { createSecretHasher, openKeyFolders } from '@tessera/tokens';
+import type { SecretHashers } from '@tessera/tokens';
 import { AccountFamilies } from './account-families.js';
 import { createAdminGuard, type AdminGuard } from './admin-auth.js';
 import { auditRoutes } from './audit-routes.js';
@@ -13,6 +13,8 @@ import { revocationRoutes } from './revocation-routes.js';
 
 /** What the process hands the admin API so its changes hold here before the answer (read-your-writes). */
 export interface AdminApiHooks {
+  /** The process's secret-hashing keys: admin tokens are checked under the key each was hashed with. */
+  readonly hashers: SecretHashers;
   readonly onFamilyEvent?: ((event: FamilyEvent) => void) | undefined;
   readonly onCut?: ((event: TokenCutEvent) => void) | undefined;
   /** The audit index this process keeps: its queries join the admin API, behind audit:read. */
@@ -45,13 +47,13 @@ const familiesCatchUpMs = 2_000;
  * The families read model follows every token event from the start of the log, which costs every
  * issuance one more read and parse of its event (roughly +10% server CPU per get-oauth-token in an
  * A/B run on this machine, a noisy figure). So it starts on the first account revocation, which
- * waits up to 10 s for it to catch up (503 after that), and follows from then on: a deployment that
- * never revokes an account's tokens never pays for it.
+ * waits up to 2 s for it to catch up (503 with Retry-After after that, while it goes on catching
+ * up in slices), and follows from then on: a deployment that never revokes an account's tokens
+ * never pays for it.
  */
-export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks = {}): AdminApi {
-  const { hashingKey } = openKeyFolders(host.config.TESSERA_DATA_DIR, host.config.TESSERA_KEYS_DIR);
+export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks): AdminApi {
   const now = () => epochSeconds(host.clock);
-  const tokens = new AdminTokenDirectory(createSecretHasher(hashingKey), now);
+  const tokens = new AdminTokenDirectory(hooks.hashers, now);
   const families = new AccountFamilies(now);
   let following: ResilientSubscription | undefined;
   async function familiesReady(): Promise<boolean> {

@@ -2,7 +2,7 @@ import { wireAdminApi } from '@tessera/admin';
 import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import { followInto, openGuardedStore, type Host } from '@tessera/host';
-import { createIssuerParts, wireIssuer } from '@tessera/issuer';
+import { createIssuerParts, wireIssuer, wireSecretHashing } from '@tessera/issuer';
 import type { Composition } from '@tessera/server';
 import { createVerifierParts, verifierRoutes, wireLogFedVerifier } from '@tessera/verifier';
 
@@ -16,8 +16,9 @@ import { createVerifierParts, verifierRoutes, wireLogFedVerifier } from '@tesser
 export async function composeAllInOne(host: Host): Promise<Composition> {
   const { config } = host;
   const store = await openGuardedStore(host);
+  const hashing = wireSecretHashing(host, store);
   const verifier = createVerifierParts(host);
-  const issuer = createIssuerParts(host, store, {
+  const issuer = createIssuerParts(host, store, hashing.keyring, {
     onFamilyEvent: verifier.state.applyFamilyEvent,
     shared: { directory: verifier.state.accounts, keys: verifier.state.keys },
   });
@@ -26,8 +27,8 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
   const audit = wireAudit(host);
   // The admin API's routes are for the admin listener only. Operator revocations reach this
   // process's verifier before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
-  const admin = wireAdminApi(host, store, { onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut, audit });
-  const following = followInto(host, store, [...issuer.readers, ...verifier.state.readers, ...admin.readers], {
+  const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut, audit });
+  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...verifier.state.readers, ...admin.readers], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
     positionGauge: true,
@@ -39,7 +40,7 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
     const { wireMirroredRegions } = await import('@tessera/mirror');
     wireMirroredRegions(host, { keys: verifier.state.keys, accounts: verifier.state.accounts, projection: verifier.state.projection });
   }
-  const routes = [wireIssuer(host, store, issuer, following.whenCaughtUp), verifierRoutes(host, verifier)];
+  const routes = [wireIssuer(host, store, issuer, Promise.all([hashing.checked, following.whenCaughtUp])), verifierRoutes(host, verifier)];
   if (config.TESSERA_KAFKA_BROKERS) {
     // Kafka's client is loaded only when it is configured.
     const { wireRelay } = await import('@tessera/relay');

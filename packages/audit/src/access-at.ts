@@ -76,6 +76,8 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'AuthenticationFailuresCounted':
     case 'AdminTokenIssued':
     case 'AdminTokenRevoked':
+    case 'SecretHashingKeyRecorded':
+    case 'SecretHashingKeyRotated':
       return undefined;
     default:
       return newerThanThisReader(event);

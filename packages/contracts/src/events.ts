@@ -10,6 +10,15 @@ const epochSeconds = z.number().int().nonnegative();
 const id = z.string().min(1).max(128);
 const keyedHash = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'base64url HMAC-SHA256');
 const permission = z.string().min(1).max(128);
+/** A keyed fingerprint of a secret-hashing key (HMAC under the key itself over a fixed label): names the key, reveals nothing of it. */
+const keyFingerprint = z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'base64url, 16 bytes');
+/**
+ * Which secret-hashing key made the event's keyed hash: its fingerprint. Optional and still `v: 1`,
+ * as `rejectsUntil` is, so that older events stay valid and older readers accept newer ones (they
+ * ignore it). Absent: the log's first recorded key (`SecretHashingKeyRecorded`), the one every
+ * hash was made with before keys could be rotated.
+ */
+const hashingKey = keyFingerprint.optional();
 
 export const AccountRegistered = z.object({
   type: z.literal('AccountRegistered'),
@@ -27,6 +36,7 @@ export const ApiCredentialIssued = z.object({
   credentialId: id,
   apiLoginId: id,
   transactionKeyHash: keyedHash,
+  hashingKey,
   at: epochSeconds,
 });
 
@@ -46,6 +56,7 @@ export const LegacyCredentialIssued = z.object({
   credentialId: id,
   apiId: id,
   apiKeyHash: keyedHash,
+  hashingKey,
   at: epochSeconds,
 });
 
@@ -77,6 +88,8 @@ const familyGeneration = {
   apiLoginId: id,
   generation: z.number().int().nonnegative(),
   refreshTokenHash: keyedHash,
+  /** The key `refreshTokenHash` was made with. */
+  hashingKey,
   jti: id,
   scope: z.array(permission),
   issuedAt: epochSeconds,
@@ -231,6 +244,7 @@ export const AdminTokenIssued = z.object({
   name: z.string().min(1).max(200),
   scopes: z.array(z.string().min(1).max(64)),
   tokenHash: keyedHash,
+  hashingKey,
   at: epochSeconds,
   /** From this instant on the token is refused. Absent: it never expires (every token issued before expiries existed). */
   expiresAt: epochSeconds.optional(),
@@ -240,6 +254,30 @@ export const AdminTokenRevoked = z.object({
   type: z.literal('AdminTokenRevoked'),
   v: z.literal(1),
   adminTokenId: id,
+  at: epochSeconds,
+});
+
+/**
+ * The secret-hashing key the log is written with, recorded by the first writer that appends to a
+ * log (a server also records it on a log written before this event existed): only its keyed
+ * fingerprint, never the key. Every writer compares its own key with it before its first append.
+ */
+export const SecretHashingKeyRecorded = z.object({
+  type: z.literal('SecretHashingKeyRecorded'),
+  v: z.literal(1),
+  fingerprint: keyFingerprint,
+  at: epochSeconds,
+});
+
+/**
+ * `tessera keys rotate-hashing`: new hashes are made with the key `fingerprint` from now on. The
+ * previous key is retired, and kept to check the hashes it made for as long as they can be presented.
+ */
+export const SecretHashingKeyRotated = z.object({
+  type: z.literal('SecretHashingKeyRotated'),
+  v: z.literal(1),
+  fingerprint: keyFingerprint,
+  previousFingerprint: keyFingerprint,
   at: epochSeconds,
 });
 
@@ -261,6 +299,8 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   AuthenticationFailuresCounted,
   AdminTokenIssued,
   AdminTokenRevoked,
+  SecretHashingKeyRecorded,
+  SecretHashingKeyRotated,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -280,6 +320,8 @@ export type SigningKeyPublished = z.infer<typeof SigningKeyPublished>;
 export type SigningKeyRetired = z.infer<typeof SigningKeyRetired>;
 export type AdminTokenIssued = z.infer<typeof AdminTokenIssued>;
 export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
+export type SecretHashingKeyRecorded = z.infer<typeof SecretHashingKeyRecorded>;
+export type SecretHashingKeyRotated = z.infer<typeof SecretHashingKeyRotated>;
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
 export type TesseraEventType = TesseraEvent['type'];
 /** The events whose `type` is one of `Types`. */
@@ -304,6 +346,7 @@ export type TokenCutEvent = AccountTokensRevoked | CredentialTokensRevoked;
 export type FamilyEvent = TokenIssued | TokenRotated | TokenRevoked;
 export type SigningKeyEvent = SigningKeyPublished | SigningKeyRetired;
 export type AdminTokenEvent = AdminTokenIssued | AdminTokenRevoked;
+export type SecretHashingKeyEvent = SecretHashingKeyRecorded | SecretHashingKeyRotated;
 
 export const accountEventTypes = [
   'AccountRegistered',
@@ -319,6 +362,7 @@ export const tokenCutEventTypes = ['AccountTokensRevoked', 'CredentialTokensRevo
 export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] as const satisfies readonly FamilyEvent['type'][];
 export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired'] as const satisfies readonly SigningKeyEvent['type'][];
 export const adminTokenEventTypes = ['AdminTokenIssued', 'AdminTokenRevoked'] as const satisfies readonly AdminTokenEvent['type'][];
+export const secretHashingKeyEventTypes = ['SecretHashingKeyRecorded', 'SecretHashingKeyRotated'] as const satisfies readonly SecretHashingKeyEvent['type'][];
 /** What a verifier needs: rotations, revocations and cuts, plus keys. The relay publishes these. */
 export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes, ...signingKeyEventTypes] as const;
 
@@ -365,4 +409,6 @@ export const streams = {
   /** Failed-authentication counts of one account, or of attempts that named no known credential. */
   authenticationFailures: (accountId: string | undefined) => `authfailures-${accountId ?? 'unknown'}`,
   adminToken: (adminTokenId: string) => `admintoken-${adminTokenId}`,
+  /** The log's one record of its secret-hashing key: fingerprints and rotations. */
+  secretHashingKey: () => 'secrethashingkey',
 } as const;

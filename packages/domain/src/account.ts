@@ -25,8 +25,9 @@ export type AccountCommand =
       readonly accountId: string;
       readonly name: string;
       readonly permissions: readonly string[];
-      readonly apiCredential: { credentialId: string; apiLoginId: string; transactionKeyHash: string };
-      readonly legacyCredential?: { credentialId: string; apiId: string; apiKeyHash: string };
+      /** `hashingKey`: the fingerprint of the secret-hashing key the hash was made with. */
+      readonly apiCredential: { credentialId: string; apiLoginId: string; transactionKeyHash: string; hashingKey: string };
+      readonly legacyCredential?: { credentialId: string; apiId: string; apiKeyHash: string; hashingKey: string };
       readonly now: number;
     }
   | {
@@ -34,6 +35,7 @@ export type AccountCommand =
       readonly apiLoginId: string;
       readonly credentialId: string;
       readonly transactionKeyHash: string;
+      readonly hashingKey: string;
       readonly now: number;
       /** Also cut the access tokens issued under the old key (--revoke-tokens). */
       readonly revokeTokens?: TokenCut;
@@ -44,6 +46,7 @@ export type AccountCommand =
       readonly credentialId: string;
       readonly apiId: string;
       readonly apiKeyHash: string;
+      readonly hashingKey: string;
       readonly now: number;
     }
   | { readonly type: 'RevokeLegacyCredential'; readonly apiId: string; readonly now: number; readonly revokeTokens?: TokenCut }
@@ -109,6 +112,7 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
           credentialId: command.credentialId,
           apiLoginId: command.apiLoginId,
           transactionKeyHash: command.transactionKeyHash,
+          hashingKey: command.hashingKey,
           at: command.now,
         },
         { type: 'ApiCredentialRevoked', v: 1, accountId, credentialId: current.credentialId, apiLoginId: command.apiLoginId, at: command.now },
@@ -134,6 +138,7 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
           credentialId: command.credentialId,
           apiId: command.apiId,
           apiKeyHash: command.apiKeyHash,
+          hashingKey: command.hashingKey,
           at: command.now,
         },
       ];

@@ -10,8 +10,8 @@ const register: AccountCommand = {
   accountId: 'acc',
   name: 'Shop',
   permissions: ['transaction:charge', 'transaction:charge'],
-  apiCredential: { credentialId: 'c1', apiLoginId: 'login', transactionKeyHash: h('a') },
-  legacyCredential: { credentialId: 'l1', apiId: 'apiid', apiKeyHash: h('b') },
+  apiCredential: { credentialId: 'c1', apiLoginId: 'login', transactionKeyHash: h('a'), hashingKey: 'K'.repeat(22) },
+  legacyCredential: { credentialId: 'l1', apiId: 'apiid', apiKeyHash: h('b'), hashingKey: 'K'.repeat(22) },
   now: 100,
 };
 
@@ -31,12 +31,12 @@ describe('account decider', () => {
     expect(() => run(registered, register)).toThrow(DomainError);
   });
 
-  it('rotates a transaction key: the new credential is active, the old one is not', () => {
-    const rotation = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), now: 200 });
+  it('rotates a transaction key: the new credential is active, the old one is not, and names the key its hash was made with', () => {
+    const rotation = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), hashingKey: 'L'.repeat(22), now: 200 });
     expect(rotation.map((e) => e.type)).toEqual(['ApiCredentialIssued', 'ApiCredentialRevoked']);
     const directory = new CredentialDirectory();
     for (const e of [...registered, ...rotation]) directory.apply(e);
-    expect(directory.apiCredential('login')).toEqual({ accountId: 'acc', credentialId: 'c2', secretHash: h('c') });
+    expect(directory.apiCredential('login')).toEqual({ accountId: 'acc', credentialId: 'c2', secretHash: h('c'), hashingKey: 'L'.repeat(22) });
     expect(directory.isApiCredentialActive('login', 'c1')).toBe(false);
   });
 
@@ -63,7 +63,7 @@ describe('token cuts', () => {
   const cut = { longestTokenLifetime: 3600 };
 
   it('rotate-key with revokeTokens cuts the old credential after the rotation: tokens of that API Login ID issued up to this second', () => {
-    const events = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), now: 200, revokeTokens: cut });
+    const events = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), hashingKey: 'L'.repeat(22), now: 200, revokeTokens: cut });
     expect(events.map((e) => e.type)).toEqual(['ApiCredentialIssued', 'ApiCredentialRevoked', 'CredentialTokensRevoked']);
     expect(events[2]).toEqual({
       type: 'CredentialTokensRevoked',
@@ -109,7 +109,7 @@ describe('token cuts', () => {
     for (const e of registered) directory.apply(e);
     expect(directory.tokensValidFrom('acc', 'login')).toBe(0);
     const accountCut = run(registered, { type: 'RevokeAccountTokens', now: 500, revokeTokens: cut });
-    const keyCut = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), now: 700, revokeTokens: cut });
+    const keyCut = run(registered, { type: 'RotateTransactionKey', apiLoginId: 'login', credentialId: 'c2', transactionKeyHash: h('c'), hashingKey: 'L'.repeat(22), now: 700, revokeTokens: cut });
     for (const e of [...keyCut, ...accountCut, ...accountCut]) directory.apply(e);
     expect(directory.tokensValidFrom('acc', 'login')).toBe(701);
     expect(directory.tokensValidFrom('acc', 'apiid')).toBe(501);

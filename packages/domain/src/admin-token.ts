@@ -20,6 +20,8 @@ export type AdminTokenCommand =
       readonly name: string;
       readonly scopes: readonly string[];
       readonly tokenHash: string;
+      /** The fingerprint of the secret-hashing key `tokenHash` was made with. */
+      readonly hashingKey: string;
       readonly now: number;
       /** Epoch seconds; undefined: the token never expires. */
       readonly expiresAt?: number | undefined;
@@ -49,6 +51,7 @@ export function decideAdminToken(command: AdminTokenCommand, state: AdminTokenSt
           name: command.name,
           scopes: [...new Set(command.scopes)],
           tokenHash: command.tokenHash,
+          hashingKey: command.hashingKey,
           at: command.now,
           ...(command.expiresAt === undefined ? {} : { expiresAt: command.expiresAt }),
         },

@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { AdminTokenEvent } from '@tessera/contracts';
 import { decideAdminToken, evolveAdminToken, initialAdminTokenState, type AdminTokenCommand } from './admin-token.js';
 
-const issue: AdminTokenCommand = { type: 'IssueAdminToken', adminTokenId: 'adm', name: 'ops', scopes: ['audit:read', 'audit:read', 'tokens:revoke'], tokenHash: 'h'.repeat(43), now: 100 };
+const issue: AdminTokenCommand = { type: 'IssueAdminToken', adminTokenId: 'adm', name: 'ops', scopes: ['audit:read', 'audit:read', 'tokens:revoke'], tokenHash: 'h'.repeat(43), hashingKey: 'K'.repeat(22), now: 100 };
 const revoke: AdminTokenCommand = { type: 'RevokeAdminToken', now: 200 };
 const run = (history: AdminTokenEvent[], command: AdminTokenCommand) => decideAdminToken(command, history.reduce(evolveAdminToken, initialAdminTokenState()));
 
 describe('admin token decider', () => {
   const issued = run([], issue);
 
-  it('issues a token with its name, de-duplicated scopes and keyed hash', () => {
-    expect(issued).toEqual([{ type: 'AdminTokenIssued', v: 1, adminTokenId: 'adm', name: 'ops', scopes: ['audit:read', 'tokens:revoke'], tokenHash: 'h'.repeat(43), at: 100 }]);
+  it('issues a token with its name, de-duplicated scopes, keyed hash and the key that made it', () => {
+    expect(issued).toEqual([{ type: 'AdminTokenIssued', v: 1, adminTokenId: 'adm', name: 'ops', scopes: ['audit:read', 'tokens:revoke'], tokenHash: 'h'.repeat(43), hashingKey: 'K'.repeat(22), at: 100 }]);
   });
 
   it('records an expiry when the command has one, and none otherwise (absent: never expires)', () => {

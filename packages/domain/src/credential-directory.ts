@@ -10,6 +10,8 @@ export interface ActiveCredential {
   readonly accountId: string;
   readonly credentialId: string;
   readonly secretHash: string;
+  /** The fingerprint of the secret-hashing key `secretHash` was made with; undefined: the log's first key. */
+  readonly hashingKey: string | undefined;
 }
 
 export interface AccountProfile {
@@ -31,13 +33,13 @@ export class CredentialDirectory {
         this.accounts.set(event.accountId, { accountId: event.accountId, name: event.name, permissions: event.permissions });
         return;
       case 'ApiCredentialIssued':
-        this.apiLogins.set(event.apiLoginId, { accountId: event.accountId, credentialId: event.credentialId, secretHash: event.transactionKeyHash });
+        this.apiLogins.set(event.apiLoginId, { accountId: event.accountId, credentialId: event.credentialId, secretHash: event.transactionKeyHash, hashingKey: event.hashingKey });
         return;
       case 'ApiCredentialRevoked':
         if (this.apiLogins.get(event.apiLoginId)?.credentialId === event.credentialId) this.apiLogins.delete(event.apiLoginId);
         return;
       case 'LegacyCredentialIssued':
-        this.legacyApiIds.set(event.apiId, { accountId: event.accountId, credentialId: event.credentialId, secretHash: event.apiKeyHash });
+        this.legacyApiIds.set(event.apiId, { accountId: event.accountId, credentialId: event.credentialId, secretHash: event.apiKeyHash, hashingKey: event.hashingKey });
         return;
       case 'LegacyCredentialRevoked':
         if (this.legacyApiIds.get(event.apiId)?.credentialId === event.credentialId) this.legacyApiIds.delete(event.apiId);

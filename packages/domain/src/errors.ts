@@ -11,7 +11,10 @@ export type DomainErrorCode =
   | 'ERR_SIGNING_KEY_NOT_FOUND'
   | 'ERR_FAMILY_NOT_FOUND'
   | 'ERR_ADMIN_TOKEN_NOT_FOUND'
-  | 'ERR_ADMIN_TOKEN_EXISTS';
+  | 'ERR_ADMIN_TOKEN_EXISTS'
+  | 'ERR_LOG_HASHING_KEY_MISMATCH'
+  | 'ERR_LOG_HASHING_KEY_MISSING'
+  | 'ERR_LOG_HASHING_KEY_UNRECORDED';
 
 export class DomainError extends Error {
   constructor(

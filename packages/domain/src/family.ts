@@ -1,5 +1,5 @@
 import { familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
-import { sameKeyedHash } from './constant-time.js';
+import { presentedMatches, type KeyedHash, type PresentedSecret } from './constant-time.js';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 
@@ -17,6 +17,8 @@ export type FamilyState =
       readonly apiLoginId: string;
       readonly generation: number;
       readonly refreshTokenHash: string;
+      /** The fingerprint of the secret-hashing key `refreshTokenHash` was made with; undefined: the log's first key. */
+      readonly hashingKey: string | undefined;
       readonly accessExpiresAt: number;
       /**
        * The last expiry among the access tokens of every generation so far. Not always the
@@ -25,11 +27,11 @@ export type FamilyState =
       readonly lastAccessExpiresAt: number;
       readonly refreshExpiresAt: number;
       /**
-       * The hashes of the refresh tokens this family's rotations used up, oldest first. Known only
-       * when every event was folded: a state evolved from a TokenRotated alone cannot tell a used
-       * token from one never issued, and leaves this undefined (docs/decisions/0010).
+       * The hashes of the refresh tokens this family's rotations used up, oldest first, each with
+       * its key. Known only when every event was folded: a state evolved from a TokenRotated alone
+       * cannot tell a used token from one never issued, and leaves this undefined (docs/decisions/0010).
        */
-      readonly usedRefreshTokenHashes: readonly string[] | undefined;
+      readonly usedRefreshTokens: readonly KeyedHash[] | undefined;
     }
   | {
       readonly status: 'revoked';
@@ -62,6 +64,8 @@ export type FamilyCommand =
       readonly credentialId: string;
       readonly apiLoginId: string;
       readonly refreshTokenHash: string;
+      /** The fingerprint of the secret-hashing key `refreshTokenHash` was made with. */
+      readonly hashingKey: string;
       readonly jti: string;
       readonly scope: readonly string[];
       readonly now: number;
@@ -69,8 +73,10 @@ export type FamilyCommand =
     }
   | {
       readonly type: 'RotateToken';
-      readonly presentedRefreshTokenHash: string;
+      readonly presentedRefreshToken: PresentedSecret;
       readonly newRefreshTokenHash: string;
+      /** The fingerprint of the key `newRefreshTokenHash` was made with. */
+      readonly hashingKey: string;
       readonly jti: string;
       /** The account's permissions now: a refresh picks up permission changes. */
       readonly scope: readonly string[];
@@ -80,7 +86,7 @@ export type FamilyCommand =
     }
   | {
       readonly type: 'RevokeToken';
-      readonly presentedRefreshTokenHash: string;
+      readonly presentedRefreshToken: PresentedSecret;
       readonly now: number;
     }
   | {
@@ -99,7 +105,7 @@ export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyStat
     case 'TokenIssued':
     case 'TokenRotated':
       return {
-        usedRefreshTokenHashes: usedAfter(state, event),
+        usedRefreshTokens: usedAfter(state, event),
         status: 'active',
         familyId: event.familyId,
         accountId: event.accountId,
@@ -107,6 +113,7 @@ export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyStat
         apiLoginId: event.apiLoginId,
         generation: event.generation,
         refreshTokenHash: event.refreshTokenHash,
+        hashingKey: event.hashingKey,
         accessExpiresAt: event.accessExpiresAt,
         lastAccessExpiresAt: event.type === 'TokenIssued' ? event.accessExpiresAt : Math.max(event.accessExpiresAt, rejectsUntilOf(event)),
         refreshExpiresAt: event.refreshExpiresAt,
@@ -126,10 +133,10 @@ export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyStat
 }
 
 /** A family starts with no used token; a rotation adds the token it used, if the earlier ones are known. */
-function usedAfter(state: FamilyState, event: TokenIssued | TokenRotated): readonly string[] | undefined {
+function usedAfter(state: FamilyState, event: TokenIssued | TokenRotated): readonly KeyedHash[] | undefined {
   if (event.type === 'TokenIssued') return [];
-  if (state.status !== 'active' || state.usedRefreshTokenHashes === undefined) return undefined;
-  return [...state.usedRefreshTokenHashes, state.refreshTokenHash];
+  if (state.status !== 'active' || state.usedRefreshTokens === undefined) return undefined;
+  return [...state.usedRefreshTokens, { hash: state.refreshTokenHash, hashingKey: state.hashingKey }];
 }
 
 export function decideFamily(command: FamilyCommand, state: FamilyState): FamilyEvent[] {
@@ -158,6 +165,7 @@ function issue(command: Extract<FamilyCommand, { type: 'IssueToken' }>, state: F
     apiLoginId: command.apiLoginId,
     generation: 0,
     refreshTokenHash: command.refreshTokenHash,
+    hashingKey: command.hashingKey,
     jti: command.jti,
     scope: [...command.scope],
     issuedAt: command.now,
@@ -167,7 +175,7 @@ function issue(command: Extract<FamilyCommand, { type: 'IssueToken' }>, state: F
 }
 
 /** The checks refresh and revoke share (the refresh token's last state row): only a valid refresh token moves a family. */
-function requireValidRefreshToken(state: FamilyState, presentedHash: string, now: number) {
+function requireValidRefreshToken(state: FamilyState, presented: PresentedSecret, now: number) {
   switch (state.status) {
     case 'none':
       throw new DomainError('ERR_REFRESH_TOKEN_INVALID', 'refresh token is invalid');
@@ -175,7 +183,7 @@ function requireValidRefreshToken(state: FamilyState, presentedHash: string, now
       throw new DomainError('ERR_REFRESH_TOKEN_REVOKED', 'refresh token was revoked');
     case 'active':
       // Hash before expiry, so a guessed token learns nothing about the family's times.
-      if (!sameKeyedHash(state.refreshTokenHash, presentedHash)) {
+      if (!presentedMatches({ hash: state.refreshTokenHash, hashingKey: state.hashingKey }, presented)) {
         throw new DomainError('ERR_REFRESH_TOKEN_USED', 'refresh token was already used or is invalid');
       }
       if (now >= state.refreshExpiresAt) throw new DomainError('ERR_REFRESH_TOKEN_EXPIRED', 'refresh token has expired');
@@ -186,10 +194,10 @@ function requireValidRefreshToken(state: FamilyState, presentedHash: string, now
 }
 
 function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state: FamilyState): TokenRotated | TokenRevoked {
-  if (command.refreshReuse === 'revoke-family' && wasUsed(state, command.presentedRefreshTokenHash)) {
+  if (command.refreshReuse === 'revoke-family' && wasUsed(state, command.presentedRefreshToken)) {
     return revokedFamily(state, command.now, 'refresh-token-reused');
   }
-  const current = requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now);
+  const current = requireValidRefreshToken(state, command.presentedRefreshToken, command.now);
   return {
     type: 'TokenRotated',
     v: 1,
@@ -199,6 +207,7 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
     apiLoginId: current.apiLoginId,
     generation: current.generation + 1,
     refreshTokenHash: command.newRefreshTokenHash,
+    hashingKey: command.hashingKey,
     jti: command.jti,
     scope: [...command.scope],
     issuedAt: command.now,
@@ -213,12 +222,12 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
  * A used token of this family, not merely one that is not current: the family id is public (the
  * `fid` claim), so a token never issued must not end a family. Unknown history is no proof.
  */
-function wasUsed(state: FamilyState, presentedHash: string): state is Extract<FamilyState, { status: 'active' }> {
-  return state.status === 'active' && (state.usedRefreshTokenHashes ?? []).some((used) => sameKeyedHash(used, presentedHash));
+function wasUsed(state: FamilyState, presented: PresentedSecret): state is Extract<FamilyState, { status: 'active' }> {
+  return state.status === 'active' && (state.usedRefreshTokens ?? []).some((used) => presentedMatches(used, presented));
 }
 
 function revoke(command: Extract<FamilyCommand, { type: 'RevokeToken' }>, state: FamilyState): TokenRevoked {
-  return revokedFamily(requireValidRefreshToken(state, command.presentedRefreshTokenHash, command.now), command.now);
+  return revokedFamily(requireValidRefreshToken(state, command.presentedRefreshToken, command.now), command.now);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FamilyEvent } from '@tessera/contracts';
 import { DomainError } from './errors.js';
+import type { PresentedSecret } from './constant-time.js';
 import { decideFamily, evolveFamily, initialFamilyState, type FamilyCommand, type RefreshReusePolicy } from './family.js';
 
 const hash = (c: string) => c.repeat(43);
@@ -14,6 +15,7 @@ const issue: FamilyCommand = {
   credentialId: 'cred',
   apiLoginId: 'login',
   refreshTokenHash: hash('a'),
+  hashingKey: 'K'.repeat(22),
   jti: 'jti-0',
   scope: ['transaction:charge'],
   now: t0,
@@ -27,8 +29,9 @@ const rotate = (
   refreshReuse: RefreshReusePolicy = 'keep',
 ): FamilyCommand => ({
   type: 'RotateToken',
-  presentedRefreshTokenHash: presented,
+  presentedRefreshToken: () => presented,
   newRefreshTokenHash: next,
+  hashingKey: 'K'.repeat(22),
   jti: `jti-${next[0]}`,
   scope: ['transaction:charge'],
   now,
@@ -37,7 +40,7 @@ const rotate = (
 });
 /** A refresh under TESSERA_REFRESH_REUSE=revoke-family. */
 const rotateRevokingOnReuse = (presented: string, now: number, next = hash('b')) => rotate(presented, now, next, lifetimes.accessTokenSeconds, 'revoke-family');
-const revoke = (presented: string, now: number): FamilyCommand => ({ type: 'RevokeToken', presentedRefreshTokenHash: presented, now });
+const revoke = (presented: string, now: number): FamilyCommand => ({ type: 'RevokeToken', presentedRefreshToken: () => presented, now });
 
 /** given(events).when(command) → then(events) | thenThrows(code) */
 function given(history: FamilyEvent[]) {
@@ -154,9 +157,9 @@ describe('family edge cases', () => {
   it('loads from the last event alone, as the issuer does: the same state, except that the used tokens are unknown', () => {
     const full = [...issued, ...rotated].reduce(evolveFamily, initialFamilyState());
     const lastOnly = evolveFamily(initialFamilyState(), rotated[0]!);
-    expect(full).toMatchObject({ usedRefreshTokenHashes: [hash('a')] });
-    expect(lastOnly).toMatchObject({ usedRefreshTokenHashes: undefined });
-    expect(lastOnly).toEqual({ ...full, usedRefreshTokenHashes: undefined });
+    expect(full).toMatchObject({ usedRefreshTokens: [{ hash: hash('a'), hashingKey: 'K'.repeat(22) }] });
+    expect(lastOnly).toMatchObject({ usedRefreshTokens: undefined });
+    expect(lastOnly).toEqual({ ...full, usedRefreshTokens: undefined });
   });
 
   it('refuses to issue into an existing family', () => {
@@ -270,7 +273,63 @@ describe('reuse of a used refresh token', () => {
 
   it('the whole stream folded remembers every used token, oldest first', () => {
     const state = [...issued, ...rotated, ...rotatedTwice].reduce(evolveFamily, initialFamilyState());
-    expect(state).toMatchObject({ status: 'active', refreshTokenHash: hash('c'), usedRefreshTokenHashes: [hash('a'), hash('b')] });
+    expect(state).toMatchObject({
+      status: 'active',
+      refreshTokenHash: hash('c'),
+      usedRefreshTokens: [
+        { hash: hash('a'), hashingKey: 'K'.repeat(22) },
+        { hash: hash('b'), hashingKey: 'K'.repeat(22) },
+      ],
+    });
+  });
+});
+
+/** Secret-hashing keys are rotated: a family's hashes name the key each was made with. */
+describe('a family across a rotation of the secret-hashing key', () => {
+  const [oldKey, newKey] = ['O'.repeat(22), 'N'.repeat(22)];
+  /** A stand-in for the keyed hash: what `token` hashes to under each key differs. */
+  const presentedAs =
+    (token: string): PresentedSecret =>
+    (hashingKey) =>
+      `${token} under ${hashingKey ?? 'the first key'}`;
+  const keyedHash = (token: string, key: string) => presentedAs(token)(key);
+  const issuedUnderOld = decideFamily({ ...issue, refreshTokenHash: keyedHash('a', oldKey), hashingKey: oldKey }, initialFamilyState());
+  const rotateUnderNew = (presented: string | PresentedSecret, now: number, next: string, refreshReuse: RefreshReusePolicy = 'keep'): FamilyCommand => ({
+    type: 'RotateToken',
+    presentedRefreshToken: typeof presented === 'string' ? presentedAs(presented) : presented,
+    newRefreshTokenHash: keyedHash(next, newKey),
+    hashingKey: newKey,
+    jti: `jti-${next}`,
+    scope: [],
+    now,
+    lifetimes,
+    refreshReuse,
+  });
+
+  it('a refresh token hashed under the old key still refreshes, and its successor is hashed under the new key and says so', () => {
+    given(issuedUnderOld).when(rotateUnderNew('a', t0 + 10, 'b')).then(([event]) => {
+      expect(event).toMatchObject({ type: 'TokenRotated', generation: 1, refreshTokenHash: keyedHash('b', newKey), hashingKey: newKey });
+    });
+  });
+
+  it('the presented token is hashed under the key the stored hash names: under another key it does not match', () => {
+    const underNewOnly: PresentedSecret = () => keyedHash('a', newKey);
+    given(issuedUnderOld).when(rotateUnderNew(underNewOnly, t0 + 10, 'b')).thenThrows('ERR_REFRESH_TOKEN_USED');
+  });
+
+  it('a hash with no key named was made with the log\'s first key', () => {
+    // An event of an older writer: no hashingKey field at all.
+    const unnamed = { ...(issuedUnderOld[0] as Extract<FamilyEvent, { type: 'TokenIssued' }>), refreshTokenHash: presentedAs('a')(undefined) };
+    delete unnamed.hashingKey;
+    const history: FamilyEvent[] = [unnamed];
+    given(history).when(rotateUnderNew('a', t0 + 10, 'b')).then(([event]) => expect(event).toMatchObject({ type: 'TokenRotated', hashingKey: newKey }));
+  });
+
+  it('revoke-family recognises a used token hashed under the old key after the family moved to the new one', () => {
+    const rotatedUnderNew = decideFamily(rotateUnderNew('a', t0 + 10, 'b'), issuedUnderOld.reduce(evolveFamily, initialFamilyState()));
+    given([...issuedUnderOld, ...rotatedUnderNew]).when(rotateUnderNew('a', t0 + 20, 'c', 'revoke-family')).then(([event]) => {
+      expect(event).toMatchObject({ type: 'TokenRevoked', reason: 'refresh-token-reused' });
+    });
   });
 });
 

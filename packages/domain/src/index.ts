@@ -8,3 +8,5 @@ export * from './signing-keys.js';
 export * from './token-cut.js';
 export * from './admin-token.js';
 export * from './names.js';
+export * from './secret-hashing-key.js';
+export * from './hashing-key-use.js';

@@ -12,7 +12,7 @@ const register = (accountId: string): AccountCommand => ({
   accountId,
   name: 'Shop',
   permissions: ['a'],
-  apiCredential: { credentialId: 'c1', apiLoginId: 'login', transactionKeyHash: hash },
+  apiCredential: { credentialId: 'c1', apiLoginId: 'login', transactionKeyHash: hash, hashingKey: 'K'.repeat(22) },
   now,
 });
 const setPermissions = (permissions: string[]): AccountCommand => ({ type: 'SetPermissions', permissions, now });
@@ -100,7 +100,7 @@ describe('handleCommand', () => {
       decider: familyDecider,
       command: (state) => {
         seen.push(state);
-        return { type: 'RevokeToken' as const, presentedRefreshTokenHash: 'b'.repeat(43), now };
+        return { type: 'RevokeToken' as const, presentedRefreshToken: () => 'b'.repeat(43), now };
       },
       metadata: {},
       read: 'last-event',

@@ -162,6 +162,10 @@ export function feedKey(event: TesseraEvent): string {
     case 'AdminTokenRevoked':
       // Never published (not a feed event type); keyed all the same, so every event has a key.
       return event.adminTokenId;
+    case 'SecretHashingKeyRecorded':
+    case 'SecretHashingKeyRotated':
+      // Never published either: a log's own record of its key.
+      return event.fingerprint;
     default: {
       const unknownEvent: never = event;
       throw new TypeError(`no feed key for ${(unknownEvent as { type: string }).type}`);

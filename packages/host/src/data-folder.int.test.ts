@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@tessera/config';
-import { openKeyFolders } from '@tessera/tokens';
+import { createHashingKey } from '@tessera/tokens';
 import { ownerOnlyDataFolder } from './data-folder.js';
 import { openEventStore } from '@tessera/event-store-factory';
 
@@ -25,7 +25,7 @@ describe('the data folder at rest', () => {
     ownerOnlyDataFolder(dataDir);
     const reopened = await openEventStore(config);
     try {
-      openKeyFolders(dataDir);
+      createHashingKey(dataDir);
       await reopened.append('account-acct_1', [{ event: { type: 'AccountRegistered', v: 1, accountId: 'acct_1', name: 'Shop', permissions: [], at: 1 } }], {
         expectedRevision: 'no_stream',
       });

@@ -53,6 +53,16 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
     retryAfterSeconds: outageRetryAfterSeconds,
     log: { level: 'warn', message: 'request refused during an outage' },
   },
+  // A stored hash names a secret-hashing key this host does not hold, or the log rotated to one it
+  // does not hold yet: nothing is hashed with another key, and nothing was written.
+  ERR_SECRET_HASHING_KEY_UNAVAILABLE: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    detail: 'a secret-hashing key this request needs is not at hand yet; try again shortly',
+    retryAfterSeconds: outageRetryAfterSeconds,
+    log: { level: 'warn', message: 'request refused: a secret-hashing key is missing' },
+  },
   // The issuer's refusals: every one a 401 without a Bearer challenge (these endpoints take their
   // credentials in the body). The message is the same for every refresh refusal; the code stays in the log.
   ERR_INVALID_CLIENT: { ...tokenRefused, type: problemTypes.invalidCredentials },

@@ -13,6 +13,7 @@ import { createIssuerParts, type IssuerParts } from './issuer-parts.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
+import { wireSecretHashing } from './secret-hashing.js';
 
 /**
  * `tessera issuer`'s wiring: the token operations and the JWKS on the public listener, the admin
@@ -23,24 +24,30 @@ import { v5TokenRoutes } from './routes-v5.js';
  */
 export async function composeIssuer(host: Host): Promise<Composition> {
   const store = await openGuardedStore(host);
-  const issuer = createIssuerParts(host, store);
+  const hashing = wireSecretHashing(host, store);
+  const issuer = createIssuerParts(host, store, hashing.keyring);
   const audit = wireAudit(host);
-  const admin = wireAdminApi(host, store, { onCut: (event) => issuer.directory.apply(event), audit });
-  const following = followInto(host, store, [...issuer.readers, ...admin.readers], { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
+  const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onCut: (event) => issuer.directory.apply(event), audit });
+  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...admin.readers], {
+    name: 'read models',
+    notReady: 'read models are catching up with the event log',
+    positionGauge: true,
+  });
   if (mirroredRegionsOf(host.config).length > 0) {
     // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
     const { wireMirroredRegions } = await import('@tessera/mirror');
     wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory });
   }
-  return { routes: [wireIssuer(host, store, issuer, following.whenCaughtUp)], adminRoutes: [admin.routes] };
+  return { routes: [wireIssuer(host, store, issuer, Promise.all([hashing.checked, following.whenCaughtUp]))], adminRoutes: [admin.routes] };
 }
 
 /**
- * Wires an issuer into a process: once its read models have caught up it makes sure it has a
+ * Wires an issuer into a process: once its read models have caught up (and its secret-hashing key
+ * was checked against the log: `caughtUp` says when both are done) it makes sure it has a
  * signing key (publishing one if it has none), keeps one for as long as it runs, and is ready
  * only while it can sign. Returns its routes: the JWKS and the token operations.
  */
-export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<void>): RouteRegistrar {
+export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<unknown>): RouteRegistrar {
   // Ready only while the keyring can sign: a key retired from another host makes the issuer
   // unready until keepKey has published its replacement.
   host.readiness.add('signing key', () => (issuer.keyring.ready ? undefined : 'the issuer has no usable signing key'));

@@ -2,7 +2,7 @@ import { accountEventTypes, signingKeyEventTypes, type FamilyEvent } from '@tess
 import { CredentialDirectory } from '@tessera/domain';
 import { logReader, type EventStore, type LogReader } from '@tessera/event-store';
 import { epochSeconds, type Host } from '@tessera/host';
-import { PublicKeySet, createSecretHasher, openKeyFolders } from '@tessera/tokens';
+import { PublicKeySet, openSigningKeyFolder, type SecretHashers } from '@tessera/tokens';
 import { createAuthenticationFailureCounter, type AuthenticationFailureCounter } from './authentication-failures.js';
 import { SigningKeyring } from './signing-keyring.js';
 import { createTokenService, type TokenService } from './token-service.js';
@@ -22,19 +22,20 @@ export interface IssuerParts {
 }
 
 /**
- * The issuer's in-memory state and operations over one store and key folder. In the all-in-one
+ * The issuer's in-memory state and operations over one store and key folder, hashing with the
+ * process's secret-hashing keys (`wireSecretHashing`). In the all-in-one
  * the verifier already folds account and key events: `shared` hands its read models over, so
  * one process does not keep the same derived state twice.
  */
 export function createIssuerParts(
   host: Pick<Host, 'config' | 'clock'>,
   store: EventStore,
+  hashers: SecretHashers,
   hooks: { onFamilyEvent?: ((event: FamilyEvent) => void) | undefined; shared?: { directory: CredentialDirectory; keys: PublicKeySet } | undefined } = {},
 ): IssuerParts {
   const { config } = host;
   const now = () => epochSeconds(host.clock);
-  const { signing, hashingKey } = openKeyFolders(config.TESSERA_DATA_DIR, config.TESSERA_KEYS_DIR);
-  const hasher = createSecretHasher(hashingKey);
+  const signing = openSigningKeyFolder(config.TESSERA_DATA_DIR, config.TESSERA_KEYS_DIR);
   const directory = hooks.shared?.directory ?? new CredentialDirectory();
   const keyring = new SigningKeyring(signing);
   const keys = hooks.shared?.keys ?? new PublicKeySet();
@@ -43,7 +44,7 @@ export function createIssuerParts(
     store,
     directory,
     keyring,
-    hasher,
+    hashers,
     issuer: config.TESSERA_ISSUER,
     lifetimes: {
       accessTokenSeconds: config.TESSERA_ACCESS_TOKEN_TTL,

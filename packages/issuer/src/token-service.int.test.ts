@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SigningKeyEvent } from '@tessera/contracts';
 import { CredentialDirectory } from '@tessera/domain';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
-import { KeyFolder, createSecretHasher } from '@tessera/tokens';
+import { KeyFolder, createSecretHasher, singleKeyHashers } from '@tessera/tokens';
 import { SigningKeyUnavailable } from './issuer-errors.js';
 import { SigningKeyring, createSigningKey } from './signing-keyring.js';
 import { createTokenService, type TokenService } from './token-service.js';
@@ -31,7 +31,7 @@ beforeEach(() => {
     store,
     directory,
     keyring,
-    hasher,
+    hashers: singleKeyHashers(hasher),
     issuer: 'urn:tessera:test',
     lifetimes: { accessTokenSeconds: 3600, refreshTokenSeconds: 86_400, legacyTokenSeconds: 1800 },
     now: () => now,

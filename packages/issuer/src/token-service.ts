@@ -13,10 +13,12 @@ import {
   DomainError,
   familyDecider,
   sameKeyedHash,
+  type ActiveCredential,
   type CredentialDirectory,
   type FamilyCommand,
   type FamilyState,
   type Lifetimes,
+  type PresentedSecret,
   type RefreshReusePolicy,
 } from '@tessera/domain';
 import { handleCommand, type EventStore } from '@tessera/event-store';
@@ -26,7 +28,7 @@ import {
   newJti,
   newRefreshToken,
   signAccessToken,
-  type SecretHasher,
+  type SecretHashers,
   type SigningKey,
 } from '@tessera/tokens';
 import type { AuthenticationFailure } from './authentication-failures.js';
@@ -37,7 +39,8 @@ export interface TokenServiceDeps {
   readonly store: EventStore;
   readonly directory: CredentialDirectory;
   readonly keyring: SigningKeyring;
-  readonly hasher: SecretHasher;
+  /** New hashes under the log's current secret-hashing key; presented secrets under the key their stored hash names. */
+  readonly hashers: SecretHashers;
   readonly issuer: string;
   readonly lifetimes: Lifetimes & { readonly legacyTokenSeconds: number };
   /** Epoch seconds. */
@@ -69,10 +72,18 @@ export interface LegacyToken {
  * decide, take the key, append → sign), so a stack trace says where a request failed. No HTTP here.
  */
 export function createTokenService(deps: TokenServiceDeps) {
-  const { store, directory, keyring, hasher } = deps;
+  const { store, directory, keyring, hashers } = deps;
   const refreshReuse = deps.refreshReuse ?? 'keep';
-  // Hash something even for an unknown login, so timing does not tell which logins exist.
-  const absentSecretHash = hasher.hash('absent');
+  // Hash and compare even for an unknown login, so timing does not tell which logins exist.
+  const absentSecretHash = 'A'.repeat(43);
+
+  /** The presented secret hashed under the key its stored hash names, or under any key for an unknown id. */
+  function presentedHash(credential: ActiveCredential | undefined, secret: string): string {
+    return credential ? hashers.hashUnder(credential.hashingKey, secret) : hashers.decoy(secret);
+  }
+
+  /** A refresh token as the family decider compares it: hashed under whichever key made the hash it meets. */
+  const presentedRefreshToken = (refreshToken: string): PresentedSecret => (hashingKey) => hashers.hashUnder(hashingKey, refreshToken);
 
   function refused(tokenInterface: AuthenticationFailure['interface'], known: AuthenticationFailure['known'] | undefined): void {
     deps.onAuthenticationFailure?.({ interface: tokenInterface, ...(known ? { known } : {}) });
@@ -80,8 +91,7 @@ export function createTokenService(deps: TokenServiceDeps) {
 
   function authenticateClient(apiLoginId: string, transactionKey: string) {
     const credential = directory.apiCredential(apiLoginId);
-    const presented = hasher.hash(transactionKey);
-    const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, presented);
+    const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, presentedHash(credential, transactionKey));
     const account = credential && directory.account(credential.accountId);
     if (!credential || !matches || !account) {
       refused('v5', credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiLoginId });
@@ -208,6 +218,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       const { credential, account } = authenticateClient(apiLoginId, transactionKey);
       const familyId = newFamilyId(deps.region);
       const refreshToken = newRefreshToken(familyId);
+      const hasher = hashers.current();
       const { event, taken: key } = await handleFamilyCommand<TokenIssued, SigningKey>(
         familyId,
         () => ({
@@ -217,6 +228,7 @@ export function createTokenService(deps: TokenServiceDeps) {
           credentialId: credential.credentialId,
           apiLoginId,
           refreshTokenHash: hasher.hash(refreshToken),
+          hashingKey: hasher.fingerprint,
           jti: newJti(),
           scope: account.permissions,
           now: issueTime(account.accountId, apiLoginId),
@@ -240,10 +252,12 @@ export function createTokenService(deps: TokenServiceDeps) {
           if (state.status === 'active' && !directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) {
             throw refreshRefusal('ERR_CREDENTIAL_REVOKED');
           }
+          const hasher = hashers.current();
           return {
             type: 'RotateToken',
-            presentedRefreshTokenHash: hasher.hash(refreshToken),
+            presentedRefreshToken: presentedRefreshToken(refreshToken),
             newRefreshTokenHash: hasher.hash(nextRefreshToken),
+            hashingKey: hasher.fingerprint,
             jti: newJti(),
             // The account's permissions now: a refresh picks up permission changes.
             scope: state.status === 'active' ? (directory.account(state.accountId)?.permissions ?? []) : [],
@@ -263,7 +277,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
       const { event } = await handleFamilyCommand<TokenRevoked, void>(
         familyId,
-        () => ({ type: 'RevokeToken', presentedRefreshTokenHash: hasher.hash(refreshToken), now: deps.now() }),
+        () => ({ type: 'RevokeToken', presentedRefreshToken: presentedRefreshToken(refreshToken), now: deps.now() }),
         metadata,
         // Nothing is signed: no key needed.
         { beforeAppend: () => undefined },
@@ -274,7 +288,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     /** Spec 4.5: the older interface. Its tokens carry their own audience. */
     async legacyAuthenticate(apiId: string, apiKey: string, metadata: EventMetadata): Promise<LegacyToken> {
       const credential = directory.legacyCredential(apiId);
-      const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, hasher.hash(apiKey));
+      const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, presentedHash(credential, apiKey));
       const account = credential && directory.account(credential.accountId);
       if (!credential || !matches || !account) {
         refused('v1', credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiId });

@@ -5,7 +5,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { audiences, streams, type AccountEvent, type FamilyEvent, type SigningKeyEvent } from '@tessera/contracts';
 import { CredentialDirectory } from '@tessera/domain';
 import { InMemoryEventStore } from '@tessera/event-store';
-import { KeyFolder, PublicKeySet, createSecretHasher, familyOfRefreshToken, verifyAccessToken } from '@tessera/tokens';
+import {
+  KeyFolder,
+  PublicKeySet,
+  SecretHashingKeyUnavailable,
+  createSecretHasher,
+  familyOfRefreshToken,
+  singleKeyHashers,
+  verifyAccessToken,
+  type SecretHasher,
+  type SecretHashers,
+} from '@tessera/tokens';
 import { IssuerRefusal } from './issuer-errors.js';
 import { SigningKeyring, createSigningKey } from './signing-keyring.js';
 import { createTokenService, type TokenService, type TokenServiceDeps } from './token-service.js';
@@ -36,8 +46,8 @@ let tokens: TokenService;
 let announced: FamilyEvent[];
 let keyring: SigningKeyring;
 const account = (event: AccountEvent) => directory.apply(event);
-const tokenService = (options: Pick<TokenServiceDeps, 'refreshReuse'> = {}, on = store) =>
-  createTokenService({ store: on, directory, keyring, hasher, issuer, lifetimes, now: () => now, onFamilyEvent: (event) => announced.push(event), ...options });
+const tokenService = (options: Partial<Pick<TokenServiceDeps, 'refreshReuse' | 'hashers'>> = {}, on = store) =>
+  createTokenService({ store: on, directory, keyring, hashers: singleKeyHashers(hasher), issuer, lifetimes, now: () => now, onFamilyEvent: (event) => announced.push(event), ...options });
 
 beforeEach(() => {
   now = t0;
@@ -319,5 +329,42 @@ describe('tokens issued in the second of a cut', () => {
     const legacy = await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata);
     const v1 = verify(legacy.authenticationToken, audiences.v1);
     expect(v1.ok && v1.claims.iat).toBe(t0 + 5);
+  });
+});
+
+/** The log moved to a new secret-hashing key (keys rotate-hashing): the service is given both keys, the old one retired. */
+describe('after a rotation of the secret-hashing key', () => {
+  const newHasher = createSecretHasher(Buffer.alloc(32, 8));
+  /** The process's keyring: new hashes under the new key; a stored hash under the key it names (none: the log's first, the old key). */
+  const rotated = (current: () => SecretHasher = () => newHasher): SecretHashers => ({
+    current,
+    hashUnder: (fingerprint, secret) => (fingerprint === newHasher.fingerprint ? newHasher : hasher).hash(secret),
+    decoy: (secret) => newHasher.hash(secret),
+  });
+
+  it('a Transaction Key and an API Key hashed under the old key still authenticate; the new family and its rotations are hashed under the new key and say so', async () => {
+    const pair = await issue();
+    tokens = tokenService({ hashers: rotated() });
+    const renewed = await tokens.refreshToken(pair.refreshToken, metadata);
+    const fresh = await tokens.getToken('login_1', 'tsk_secret', metadata);
+    expect((await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata)).authenticationToken).toMatch(/^eyJ/);
+    const [issued, rotatedEvent] = [announced.at(-1), announced.at(-2)];
+    expect(rotatedEvent).toMatchObject({ type: 'TokenRotated', refreshTokenHash: newHasher.hash(renewed.refreshToken), hashingKey: newHasher.fingerprint });
+    expect(issued).toMatchObject({ type: 'TokenIssued', refreshTokenHash: newHasher.hash(fresh.refreshToken), hashingKey: newHasher.fingerprint });
+    expect(await refusalOf(tokens.getToken('login_1', 'tsk_wrong', metadata))).toBe('ERR_INVALID_CLIENT');
+  });
+
+  it('with the new key not at hand, nothing is hashed with the old one: get and refresh are refused as the key\'s outage, appending nothing; revoke still works', async () => {
+    const pair = await issue();
+    const head = await store.headPosition();
+    tokens = tokenService({
+      hashers: rotated(() => {
+        throw new SecretHashingKeyUnavailable('the new key is not in this data folder');
+      }),
+    });
+    await expect(tokens.getToken('login_1', 'tsk_secret', metadata)).rejects.toMatchObject({ code: 'ERR_SECRET_HASHING_KEY_UNAVAILABLE' });
+    await expect(tokens.refreshToken(pair.refreshToken, metadata)).rejects.toMatchObject({ code: 'ERR_SECRET_HASHING_KEY_UNAVAILABLE' });
+    expect(await store.headPosition()).toBe(head);
+    await expect(tokens.revokeToken(pair.refreshToken, metadata)).resolves.toMatchObject({ revokedAt: t0 });
   });
 });

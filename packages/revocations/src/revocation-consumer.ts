@@ -98,6 +98,8 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
         return;
       case 'AdminTokenIssued':
       case 'AdminTokenRevoked':
+      case 'SecretHashingKeyRecorded':
+      case 'SecretHashingKeyRotated':
         // Not published; nothing for a verifier.
         return;
       default: {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TesseraConfig } from '@tessera/config';
-import { createHost, type Host, type HostOptions, type HostProcess, type Role } from '@tessera/host';
+import { createHost, StartFailure, type Host, type HostOptions, type HostProcess, type Role } from '@tessera/host';
 import { buildAdminApp, type AdminRouteRegistrar } from './admin-app.js';
 import { buildApp, type Listener, type RouteRegistrar } from './app.js';
 import { listenOrExplain } from './listen.js';
@@ -22,6 +22,7 @@ export interface RunningServer {
   readonly urls: string[];
   /** The admin listener's URL (/metrics, /healthz, /readyz); undefined with TESSERA_ADMIN_PORT=off. */
   readonly adminUrl: string | undefined;
+  /** Rejects with a StartFailure when a start step refuses after the listeners opened: the caller closes and reports it. */
   readonly whenReady: Promise<void>;
   close(): Promise<void>;
 }
@@ -94,7 +95,11 @@ export async function runHost(config: TesseraConfig, role: Role, compose: Compos
   const whenReady = hostProcess.whenReady();
   whenReady.then(
     () => host.log.info({ role }, 'ready: projections caught up'),
-    (error: unknown) => host.fatal(error, 'could not become ready'),
+    (error: unknown) => {
+      // A start refused after listening (a secret-hashing key that is not the log's) is the caller's to
+      // report as one line, as a taken port is: it is not a fault for a supervisor's log.
+      if (!(error instanceof StartFailure)) host.fatal(error, 'could not become ready');
+    },
   );
   return { ...listening, whenReady, close: hostProcess.close };
 }

@@ -6,3 +6,4 @@ export * from './key-set.js';
 export * from './access-token.js';
 export * from './key-folder.js';
 export * from './verified-token-cache.js';
+export * from './hashing-key-files.js';

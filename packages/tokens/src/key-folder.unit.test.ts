@@ -1,9 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { KeyFolder, SecretHashingKeyMismatch, openKeyFolders } from './key-folder.js';
+import { createHashingKey, installHashingKey, keepHashingKey, newHashingKey, readHashingKeys, retiredHashingKeyFile, SecretHashingKeyMismatch } from './hashing-key-files.js';
+import { KeyFolder, openSigningKeyFolder } from './key-folder.js';
+import { secretHashingKeyFingerprint } from './secret-hasher.js';
 import { generateSigningKey } from './signing-key.js';
 
 /** Which paths were fsynced, in order: the fd each fsync got is traced back to the path opened. */
@@ -33,44 +35,58 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
+const hashingKeyOf = (dir: string) => readHashingKeys(dir).inUse?.key;
+
 describe('key folders', () => {
   it('keeps the hashing key and signing keys in 0600 files in a 0700 folder, and the first writer wins', async () => {
-    const first = openKeyFolders(dataDir);
-    expect(openKeyFolders(dataDir).hashingKey.equals(first.hashingKey)).toBe(true);
+    createHashingKey(dataDir);
+    const first = hashingKeyOf(dataDir)!;
+    createHashingKey(dataDir);
+    expect(hashingKeyOf(dataDir)!.equals(first)).toBe(true);
     expect(mode(join(dataDir, 'keys', 'secret-hashing.key'))).toBe(0o600);
     expect(mode(join(dataDir, 'keys'))).toBe(0o700);
+    const signing = openSigningKeyFolder(dataDir);
     const generated = await generateSigningKey();
-    first.signing.savePrivateKey(generated.kid, generated.privateJwk);
+    signing.savePrivateKey(generated.kid, generated.privateJwk);
     expect(mode(join(dataDir, 'keys', `${generated.kid}.jwk.json`))).toBe(0o600);
     expect(new KeyFolder(join(dataDir, 'keys')).loadPrivateKey(generated.kid)).toEqual(generated.privateJwk);
-    expect(first.signing.holds(generated.kid)).toBe(true);
+    expect(signing.holds(generated.kid)).toBe(true);
   });
 
   it('fsyncs each new key file before linking it into place, then its folder', async () => {
-    const { signing } = openKeyFolders(dataDir);
+    createHashingKey(dataDir);
     const keysDir = join(dataDir, 'keys');
     expect(synced.paths).toHaveLength(2);
     expect(synced.paths[0]).toMatch(new RegExp(`^${keysDir}/secret-hashing\\.key\\..*\\.tmp$`));
     expect(synced.paths[1]).toBe(keysDir);
     synced.paths.length = 0;
     const generated = await generateSigningKey();
-    signing.savePrivateKey(generated.kid, generated.privateJwk);
+    openSigningKeyFolder(dataDir).savePrivateKey(generated.kid, generated.privateJwk);
     expect(synced.paths).toHaveLength(2);
     expect(synced.paths[0]).toContain(`${keysDir}/${generated.kid}.jwk.json.`);
     expect(synced.paths[1]).toBe(keysDir);
   });
 
+  it('reading the hashing keys makes nothing where there are none', () => {
+    const absent = join(dataDir, 'not-there');
+    expect(readHashingKeys(absent)).toEqual({ inUse: undefined, byFingerprint: new Map() });
+    expect(readHashingKeys(dataDir).inUse).toBeUndefined();
+    expect(existsSync(absent)).toBe(false);
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
   it('tightens a key folder that an older release or an operator left open', () => {
     mkdirSync(join(dataDir, 'keys'), { mode: 0o755 });
     chmodSync(join(dataDir, 'keys'), 0o755);
-    openKeyFolders(dataDir);
+    readHashingKeys(dataDir);
     expect(mode(join(dataDir, 'keys'))).toBe(0o700);
   });
 
   it('with TESSERA_KEYS_DIR, keeps signing keys there and the hashing key in the data folder', async () => {
     const keysDir = join(dataDir, 'issuer-b-keys');
-    const { signing, hashingKey } = openKeyFolders(dataDir, keysDir);
-    expect(hashingKey.equals(openKeyFolders(dataDir).hashingKey)).toBe(true);
+    createHashingKey(dataDir);
+    const signing = openSigningKeyFolder(dataDir, keysDir);
+    expect(readHashingKeys(dataDir, keysDir).inUse?.file).toBe(join(dataDir, 'keys', 'secret-hashing.key'));
     const generated = await generateSigningKey();
     signing.savePrivateKey(generated.kid, generated.privateJwk);
     expect(mode(keysDir)).toBe(0o700);
@@ -79,11 +95,31 @@ describe('key folders', () => {
   });
 
   it('refuses a different secret-hashing.key in TESSERA_KEYS_DIR, and accepts a copy of the one in use', () => {
+    createHashingKey(dataDir);
     const keysDir = join(dataDir, 'elsewhere');
     mkdirSync(keysDir);
     writeFileSync(join(keysDir, 'secret-hashing.key'), Buffer.alloc(32, 7).toString('base64url'));
-    expect(() => openKeyFolders(dataDir, keysDir)).toThrow(SecretHashingKeyMismatch);
+    expect(() => readHashingKeys(dataDir, keysDir)).toThrow(SecretHashingKeyMismatch);
     writeFileSync(join(keysDir, 'secret-hashing.key'), readFileSync(join(dataDir, 'keys', 'secret-hashing.key')));
-    expect(() => openKeyFolders(dataDir, keysDir)).not.toThrow();
+    expect(() => readHashingKeys(dataDir, keysDir)).not.toThrow();
+  });
+
+  it('keeps a retired key as secret-hashing.<fingerprint>.key (0600) and puts a new one in secret-hashing.key in one step; every key is found by its fingerprint', () => {
+    createHashingKey(dataDir);
+    const retired = hashingKeyOf(dataDir)!;
+    const retiredFingerprint = secretHashingKeyFingerprint(retired);
+    const kept = keepHashingKey(dataDir, retired);
+    expect(kept).toBe(retiredHashingKeyFile(dataDir, retiredFingerprint));
+    expect(mode(kept)).toBe(0o600);
+    const next = newHashingKey();
+    synced.paths.length = 0;
+    installHashingKey(dataDir, next);
+    expect(synced.paths.at(-1)).toBe(join(dataDir, 'keys'));
+    expect(mode(join(dataDir, 'keys', 'secret-hashing.key'))).toBe(0o600);
+    const held = readHashingKeys(dataDir);
+    expect(held.inUse?.fingerprint).toBe(secretHashingKeyFingerprint(next));
+    expect([...held.byFingerprint.keys()].sort()).toEqual([retiredFingerprint, secretHashingKeyFingerprint(next)].sort());
+    expect(held.byFingerprint.get(retiredFingerprint)?.key.equals(retired)).toBe(true);
+    expect(readdirSync(join(dataDir, 'keys')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 });

@@ -77,7 +77,8 @@ export async function runAdminTokens(command: CommandContext, argv: string[]): P
       case 'revoke': {
         const id = values.id;
         if (!id) throw new CliError('--id is required');
-        // No hashing key needed, and a folder with no Tessera data is "not found" rather than a new, empty store.
+        // No hash is made, and a folder with no Tessera data is "not found" rather than a new, empty store;
+        // it still appends, so its data folder's key is checked against the log's first.
         return await withExistingLog(command, async (store) => {
           const revoked = await createAdminTokenService({ store, now: () => epochSeconds(command.clock), actor: 'cli' }).revoke(id);
           print(
@@ -86,7 +87,7 @@ export async function runAdminTokens(command: CommandContext, argv: string[]): P
             revoked.alreadyRevoked ? `admin token ${id} was already revoked (${iso(revoked.revokedAt)})` : `admin token ${id} revoked; the admin API refuses it from now on`,
           );
           return 0;
-        });
+        }, { checkKey: true });
       }
       default:
         throw new CliError('admin-tokens needs one of: create, list, revoke');

@@ -1,6 +1,7 @@
 import type { TesseraConfig } from '@tessera/config';
 import type { Role } from '@tessera/host';
 import type { RunningServer, StartOptions } from '@tessera/server';
+import { errorCodeOf } from '../exit-codes.js';
 
 /**
  * Each role owns its main; the CLI only picks one. Imported on demand, so an admin command never
@@ -13,7 +14,11 @@ const mains: Record<Role, () => Promise<(config: TesseraConfig, options?: StartO
   relay: async () => (await import('@tessera/app-relay')).runRelay,
 };
 
-/** Runs until SIGTERM or SIGINT, then drains in-flight requests and exits 0. Returns -1: still running. */
+/**
+ * Runs until SIGTERM or SIGINT, then drains in-flight requests and exits 0. Returns -1: still running.
+ * A start step that refuses once listening (a StartFailure: a secret-hashing key that is not the
+ * log's) closes the process and rejects, so the CLI reports it in one line as it does a taken port.
+ */
 export async function runServe(config: TesseraConfig, role: Role): Promise<number> {
   const run = await mains[role]();
   const server = await run(config);
@@ -25,5 +30,14 @@ export async function runServe(config: TesseraConfig, role: Role): Promise<numbe
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // Any other failure to become ready is fatal already (logged, then exit 1): only a refusal is reported here.
+  const refused = await server.whenReady.then(
+    () => undefined,
+    (error: unknown) => (errorCodeOf(error) === 'ERR_START_FAILED' ? error : undefined),
+  );
+  if (refused !== undefined) {
+    await server.close();
+    throw refused;
+  }
   return -1;
 }

@@ -8,7 +8,7 @@ import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createHost, type Host } from '@tessera/host';
 import { buildApps } from '@tessera/server';
 import type { Clock } from '@tessera/timing';
-import { createSecretHasher, openKeyFolders, type SecretHasher } from '@tessera/tokens';
+import { createHashingKey, createSecretHasher, readHashingKeys, type SecretHasher } from '@tessera/tokens';
 import { composeAllInOne } from '../all-in-one-composition.js';
 
 /** The all-in-one as `tessera start` wires it, in this process: requests go in with inject(). */
@@ -20,7 +20,7 @@ export interface InProcessAllInOne {
   readonly admin: FastifyInstance;
   /** The store the process runs on (SQLite in its data folder), whose deliveries to read models a test can hold. */
   readonly store: HeldDeliveries;
-  /** The process's secret-hashing key, for writing accounts with known secrets. */
+  /** The process's secret-hashing key (the one it recorded on the log), for writing accounts with known secrets. */
   readonly hasher: SecretHasher;
   readonly dataDir: string;
   /** Set when a read model failed (the process would have stopped). */
@@ -43,7 +43,11 @@ export async function startInProcess(
   options: { readonly env?: Record<string, string>; readonly clock?: Clock; readonly prepare?: (dataDir: string) => void } = {},
 ): Promise<InProcessAllInOne> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-in-process-'));
-  options.prepare?.(dataDir);
+  if (options.prepare) {
+    // A deployment with a history has its secret-hashing key: a server on a log without one refuses to start.
+    createHashingKey(dataDir);
+    options.prepare(dataDir);
+  }
   const config = loadConfig({ TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent', ...options.env }, { role: 'all-in-one' });
   // The file the factory would open: the audit index's thread opens it too, read-only.
   const store = holdingDeliveries(new SqliteEventStore({ file: join(dataDir, 'events.db'), ...(options.clock ? { clock: options.clock } : {}) }));
@@ -57,12 +61,14 @@ export async function startInProcess(
   const { host } = hostProcess;
   const apps = await buildApps(host, await composeAllInOne(host));
   await hostProcess.whenReady();
+  const hashingKey = readHashingKeys(dataDir).inUse;
+  if (!hashingKey) throw new Error('the all-in-one became ready without a secret-hashing key');
   return {
     host,
     app: apps.public[0]!,
     admin: apps.admin!,
     store,
-    hasher: createSecretHasher(openKeyFolders(dataDir).hashingKey),
+    hasher: createSecretHasher(hashingKey.key),
     dataDir,
     fatal: () => failure,
     caughtUp: async () => {
