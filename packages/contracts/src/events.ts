@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sharedSignalsEvents } from './shared-signals-events.js';
 
 /**
  * Every event Tessera writes. Payloads carry ids, times (epoch seconds) and keyed
@@ -220,7 +221,7 @@ export const AuthenticationFailuresCounted = z.object({
 });
 
 /** Admin API scopes (docs/audit.md). Events hold strings, so a scope added later never breaks an older reader. */
-export const adminScopes = ['audit:read', 'tokens:revoke'] as const;
+export const adminScopes = ['audit:read', 'tokens:revoke', 'ssf:receivers'] as const;
 export type AdminScope = (typeof adminScopes)[number];
 
 /** An admin token for /admin/v1/*: stored only as a keyed hash, like every other secret. */
@@ -259,6 +260,7 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   AuthenticationFailuresCounted,
   AdminTokenIssued,
   AdminTokenRevoked,
+  ...sharedSignalsEvents,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -278,6 +280,7 @@ export type SigningKeyPublished = z.infer<typeof SigningKeyPublished>;
 export type SigningKeyRetired = z.infer<typeof SigningKeyRetired>;
 export type AdminTokenIssued = z.infer<typeof AdminTokenIssued>;
 export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
+export * from './shared-signals-events.js';
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
 export type TesseraEventType = TesseraEvent['type'];
 /** The events whose `type` is one of `Types`. */
