@@ -18,6 +18,8 @@ const byErrorCode: Readonly<Record<string, number>> = {
   ERR_SIGNING_KEY_NOT_FOUND: exitCodes.notFound,
   ERR_ADMIN_TOKEN_NOT_FOUND: exitCodes.notFound,
   ERR_FAMILY_NOT_FOUND: exitCodes.notFound,
+  ERR_INVALID_SSF_RECEIVER_INPUT: exitCodes.usage,
+  ERR_SSF_RECEIVER_NOT_FOUND: exitCodes.notFound,
 };
 
 /** The code an error carries, if it is one of Tessera's (or Node's) coded errors. */

@@ -162,6 +162,17 @@ export function feedKey(event: TesseraEvent): string {
     case 'AdminTokenRevoked':
       // Never published (not a feed event type); keyed all the same, so every event has a key.
       return event.adminTokenId;
+    case 'SsfReceiverRegistered':
+    case 'SsfReceiverRevoked':
+    case 'SsfStreamCreated':
+    case 'SsfStreamUpdated':
+    case 'SsfStreamStatusChanged':
+    case 'SsfSubjectAdded':
+    case 'SsfSubjectRemoved':
+    case 'SsfStreamDeleted':
+    case 'SsfVerificationRequested':
+      // Never published: the Shared Signals transmitter's receivers and streams, keyed all the same.
+      return 'receiverId' in event ? event.receiverId : 'unknown';
     default: {
       const unknownEvent: never = event;
       throw new TypeError(`no feed key for ${(unknownEvent as { type: string }).type}`);

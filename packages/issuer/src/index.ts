@@ -4,7 +4,7 @@ export * from './token-service.js';
 export { v5TokenRoutes } from './routes-v5.js';
 export { v1AuthenticateRoutes } from './routes-v1.js';
 export { createIssuerParts, type IssuerParts } from './issuer-parts.js';
-export { composeIssuer, issuerRoutes, wireIssuer } from './issuer-composition.js';
+export { composeIssuer, issuerRoutes, sharedSignalsParts, wireIssuer } from './issuer-composition.js';
 export type { AttemptLimiter, Budget, BudgetScope, Throttled } from './attempt-limiter.js';
 export { createInMemoryAttemptLimiter, type InMemoryAttemptLimiterOptions } from './in-memory-attempt-limiter.js';
 export { throttleFailedAttempts, type AttemptThrottle, type FailureLimits, type ThrottledOperation } from './attempt-throttle.js';
