@@ -32,7 +32,7 @@ export function audienceOf(stream: { readonly receiverId: string; readonly confi
   return delivery.method === 'push' ? delivery.endpointUrl : `urn:tessera:ssf:receiver:${stream.receiverId}`;
 }
 
-export const pollPath = (streamId: string) => `/ssf/poll/${encodeURIComponent(streamId)}`;
+export const pollPath = (streamId: string) => `/ssf/poll?stream_id=${encodeURIComponent(streamId)}`;
 
 /**
  * Stream management (SSF 1.0 section 8.1) for one authenticated receiver at a time: every change

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { Problem } from '@tessera/contracts';
+import { z } from 'zod';
 import { problemResponses, sendProblem, unauthorized } from '@tessera/http';
 import type { Transmitter } from './delivery/transmitter.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
 import { SsfStreamNotFound } from './ssf-errors.js';
-import { pollPath, type RequestAudit, type StreamManagement } from './stream-management.js';
+import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
   AddSubjectRequest,
   CreateStreamRequest,
@@ -32,7 +32,7 @@ export const ssfPaths = {
   addSubject: '/ssf/subjects/add',
   removeSubject: '/ssf/subjects/remove',
   verification: '/ssf/verify',
-  poll: '/ssf/poll/:stream_id',
+  poll: '/ssf/poll',
 } as const;
 
 export interface StreamRoutesOptions {
@@ -65,8 +65,7 @@ const receiverOf = new WeakMap<FastifyRequest, AuthenticatedReceiver>();
 const bearer = /^bearer +([^\s]+) *$/i;
 const security = [{ bearer: [] }];
 const tags = ['shared signals'];
-const notFound = { 404: Problem };
-const noContent = { 204: { type: 'null', description: 'Done; no body' } } as const;
+const noContent = { 204: z.null().describe('Done; no body') };
 
 /**
  * Stream management (SSF 1.0 section 8) and polling (RFC 8936) on the public listener, for
@@ -96,7 +95,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       return undefined;
     });
     const routes = scoped.withTypeProvider<ZodTypeProvider>();
-    const errors = { ...problemResponses(400, 401, 413, 415, 503), ...notFound };
+    const errors = { ...problemResponses(400, 401, 413, 415, 503), ...problemResponses(404) };
     const who = (request: FastifyRequest) => receiverOf.get(request)!.receiverId;
 
     routes.post(
@@ -112,7 +111,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           tags,
           security,
           querystring: OptionalStreamIdQuery,
-          response: { 200: StreamConfiguration.or(StreamConfiguration.array()), ...problemResponses(400, 401, 503), ...notFound },
+          response: { 200: StreamConfiguration.or(StreamConfiguration.array()), ...problemResponses(400, 401, 503), ...problemResponses(404) },
         },
       },
       async (request, reply) => {
@@ -132,7 +131,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     );
     routes.delete(
       ssfPaths.streams,
-      { schema: { summary: 'Delete a stream (SSF 1.0 section 8.1.1.5)', tags, security, querystring: StreamIdQuery, response: { ...noContent, ...problemResponses(400, 401, 503), ...notFound } } },
+      { schema: { summary: 'Delete a stream (SSF 1.0 section 8.1.1.5)', tags, security, querystring: StreamIdQuery, response: { ...noContent, ...problemResponses(400, 401, 503), ...problemResponses(404) } } },
       async (request, reply) => {
         await management.delete(who(request), request.query.stream_id, auditOf(request));
         return noStore(reply).code(204).send();
@@ -140,7 +139,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     );
     routes.get(
       ssfPaths.status,
-      { schema: { summary: "A stream's status: enabled, paused or disabled, and why (SSF 1.0 section 8.1.2.1)", tags, security, querystring: StreamIdQuery, response: { 200: StreamStatus, ...problemResponses(400, 401, 503), ...notFound } } },
+      { schema: { summary: "A stream's status: enabled, paused or disabled, and why (SSF 1.0 section 8.1.2.1)", tags, security, querystring: StreamIdQuery, response: { 200: StreamStatus, ...problemResponses(400, 401, 503), ...problemResponses(404) } } },
       async (request, reply) => noStore(reply).send(management.status(who(request), request.query.stream_id)),
     );
     routes.post(
@@ -156,12 +155,12 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           tags,
           security,
           body: AddSubjectRequest,
-          response: { 200: { type: 'null', description: 'Added (or already there); no body' }, ...errors },
+          response: { 200: z.object({}).describe('Added (or already there)'), ...errors },
         },
       },
       async (request, reply) => {
         await management.addSubject(who(request), request.body, auditOf(request));
-        return noStore(reply).code(200).send();
+        return noStore(reply).code(200).send({});
       },
     );
     routes.post(
@@ -187,13 +186,13 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           summary: "Poll a stream's SETs, acknowledging those received (RFC 8936); unacknowledged SETs are answered again",
           tags,
           security,
-          params: StreamIdQuery,
+          querystring: StreamIdQuery,
           body: PollRequest,
           response: { 200: PollResponse, ...errors },
         },
       },
       async (request, reply) => {
-        const streamId = request.params.stream_id;
+        const streamId = request.query.stream_id;
         const stream = management.read(who(request), streamId);
         const worker = transmitter.workerOf(who(request), streamId);
         if (stream.delivery.method !== deliveryMethods.poll || !worker) throw new SsfStreamNotFound();
@@ -207,9 +206,6 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     );
   });
 }
-
-/** pollPath with a stream id, for the configuration's endpoint_url. */
-export { pollPath };
 
 function auditOf(request: FastifyRequest): RequestAudit {
   return { requestId: String(request.id), sourceAddress: request.ip };
