@@ -359,8 +359,9 @@ export class StreamWorker {
       this.deps.counters.paused();
       this.deps.logger.warn({ stream_id: this.streamId, reason }, 'a Shared Signals stream was paused by the transmitter');
       this.retry.succeeded();
-      // Until the pause is read back from the log (then the stream is dormant).
-      await this.wake.wait(5_000, this.abort.signal);
+      // Until the pause is read back from the log (then the stream is dormant), at most a few seconds.
+      const until = this.deps.clock.now() + 5_000;
+      while (this.deliverable() && !this.stopped && this.deps.clock.now() < until) await this.wake.wait(20, this.abort.signal);
     } catch (error) {
       this.deps.logger.error({ err: error, stream_id: this.streamId }, 'could not pause a failing Shared Signals stream; retrying');
       await sleep(1_000, this.abort.signal);
