@@ -17,15 +17,23 @@ const usage = `usage: tessera <command>
   accounts set-permissions --account ID (--permission P... | --none) [--revoke-tokens] [--json]
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
-  admin-tokens create --name NAME --scope audit:read|tokens:revoke... [--json]
+  admin-tokens create --name NAME --scope audit:read|tokens:revoke|ssf:receivers... [--json]
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]
+  ssf-receivers create --name NAME [--json]   a Shared Signals receiver's token, shown once
+  ssf-receivers list [--json]
+  ssf-receivers revoke --id ID [--json]
   keys rotate [--kid KID]... [--json]
   audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
         [--limit N] [--cursor C] [--format table|ndjson | --json]
   audit access-at --account ID --at ISO [--json]
 
-exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, or no data)
+exit codes: 0 done, 1 unexpected failure, 2 usage error, 3 not found (account, login, key, admin token, receiver, or no data)
+
+Shared Signals (docs/shared-signals.md): TESSERA_PUBLIC_URL (the transmitter's issuer, an https URL;
+default https://TESSERA_HOST:TESSERA_PORT), TESSERA_SSF_PAUSE_AFTER (seconds of failing pushes before a
+stream is paused, 86400), TESSERA_SSF_PUSH_TIMEOUT (seconds per push, 10), TESSERA_SSF_POLL_WAIT
+(seconds a long poll waits, 30), TESSERA_SSF_ALLOW_HTTP_PUSH (true: http push endpoints, development only)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -45,6 +53,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/accounts.js')).runAccounts(context, rest);
     case 'admin-tokens':
       return (await import('./commands/admin-tokens.js')).runAdminTokens(context, rest);
+    case 'ssf-receivers':
+      return (await import('./commands/ssf-receivers.js')).runSsfReceivers(context, rest);
     case 'keys':
       return (await import('./commands/keys.js')).runKeys(context, rest);
     case 'audit':
