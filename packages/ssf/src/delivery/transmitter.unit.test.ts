@@ -29,18 +29,22 @@ interface Receiver {
   readonly url: string;
   /** Each push's claims, in arrival order. */
   readonly received: { jti: string; txn: string; events: Record<string, unknown> }[];
+  /** The Authorization header of each push. */
+  readonly authorizations: (string | undefined)[];
   answer: (claims: { txn: string }) => { status: number; body?: string };
   close(): Promise<void>;
 }
 
 async function startReceiver(): Promise<Receiver> {
   const received: Receiver['received'] = [];
-  const receiver: Receiver = { url: '', received, answer: () => ({ status: 202 }), close: async () => undefined };
+  const authorizations: Receiver['authorizations'] = [];
+  const receiver: Receiver = { url: '', received, authorizations, answer: () => ({ status: 202 }), close: async () => undefined };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const claims = JSON.parse(Buffer.from(Buffer.concat(chunks).toString().split('.')[1]!, 'base64url').toString()) as Receiver['received'][number];
+      authorizations.push(request.headers.authorization);
       const { status, body } = receiver.answer(claims);
       if (status === 202) received.push(claims);
       response.writeHead(status, { 'content-type': 'application/json' }).end(body ?? '');
@@ -81,9 +85,14 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
   cleanups.push(() => receiver.close(), () => transmitter.stop());
   const command = (streamId: string, make: () => StreamCommand) =>
     handleCommand(store, { stream: ssfStreams.stream(streamId), decider: streamDecider, command: make, metadata: {}, onConflict: { retries: 3 } });
-  const configuration: SsfStreamConfiguration = { delivery: { method: 'push', endpointUrl: receiver.url }, eventsRequested: [...eventsSupported], eventsDelivered: [...eventsSupported] };
+  const seal = createHeaderSeal(Buffer.alloc(32, 7));
+  const configuration = (streamId: string): SsfStreamConfiguration => ({
+    delivery: { method: 'push', endpointUrl: receiver.url, sealedAuthorization: seal.seal(streamId, `Bearer for ${streamId}`) },
+    eventsRequested: [...eventsSupported],
+    eventsDelivered: [...eventsSupported],
+  });
   const createStream = async (streamId: string) => {
-    await command(streamId, () => ({ type: 'CreateStream', streamId, receiverId: 'r1', configuration, now: 1 }));
+    await command(streamId, () => ({ type: 'CreateStream', streamId, receiverId: 'r1', configuration: configuration(streamId), now: 1 }));
     await command(streamId, () => ({ type: 'AddSubject', receiverId: 'r1', subject: { kind: 'account', accountId: 'acct-1' }, now: 1 }));
   };
   const setStatus = (streamId: string, streamStatus: 'enabled' | 'paused' | 'disabled') => command(streamId, () => ({ type: 'SetStreamStatus', receiverId: 'r1', streamStatus, by: 'receiver', now: 2 }));
@@ -125,6 +134,8 @@ describe('the transmitter', () => {
     await t.setStatus('s1', 'enabled');
     await until(() => t.receiver.received.length === 2, 'both SETs');
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([first, second]);
+    // The stream's own Authorization header, unsealed, on every push.
+    expect(new Set(t.receiver.authorizations)).toEqual(new Set(['Bearer for s1']));
   });
 
   it('holds what happens while paused and drops what happens while disabled', async () => {
