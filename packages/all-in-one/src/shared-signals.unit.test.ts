@@ -241,6 +241,18 @@ describe('a polled stream', () => {
     expect(verificationClaims).toMatchObject({ sub_id: { format: 'opaque', id }, events: { 'https://schemas.openid.net/secevent/ssf/event-type/verification': { state: 'state-123' } } });
   });
 
+  it('takes the largest poll body its schema allows (under the 16 KiB body limit), and refuses one past its bounds with 400, not 413', async () => {
+    const { token } = await newReceiver('big poller');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const jti = (n: number) => `${n}`.padStart(64, 'j');
+    const setErrs = Object.fromEntries(Array.from({ length: 20 }, (_, n) => [jti(1000 + n), { err: 'e'.repeat(64), description: 'd'.repeat(200) }]));
+    const largest = { maxEvents: 1000, returnImmediately: true, ack: Array.from({ length: 100 }, (_, n) => jti(n)), setErrs };
+    expect(JSON.stringify(largest).length).toBeLessThan(16 * 1024);
+    expect((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, largest)).statusCode).toBe(200);
+    expectProblem(await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ...largest, ack: [...largest.ack, jti(100)] }), 400);
+    expectProblem(await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ...largest, setErrs: { ...setErrs, [jti(2000)]: { err: 'e' } } }), 400);
+  });
+
   it('a long poll waits for a SET and answers as soon as one arrives; with nothing, it answers an empty set after TESSERA_SSF_POLL_WAIT', async () => {
     const { token } = await newReceiver('long poller');
     const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;

@@ -8,12 +8,10 @@ import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-direct
 import { SsfStreamNotFound } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
-  AddSubjectRequest,
   CreateStreamRequest,
   OptionalStreamIdQuery,
   PollRequest,
   PollResponse,
-  RemoveSubjectRequest,
   ReplaceStreamRequest,
   StreamConfiguration,
   StreamIdQuery,
@@ -22,6 +20,8 @@ import {
   TransmitterMetadata,
   UpdateStreamRequest,
   VerificationRequest,
+  addSubjectRequest,
+  removeSubjectRequest,
 } from './stream-wire.js';
 
 /** The transmitter's paths on the public listener; the metadata names each as an absolute URL. */
@@ -154,7 +154,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           summary: 'Add a subject: iss_sub with this issuer and an account id, or opaque with a token family id (SSF 1.0 section 8.1.3.2)',
           tags,
           security,
-          body: AddSubjectRequest,
+          body: addSubjectRequest(options.issuer),
           response: { 200: z.object({}).describe('Added (or already there)'), ...errors },
         },
       },
@@ -165,7 +165,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     );
     routes.post(
       ssfPaths.removeSubject,
-      { schema: { summary: 'Remove a subject (SSF 1.0 section 8.1.3.3)', tags, security, body: RemoveSubjectRequest, response: { ...noContent, ...errors } } },
+      { schema: { summary: 'Remove a subject (SSF 1.0 section 8.1.3.3)', tags, security, body: removeSubjectRequest(options.issuer), response: { ...noContent, ...errors } } },
       async (request, reply) => {
         await management.removeSubject(who(request), request.body, auditOf(request));
         return noStore(reply).code(204).send();
