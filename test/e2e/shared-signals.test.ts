@@ -33,10 +33,10 @@ interface Receipt {
 const SESSION_REVOKED = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
 
 describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independent Python receiver', () => {
-  const work = mkdtempSync(join(tmpdir(), 'tessera-ssf-e2e-'));
-  const dataDir = join(work, 'data');
-  const certFile = join(dataDir, 'tls', 'self-signed.crt');
-  const keyFile = join(dataDir, 'tls', 'self-signed.key');
+  let work = '';
+  let dataDir = '';
+  let certFile = '';
+  let keyFile = '';
   let port = 0;
   let publicUrl = '';
   let tessera: TesseraProcess;
@@ -47,6 +47,10 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
   const blackHoles: { server: Server; sockets: Set<Socket> }[] = [];
 
   beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'tessera-ssf-e2e-'));
+    dataDir = join(work, 'data');
+    certFile = join(dataDir, 'tls', 'self-signed.crt');
+    keyFile = join(dataDir, 'tls', 'self-signed.key');
     // One certificate for Tessera's listener and the receivers': Tessera trusts it as a private CA (NODE_EXTRA_CA_CERTS).
     mkdirSync(join(dataDir, 'tls'), { recursive: true, mode: 0o700 });
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
@@ -72,7 +76,7 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
       server.close();
     }
     await tessera?.stop();
-    rmSync(work, { recursive: true, force: true });
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   const streamsRequest = (method: string, path: string, body?: unknown) =>
@@ -255,3 +259,45 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
     await new Promise((resolveWait) => setTimeout(resolveWait, 150));
   }
 }
+
+describe('TESSERA_SSF_ALLOW_HTTP_PUSH', () => {
+  it('=true lets a stream push to an http endpoint, and is named in the development-only warning at start', async () => {
+    const tessera = await startTessera({ TESSERA_SSF_ALLOW_HTTP_PUSH: 'true' });
+    try {
+      const warning = tessera
+        .logs()
+        .split('\n')
+        .find((line) => line.includes('development-only defaults in use'));
+      expect(warning).toContain('TESSERA_SSF_ALLOW_HTTP_PUSH=true');
+      const token = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'dev', '--json'])).stdout) as { token: string }).token;
+      const create = () =>
+        tessera.request('/ssf/streams', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://127.0.0.1:9/events' } }),
+        });
+      await until(async () => (await create()).status !== 401, 'the receiver token to be accepted');
+      expect((await create()).status).toBe(201);
+    } finally {
+      await tessera.stop();
+    }
+  });
+
+  it('unset, the warning does not name it and an http endpoint is refused (400)', async () => {
+    const tessera = await startTessera();
+    try {
+      expect(tessera.logs()).not.toContain('TESSERA_SSF_ALLOW_HTTP_PUSH');
+      const token = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'prod', '--json'])).stdout) as { token: string }).token;
+      const create = () =>
+        tessera.request('/ssf/streams', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://127.0.0.1:9/events' } }),
+        });
+      await until(async () => (await create()).status !== 401, 'the receiver token to be accepted');
+      expect((await create()).status).toBe(400);
+    } finally {
+      await tessera.stop();
+    }
+  });
+});
