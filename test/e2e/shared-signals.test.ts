@@ -301,3 +301,19 @@ describe('TESSERA_SSF_ALLOW_HTTP_PUSH', () => {
     }
   });
 });
+
+describe('in the split topology', () => {
+  it('tessera issuer serves the transmitter: its metadata, stream management for a receiver token, and the receivers\' admin routes', async () => {
+    const issuer = await startTessera({}, { command: 'issuer' });
+    try {
+      const metadata = await issuer.request('/.well-known/ssf-configuration');
+      expect(metadata.status).toBe(200);
+      expect(metadata.json()).toMatchObject({ issuer: expect.stringMatching(/^https:\/\//), default_subjects: 'NONE' });
+      const token = (JSON.parse((await issuer.tessera(['ssf-receivers', 'create', '--name', 'split', '--json'])).stdout) as { token: string }).token;
+      await until(async () => (await issuer.request('/ssf/streams', { headers: { authorization: `Bearer ${token}` } })).status === 200, 'the receiver token to be accepted');
+      expect((await issuer.adminRequest('/admin/v1/ssf/receivers')).status).toBe(401);
+    } finally {
+      await issuer.stop();
+    }
+  });
+});
