@@ -70,20 +70,29 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     now,
     counters: registerSsfMetrics(host.metrics, (): Transmitter => transmitter),
   });
-  let started = false;
-  let starting: Promise<void> = Promise.resolve();
+  // Started once the read models have caught up and a stream exists; stopped once, before the store closes.
+  let closed = false;
+  let starting: Promise<void> | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= transmitter.stop());
   host.onClose(async () => {
-    await starting.catch(() => undefined);
-    if (started) await transmitter.stop();
+    closed = true;
+    await starting?.catch(() => undefined);
+    if (starting) await stop();
   });
   return {
     deliverOnceCaughtUp(caughtUp) {
-      starting = caughtUp.then(async () => {
-        await untilAvailable(store, () => transmitter.start());
-        started = true;
-      });
-      // Only a bug gets here (an unreadable checkpoint file, a read model that throws): the supervisor sees it.
-      starting.catch((error: unknown) => host.fatal(error, 'the Shared Signals transmitter could not start'));
+      // Not before a stream exists: a deployment without receivers pays no subscription to the log
+      // (each append would wake it) for a transmitter with nothing to send.
+      Promise.all([caughtUp, directory.whenAnyStream]).then(
+        async () => {
+          if (closed) return;
+          starting = untilAvailable(store, () => transmitter.start());
+          await starting;
+          if (closed) await stop();
+        },
+        () => undefined,
+      ).catch((error: unknown) => host.fatal(error, 'the Shared Signals transmitter could not start'));
     },
     routes: async (app) => streamRoutes(app, { issuer, receivers, management, transmitter, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
     adminRoutes: async (app) => receiverAdminRoutes(app, { store, hasher, now, requireScope: parts.requireScope, adminTokenIdOf: parts.adminTokenIdOf }),

@@ -12,6 +12,9 @@ export class StreamDirectory {
   private readonly streams = new Map<string, StreamState>();
   private appliedTo = -1n;
   private readonly applied = new Broadcast();
+  private firstStream: (() => void) | undefined;
+  /** Resolves once a stream exists (or existed): delivery, and its read of the log, waits for it. */
+  readonly whenAnyStream = new Promise<void>((resolve) => (this.firstStream = resolve));
 
   get reader(): LogReader {
     return logReader(ssfStreamEventTypes, (recorded) => this.apply(recorded));
@@ -22,6 +25,7 @@ export class StreamDirectory {
     const next = evolveStream(this.streams.get(event.streamId) ?? initialStreamState(), event);
     if (next.status === 'deleted') this.streams.delete(event.streamId);
     else this.streams.set(event.streamId, next);
+    this.firstStream?.();
     if (recorded.position > this.appliedTo) this.appliedTo = recorded.position;
     this.applied.wake();
   }

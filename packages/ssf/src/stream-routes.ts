@@ -194,8 +194,14 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       async (request, reply) => {
         const streamId = request.query.stream_id;
         const stream = management.read(who(request), streamId);
-        const worker = transmitter.workerOf(who(request), streamId);
-        if (stream.delivery.method !== deliveryMethods.poll || !worker) throw new SsfStreamNotFound();
+        if (stream.delivery.method !== deliveryMethods.poll) throw new SsfStreamNotFound();
+        // A stream just made is in the directory a moment before delivery has read it from the log.
+        let worker = transmitter.workerOf(who(request), streamId);
+        for (let waited = 0; !worker && waited < 5_000; waited += 20) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          worker = transmitter.workerOf(who(request), streamId);
+        }
+        if (!worker) throw new SsfStreamNotFound();
         const { maxEvents = 100, returnImmediately = false, ack = [], setErrs = {} } = request.body;
         // A client that goes away ends its long poll at once.
         const gone = new AbortController();

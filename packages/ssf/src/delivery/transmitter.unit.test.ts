@@ -31,6 +31,8 @@ interface Receiver {
   readonly received: { jti: string; txn: string; events: Record<string, unknown> }[];
   /** The Authorization header of each push. */
   readonly authorizations: (string | undefined)[];
+  /** The kid of each SET accepted. */
+  readonly kids: string[];
   answer: (claims: { txn: string }) => { status: number; body?: string };
   close(): Promise<void>;
 }
@@ -38,15 +40,21 @@ interface Receiver {
 async function startReceiver(): Promise<Receiver> {
   const received: Receiver['received'] = [];
   const authorizations: Receiver['authorizations'] = [];
-  const receiver: Receiver = { url: '', received, authorizations, answer: () => ({ status: 202 }), close: async () => undefined };
+  const kids: string[] = [];
+  const receiver: Receiver = { url: '', received, authorizations, kids, answer: () => ({ status: 202 }), close: async () => undefined };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const claims = JSON.parse(Buffer.from(Buffer.concat(chunks).toString().split('.')[1]!, 'base64url').toString()) as Receiver['received'][number];
+      const [header, payload] = Buffer.concat(chunks).toString().split('.') as [string, string];
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Receiver['received'][number];
+      const { kid } = JSON.parse(Buffer.from(header, 'base64url').toString()) as { kid: string };
       authorizations.push(request.headers.authorization);
       const { status, body } = receiver.answer(claims);
-      if (status === 202) received.push(claims);
+      if (status === 202) {
+        received.push(claims);
+        kids.push(kid);
+      }
       response.writeHead(status, { 'content-type': 'application/json' }).end(body ?? '');
     });
   });
@@ -62,14 +70,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints } = {}) {
+async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: { current(): SigningKey } } = {}) {
   const store = new InMemoryEventStore();
   const receiver = await startReceiver();
   const checkpoints = options.checkpoints ?? createMemoryCheckpoints();
   const counts = { paused: 0, failed: 0, delivered: 0 };
   const transmitter = new Transmitter({
     store,
-    keyring: { current: () => key },
+    keyring: options.keyring ?? { current: () => key },
     seal: createHeaderSeal(Buffer.alloc(32, 7)),
     issuer,
     checkpoints,
@@ -136,6 +144,28 @@ describe('the transmitter', () => {
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([first, second]);
     // The stream's own Authorization header, unsealed, on every push.
     expect(new Set(t.receiver.authorizations)).toEqual(new Set(['Bearer for s1']));
+  });
+
+  it('signs a SET when it sends it: one sent again after a key rotation carries the new key, with the same jti', async () => {
+    const { kid, privateJwk } = await generateSigningKey();
+    const rotated = signingKeyFromJwk(kid, privateJwk);
+    let current = key;
+    const t = await setUp({ keyring: { current: () => current } });
+    await t.createStream('s1');
+    await t.transmitter.start();
+    let refusedJti: string | undefined;
+    t.receiver.answer = (claims) => {
+      if (current === key) {
+        refusedJti = (claims as { jti?: string }).jti;
+        current = rotated;
+        return { status: 503 };
+      }
+      return { status: 202 };
+    };
+    await t.revoke();
+    await until(() => t.receiver.received.length === 1, 'the SET after the rotation');
+    expect(t.receiver.kids).toEqual([rotated.kid]);
+    expect(t.receiver.received[0]!.jti).toBe(refusedJti);
   });
 
   it('holds what happens while paused and drops what happens while disabled', async () => {
