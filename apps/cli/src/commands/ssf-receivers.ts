@@ -1,4 +1,4 @@
-import { createReceiverService, InvalidSsfReceiverInput, listReceivers, SsfReceiverNotFound } from '@tessera/ssf';
+import { createReceiverService, InvalidSsfReceiverInput, listReceivers, SsfReceiverNotFound } from '@tessera/ssf/receivers';
 import { epochSeconds } from '@tessera/timing';
 import { withAdminContext, withExistingLog } from '../admin-store.js';
 import { CliError, NotFound } from '../cli-error.js';
