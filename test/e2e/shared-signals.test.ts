@@ -317,3 +317,24 @@ describe('in the split topology', () => {
     }
   });
 });
+
+describe('tessera ssf-receivers', () => {
+  it('create --json prints exactly receiver_id and token; list never shows the token; revoke makes the server refuse it; an unknown id exits 3, a blank name 2', async () => {
+    const tessera = await startTessera();
+    try {
+      const created = JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'Partner API', '--json'])).stdout) as Record<string, string>;
+      expect(Object.keys(created).sort()).toEqual(['receiver_id', 'token']);
+      const streams = () => tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${created.token}` } });
+      await until(async () => (await streams()).status === 200, 'the receiver token to be accepted');
+      const listed = await tessera.tessera(['ssf-receivers', 'list', '--json']);
+      expect(JSON.parse(listed.stdout)).toEqual([{ receiver_id: created.receiver_id, name: 'Partner API', created: expect.stringMatching(/^\d{4}-/), revoked: null }]);
+      expect(listed.stdout).not.toContain(created.token!);
+      await tessera.tessera(['ssf-receivers', 'revoke', '--id', created.receiver_id!]);
+      await until(async () => (await streams()).status === 401, 'the revoked token to be refused');
+      await expect(tessera.tessera(['ssf-receivers', 'revoke', '--id', 'no-such-receiver'])).rejects.toMatchObject({ code: 3 });
+      await expect(tessera.tessera(['ssf-receivers', 'create', '--name', ' '])).rejects.toMatchObject({ code: 2 });
+    } finally {
+      await tessera.stop();
+    }
+  });
+});
