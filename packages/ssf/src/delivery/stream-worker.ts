@@ -85,6 +85,8 @@ export class StreamWorker {
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly retry: Retry;
+  /** Reading the log while it is unavailable: apart from the pushes' failures, which can pause the stream. */
+  private readonly reading: Retry;
   private readonly queueCap: number;
   private readonly pageSize: number;
 
@@ -98,6 +100,11 @@ export class StreamWorker {
   ) {
     this.queueCap = deps.queueCap ?? 10_000;
     this.pageSize = deps.pageSize ?? 500;
+    this.reading = new Retry({
+      backoff: { initialMs: 250, maxMs: 5_000 },
+      clock: deps.clock,
+      log: { logger: deps.logger, failing: 'a Shared Signals stream could not read the event log; retrying', recovered: 'a Shared Signals stream reads the event log again', fields: () => ({ stream_id: streamId }) },
+    });
     this.retry = new Retry({
       backoff: deps.backoff ?? { initialMs: 250, maxMs: 30_000 },
       clock: deps.clock,
@@ -228,6 +235,7 @@ export class StreamWorker {
         if (this.mode === 'catching-up') {
           if (this.queue.length >= this.queueCap) this.mode = 'behind';
           else await this.readPage();
+          this.reading.succeeded();
         }
         if (this.queue.length > 0 && !this.isPoll) {
           await this.pushOldest();
@@ -237,8 +245,7 @@ export class StreamWorker {
         await this.wake.wait(60_000, this.abort.signal);
       } catch (error) {
         // The store unavailable while reading the log: wait and read again; nothing was taken.
-        const wait = this.retry.failed(error);
-        await sleep(wait, this.abort.signal);
+        await sleep(this.reading.failed(error), this.abort.signal);
       }
     }
   }
