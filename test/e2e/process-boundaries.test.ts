@@ -23,7 +23,7 @@ const loaded = (file: string) => readFileSync(file, 'utf8').split('\n').filter(B
 const matching = (modules: string[], pattern: RegExp) => [...new Set(modules.filter((url) => pattern.test(url)))];
 
 describe('what a process loads', () => {
-  it('an admin command (accounts create, list, rotate-key --revoke-tokens; admin-tokens create, list) loads no HTTP server, no Kafka client, no prom-client', async () => {
+  it('an admin command (accounts create, list, rotate-key --revoke-tokens; admin-tokens create, list; ssf-receivers create, list) loads no HTTP server, no Kafka client, no prom-client', async () => {
     const dataDir = join(scratch, 'admin');
     const file = join(scratch, 'admin.imports');
     const env = { ...process.env, TESSERA_DATA_DIR: dataDir, TESSERA_RECORD_IMPORTS: file, NODE_OPTIONS: '' };
@@ -33,6 +33,8 @@ describe('what a process loads', () => {
     await run(process.execPath, ['--import', recorder, cli, 'accounts', 'rotate-key', '--account', (JSON.parse(stdout) as { account_id: string }).account_id, '--revoke-tokens'], { env });
     await run(process.execPath, ['--import', recorder, cli, 'admin-tokens', 'create', '--name', 'boundaries', '--scope', 'audit:read'], { env });
     await run(process.execPath, ['--import', recorder, cli, 'admin-tokens', 'list'], { env });
+    await run(process.execPath, ['--import', recorder, cli, 'ssf-receivers', 'create', '--name', 'boundaries'], { env });
+    await run(process.execPath, ['--import', recorder, cli, 'ssf-receivers', 'list'], { env });
     const modules = loaded(file);
     expect(matching(modules, /better-sqlite3/).length).toBeGreaterThan(0); // the hook saw the store driver it did load
     expect(matching(modules, /\/node_modules\/(fastify|@fastify|kafkajs|prom-client|pino)\//)).toEqual([]);

@@ -244,7 +244,16 @@ interface RotationReport {
   readonly fingerprint: string;
   readonly previous_fingerprint: string;
   readonly file: string;
-  readonly retired_keys: { fingerprint: string; file: string; transaction_keys: number; api_keys: number; refresh_token_families: number; admin_tokens: number }[];
+  readonly retired_keys: {
+    fingerprint: string;
+    file: string;
+    transaction_keys: number;
+    api_keys: number;
+    refresh_token_families: number;
+    admin_tokens: number;
+    ssf_receivers: number;
+    ssf_push_headers: number;
+  }[];
 }
 
 describe('tessera keys rotate-hashing', () => {
@@ -254,13 +263,14 @@ describe('tessera keys rotate-hashing', () => {
   });
   afterAll(async () => server?.stop());
 
-  it('old credentials, refresh tokens and admin tokens keep working; new hashes use the new key; the report counts what depends on the old one, and rotate-key lowers it', async () => {
+  it('old credentials, refresh tokens, admin tokens and Shared Signals receivers keep working; new hashes use the new key; the report counts what depends on the old one, and rotate-key lowers it', async () => {
     const log = join(server.dataDir, 'events.db');
     const before = fingerprintOf(keyFile(server.dataDir));
     // Each account is also exchanged once (createAccount waits for the server to accept it): one family each.
     const shop = await server.createAccount({ name: 'shop' });
     const legacy = await server.createAccount({ name: 'legacy', legacy: true });
     const admin = JSON.parse((await server.tessera(['admin-tokens', 'create', '--name', 'auditor', '--scope', 'audit:read', '--json'])).stdout) as { admin_token: string };
+    const receiver = JSON.parse((await server.tessera(['ssf-receivers', 'create', '--name', 'partner', '--json'])).stdout) as { token: string };
     const pair = (await getToken(server, shop)).json() as { refresh_token: string };
 
     const { stdout } = await server.tessera(['keys', 'rotate-hashing', '--json']);
@@ -269,7 +279,7 @@ describe('tessera keys rotate-hashing', () => {
     expect(report.fingerprint).not.toBe(before);
     expect(report.file).toBe(keyFile(server.dataDir));
     expect(report.retired_keys).toEqual([
-      { fingerprint: before, file: join(server.dataDir, 'keys', `secret-hashing.${before}.key`), transaction_keys: 2, api_keys: 1, refresh_token_families: 3, admin_tokens: 1 },
+      { fingerprint: before, file: join(server.dataDir, 'keys', `secret-hashing.${before}.key`), transaction_keys: 2, api_keys: 1, refresh_token_families: 3, admin_tokens: 1, ssf_receivers: 1, ssf_push_headers: 0 },
     ]);
     expect(fingerprintOf(keyFile(server.dataDir))).toBe(report.fingerprint);
     expect(statSync(join(server.dataDir, 'keys', `secret-hashing.${before}.key`)).mode & 0o777).toBe(0o600);
@@ -295,6 +305,7 @@ describe('tessera keys rotate-hashing', () => {
     });
     expect(v1.status).toBe(200);
     expect((await server.adminRequest('/admin/v1/events?limit=1', { headers: { authorization: `Bearer ${admin.admin_token}` } })).status).toBe(200);
+    expect((await server.request('/ssf/streams', { headers: { authorization: `Bearer ${receiver.token}` } })).status).toBe(200);
 
     // New hashes name the new key: the server's own (a refresh) and the CLI's (an account).
     const current = report.fingerprint;

@@ -45,27 +45,47 @@ token=$(printf '%s' "$credentials" | NODE_EXTRA_CA_CERTS="$ca" node -e '
     process.stdout.write((await answer.json()).token);
   });' "$base")
 
-set +e
-NODE_EXTRA_CA_CERTS="$ca" schemathesis run "$base/openapi.json" \
-  --tls-verify "$ca" \
-  --checks all \
-  --max-examples "$examples" \
-  --seed 20261123 \
-  --header "Authorization: Bearer $token" \
-  --output-sanitize true \
-  --report junit --report-dir "$work/report" \
-  --no-color 2>&1 | tee "$work/schemathesis.out" | grep -vE '^\s*$' | tail -60
-status=${PIPESTATUS[0]}
-set -e
+operations=0
+failed=0
+generated=0
+# One pass: adds its operations, failures and generated cases to the totals.
+fuzz() { # name, bearer token, more schemathesis arguments...
+  local name=$1 bearer=$2 status suite cases
+  shift 2
+  set +e
+  NODE_EXTRA_CA_CERTS="$ca" schemathesis run "$base/openapi.json" \
+    --tls-verify "$ca" \
+    --checks all \
+    --max-examples "$examples" \
+    --seed 20261123 \
+    --header "Authorization: Bearer $bearer" \
+    --output-sanitize true \
+    --report junit --report-dir "$work/report-$name" \
+    --no-color "$@" 2>&1 | tee "$work/schemathesis-$name.out" | grep -vE '^\s*$' | tail -60
+  status=${PIPESTATUS[0]}
+  set -e
+  cases=$(grep -oE '[0-9]+ generated' "$work/schemathesis-$name.out" | tail -1 | grep -oE '[0-9]+' || echo 0)
+  # The suite line carries the per-operation totals: tests="N" failures="F" errors="E".
+  suite=$(grep -m1 '<testsuite ' "$(ls "$work"/report-"$name"/junit*.xml 2>/dev/null | head -1)" 2>/dev/null || true)
+  attribute() { printf '%s' "$suite" | grep -oE " $1=\"[0-9]+\"" | grep -oE '[0-9]+' || echo 0; }
+  local pass_operations pass_failed
+  pass_operations=$(attribute tests)
+  pass_failed=$(( $(attribute failures) + $(attribute errors) ))
+  if [ "$status" -ne 0 ] && [ "$pass_failed" -eq 0 ]; then pass_failed=1; fi
+  operations=$(( operations + pass_operations ))
+  failed=$(( failed + pass_failed ))
+  generated=$(( generated + cases ))
+}
 
-generated=$(grep -oE '[0-9]+ generated' "$work/schemathesis.out" | tail -1 | grep -oE '[0-9]+' || echo 0)
-junit=$(ls "$work"/report/junit*.xml 2>/dev/null | head -1)
-# The suite line carries the per-operation totals: tests="N" failures="F" errors="E".
-suite=$(grep -m1 '<testsuite ' "$junit" 2>/dev/null || true)
-attribute() { printf '%s' "$suite" | grep -oE " $1=\"[0-9]+\"" | grep -oE '[0-9]+' || echo 0; }
-operations=$(attribute tests)
-failed=$(( $(attribute failures) + $(attribute errors) ))
-if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+# Every operation with an access token (the Shared Signals routes answer it 401).
+fuzz all "$token"
+# The Shared Signals routes once more with a receiver token of their own, past their 401. Not the
+# operations that set a push endpoint: a fuzzed endpoint would send SETs off this machine.
+receiver_token=$(TESSERA_DATA_DIR="$data" node apps/cli/bin/tessera.js ssf-receivers create --name "Fuzz receiver" --json |
+  node -e 'let input = ""; process.stdin.on("data", (c) => (input += c)).on("end", () => process.stdout.write(JSON.parse(input).token));')
+sleep 1
+fuzz ssf "$receiver_token" --include-path-regex '^/ssf/' --exclude-name-regex '^(POST|PUT|PATCH) /ssf/streams$'
+
 passed=$(( operations - failed ))
 [ "$passed" -lt 0 ] && passed=0
 echo "schemathesis: $generated cases generated over $operations operations; $failed operation(s) failed"

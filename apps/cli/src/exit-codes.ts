@@ -24,6 +24,8 @@ const byErrorCode: Readonly<Record<string, number>> = {
   ERR_LOG_HASHING_KEY_MISSING: exitCodes.notFound,
   ERR_LOG_HASHING_KEY_UNRECORDED: exitCodes.failure,
   ERR_AUDIT_QUERY_OVER_BUDGET: exitCodes.overBudget,
+  ERR_INVALID_SSF_RECEIVER_INPUT: exitCodes.usage,
+  ERR_SSF_RECEIVER_NOT_FOUND: exitCodes.notFound,
 };
 
 /** Whether the CLI foresaw this error: its message is written for the operator, and is the whole line. */

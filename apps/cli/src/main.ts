@@ -17,9 +17,12 @@ const usage = `usage: tessera <command>
   accounts set-permissions --account ID (--permission P... | --none) [--revoke-tokens] [--json]
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
-  admin-tokens create --name NAME --scope audit:read|tokens:revoke... [--expires-in SECONDS] [--json]
+  admin-tokens create --name NAME --scope audit:read|tokens:revoke|ssf:receivers... [--expires-in SECONDS] [--json]
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]
+  ssf-receivers create --name NAME [--json]   a Shared Signals receiver's token, shown once
+  ssf-receivers list [--json]
+  ssf-receivers revoke --id ID [--json]
   keys rotate [--kid KID]... [--json]
   keys rotate-hashing [--json]
   audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
@@ -27,8 +30,13 @@ const usage = `usage: tessera <command>
   audit access-at --account ID --at ISO [--limit N] [--cursor C] [--json]
 
 exit codes: 0 done, 1 unexpected failure, 2 usage error (or a secret-hashing key the log was not written with),
-            3 not found (account, login, key, admin token, no data, or the log's secret-hashing key),
+            3 not found (account, login, key, admin token, receiver, no data, or the log's secret-hashing key),
             4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query)
+
+Shared Signals (docs/shared-signals.md): TESSERA_PUBLIC_URL (the transmitter's issuer, an https URL;
+default https://TESSERA_HOST:TESSERA_PORT), TESSERA_SSF_PAUSE_AFTER (seconds of failing pushes before a
+stream is paused, 86400), TESSERA_SSF_PUSH_TIMEOUT (seconds per push, 10), TESSERA_SSF_POLL_WAIT
+(seconds a long poll waits, 30), TESSERA_SSF_ALLOW_HTTP_PUSH (true: http push endpoints, development only)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -50,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/accounts.js')).runAccounts(context, rest);
     case 'admin-tokens':
       return (await import('./commands/admin-tokens.js')).runAdminTokens(context, rest);
+    case 'ssf-receivers':
+      return (await import('./commands/ssf-receivers.js')).runSsfReceivers(context, rest);
     case 'keys':
       return (await import('./commands/keys.js')).runKeys(context, rest);
     case 'audit':

@@ -2,8 +2,9 @@ import { wireAdminApi } from '@tessera/admin';
 import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import { followInto, openGuardedStore, type Host } from '@tessera/host';
-import { createIssuerParts, wireIssuer, wireSecretHashing } from '@tessera/issuer';
+import { createIssuerParts, sharedSignalsParts, wireIssuer, wireSecretHashing } from '@tessera/issuer';
 import type { Composition } from '@tessera/server';
+import { wireSharedSignals } from '@tessera/ssf';
 import { createVerifierParts, verifierRoutes, wireLogFedVerifier } from '@tessera/verifier';
 
 /**
@@ -28,11 +29,14 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
   // The admin API's routes are for the admin listener only. Operator revocations reach this
   // process's verifier before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
   const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut, audit });
-  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...verifier.state.readers, ...admin.readers], {
+  // The Shared Signals transmitter (docs/shared-signals.md): SETs for receivers that follow neither Kafka nor the log.
+  const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
+  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...verifier.state.readers, ...admin.readers, ...signals.readers], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
     positionGauge: true,
   });
+  signals.deliverOnceCaughtUp(following.whenCaughtUp);
   wireLogFedVerifier(host, store, verifier);
   if (mirroredRegionsOf(config).length > 0) {
     // Other regions' keys, accounts and revocations, copied into this region's Kafka by MirrorMaker 2;
@@ -40,11 +44,11 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
     const { wireMirroredRegions } = await import('@tessera/mirror');
     wireMirroredRegions(host, { keys: verifier.state.keys, accounts: verifier.state.accounts, projection: verifier.state.projection });
   }
-  const routes = [wireIssuer(host, store, issuer, Promise.all([hashing.checked, following.whenCaughtUp])), verifierRoutes(host, verifier)];
+  const routes = [wireIssuer(host, store, issuer, Promise.all([hashing.checked, following.whenCaughtUp])), verifierRoutes(host, verifier), signals.routes];
   if (config.TESSERA_KAFKA_BROKERS) {
     // Kafka's client is loaded only when it is configured.
     const { wireRelay } = await import('@tessera/relay');
     await wireRelay(host, store);
   }
-  return { routes, adminRoutes: [admin.routes] };
+  return { routes, adminRoutes: [admin.routes, signals.adminRoutes] };
 }

@@ -79,6 +79,17 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'SecretHashingKeyRecorded':
     case 'SecretHashingKeyRotated':
       return undefined;
+    // The shared signals transmitter's receivers and streams say who is told, not which tokens live.
+    case 'SsfReceiverRegistered':
+    case 'SsfReceiverRevoked':
+    case 'SsfStreamCreated':
+    case 'SsfStreamUpdated':
+    case 'SsfStreamStatusChanged':
+    case 'SsfSubjectAdded':
+    case 'SsfSubjectRemoved':
+    case 'SsfStreamDeleted':
+    case 'SsfVerificationRequested':
+      return undefined;
     default:
       return newerThanThisReader(event);
   }

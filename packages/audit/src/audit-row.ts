@@ -50,12 +50,14 @@ export function indexedEventOf(recorded: RecordedEvent): IndexedEvent {
   const metadata = recorded.metadata;
   // A failure count's row says what it counted in `reason`, and whose login it was in the login columns.
   const failures = recorded.event.type === 'AuthenticationFailuresCounted' ? recorded.event : undefined;
+  // A Shared Signals subject names the account or family a receiver follows: its rows are found by them.
+  const subject: Readonly<Record<string, unknown>> = typeof fields.subject === 'object' && fields.subject !== null ? (fields.subject as Record<string, unknown>) : {};
   return {
     position: recorded.position,
     type: recorded.event.type,
     recordedAt: recorded.recordedAt,
-    accountId: text(fields.accountId) ?? text(metadata.accountId),
-    familyId: text(fields.familyId),
+    accountId: text(fields.accountId) ?? text(subject.accountId) ?? text(metadata.accountId),
+    familyId: text(fields.familyId) ?? text(subject.familyId),
     generation: typeof fields.generation === 'number' && text(fields.familyId) !== undefined ? fields.generation : undefined,
     reason: failures ? `${failures.count} failed ${failures.interface} authentications in the minute from ${new Date(failures.minute * 1000).toISOString()}` : text(fields.reason),
     requestId: text(metadata.requestId),

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { checkKafkaSecurity, kafkaSecurityVariables } from './kafka-security-variables.js';
+import { ssfVariables } from './ssf-variables.js';
 
 /** Environment, parsed once at boot. A bad value stops the start and names the variable. */
 const seconds = (fallback: number) => z.coerce.number().int().positive().max(31_536_000).default(fallback);
@@ -143,6 +144,8 @@ export const ConfigSchema = z
     TESSERA_PEER_TIMEOUT: timeout(5),
     /** Milliseconds an audit query (events, access-at; the API and `tessera audit`) may run before it is stopped: 503, CLI exit 4. */
     TESSERA_AUDIT_QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
+    /** The Shared Signals transmitter and the public URL it names (docs/shared-signals.md). */
+    ...ssfVariables,
   })
   .refine((c) => c.TESSERA_PEER_REGIONS === undefined || (c.TESSERA_REGION !== undefined && c.TESSERA_PEER_SECRET !== undefined), {
     message: 'needs TESSERA_REGION and TESSERA_PEER_SECRET',

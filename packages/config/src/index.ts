@@ -1,2 +1,3 @@
 export * from './config.js';
 export { kafkaSecurityOf, type KafkaSecurity } from './kafka-security.js';
+export { publicUrlOf } from './ssf-variables.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sharedSignalsEvents } from './shared-signals-events.js';
 
 /**
  * Every event Tessera writes. Payloads carry ids, times (epoch seconds) and keyed
@@ -233,7 +234,7 @@ export const AuthenticationFailuresCounted = z.object({
 });
 
 /** Admin API scopes (docs/audit.md). Events hold strings, so a scope added later never breaks an older reader. */
-export const adminScopes = ['audit:read', 'tokens:revoke'] as const;
+export const adminScopes = ['audit:read', 'tokens:revoke', 'ssf:receivers'] as const;
 export type AdminScope = (typeof adminScopes)[number];
 
 /** An admin token for /admin/v1/*: stored only as a keyed hash, like every other secret. */
@@ -301,6 +302,7 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   AdminTokenRevoked,
   SecretHashingKeyRecorded,
   SecretHashingKeyRotated,
+  ...sharedSignalsEvents,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -322,6 +324,7 @@ export type AdminTokenIssued = z.infer<typeof AdminTokenIssued>;
 export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
 export type SecretHashingKeyRecorded = z.infer<typeof SecretHashingKeyRecorded>;
 export type SecretHashingKeyRotated = z.infer<typeof SecretHashingKeyRotated>;
+export * from './shared-signals-events.js';
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
 export type TesseraEventType = TesseraEvent['type'];
 /** The events whose `type` is one of `Types`. */

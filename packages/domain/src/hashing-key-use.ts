@@ -1,4 +1,4 @@
-import type { AccountEvent, AdminTokenEvent, FamilyEvent } from '@tessera/contracts';
+import type { AccountEvent, AdminTokenEvent, FamilyEvent, SsfReceiverEvent, SsfStreamEvent, SsfStreamConfiguration } from '@tessera/contracts';
 import { assertNever } from './errors.js';
 
 /** What still holds a hash made with one secret-hashing key, and so needs that key to be checked. */
@@ -11,23 +11,36 @@ export interface HashingKeyDependents {
   readonly refreshTokenFamilies: number;
   /** Admin tokens not revoked. */
   readonly adminTokens: number;
+  /** Shared Signals receivers not revoked (their token's hash). */
+  readonly ssfReceivers: number;
+  /** Shared Signals push streams not deleted whose Authorization header is sealed under a key derived from this one. */
+  readonly ssfPushHeaders: number;
 }
 
-export const noDependents: HashingKeyDependents = { transactionKeys: 0, apiKeys: 0, refreshTokenFamilies: 0, adminTokens: 0 };
+export const noDependents: HashingKeyDependents = { transactionKeys: 0, apiKeys: 0, refreshTokenFamilies: 0, adminTokens: 0, ssfReceivers: 0, ssfPushHeaders: 0 };
+
+/** The key a sealed push header names (`v1.<fingerprint>.…`), if the stream has one. */
+function sealingKeyOf(configuration: SsfStreamConfiguration): string | undefined {
+  const { delivery } = configuration;
+  return delivery.method === 'push' ? delivery.sealedAuthorization?.split('.')[1] : undefined;
+}
 
 /**
  * Which secret-hashing key each stored hash that can still be presented was made with, folded from
  * the log in order: a retired key is needed until nothing here names it. A credential depends on
  * its key until it is rotated or revoked, a family until its refresh token expires or it is
- * revoked, an admin token until it is revoked. Keys are fingerprints; undefined is the log's
+ * revoked, an admin token or a Shared Signals receiver until it is revoked, a push stream's sealed
+ * header until the stream is deleted or its header replaced. Keys are fingerprints; undefined is the log's
  * first key (events written before keys could be rotated).
  */
 export class HashingKeyUse {
   private readonly credentials = new Map<string, { readonly kind: 'transactionKeys' | 'apiKeys'; readonly key: string | undefined }>();
   private readonly families = new Map<string, { readonly keys: ReadonlySet<string | undefined>; readonly refreshExpiresAt: number }>();
   private readonly adminTokens = new Map<string, string | undefined>();
+  private readonly ssfReceivers = new Map<string, string | undefined>();
+  private readonly ssfPushHeaders = new Map<string, string>();
 
-  apply(event: AccountEvent | FamilyEvent | AdminTokenEvent): void {
+  apply(event: AccountEvent | FamilyEvent | AdminTokenEvent | SsfReceiverEvent | SsfStreamEvent): void {
     switch (event.type) {
       case 'ApiCredentialIssued':
         this.credentials.set(event.credentialId, { kind: 'transactionKeys', key: event.hashingKey });
@@ -56,6 +69,27 @@ export class HashingKeyUse {
       case 'AdminTokenRevoked':
         this.adminTokens.delete(event.adminTokenId);
         return;
+      case 'SsfReceiverRegistered':
+        this.ssfReceivers.set(event.receiverId, event.hashingKey);
+        return;
+      case 'SsfReceiverRevoked':
+        this.ssfReceivers.delete(event.receiverId);
+        return;
+      case 'SsfStreamCreated':
+      case 'SsfStreamUpdated': {
+        const key = sealingKeyOf(event.configuration);
+        if (key === undefined) this.ssfPushHeaders.delete(event.streamId);
+        else this.ssfPushHeaders.set(event.streamId, key);
+        return;
+      }
+      case 'SsfStreamDeleted':
+        this.ssfPushHeaders.delete(event.streamId);
+        return;
+      case 'SsfStreamStatusChanged':
+      case 'SsfSubjectAdded':
+      case 'SsfSubjectRemoved':
+      case 'SsfVerificationRequested':
+        return;
       case 'AccountRegistered':
       case 'PermissionsChanged':
       case 'AccountTokensRevoked':
@@ -83,6 +117,8 @@ export class HashingKeyUse {
       for (const key of new Set([...family.keys].map((key) => key ?? original))) add(key, 'refreshTokenFamilies');
     }
     for (const key of this.adminTokens.values()) add(key, 'adminTokens');
+    for (const key of this.ssfReceivers.values()) add(key, 'ssfReceivers');
+    for (const key of this.ssfPushHeaders.values()) add(key, 'ssfPushHeaders');
     return counts;
   }
 }

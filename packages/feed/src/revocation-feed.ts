@@ -166,6 +166,17 @@ export function feedKey(event: TesseraEvent): string {
     case 'SecretHashingKeyRotated':
       // Never published either: a log's own record of its key.
       return event.fingerprint;
+    case 'SsfReceiverRegistered':
+    case 'SsfReceiverRevoked':
+    case 'SsfStreamCreated':
+    case 'SsfStreamUpdated':
+    case 'SsfStreamStatusChanged':
+    case 'SsfSubjectAdded':
+    case 'SsfSubjectRemoved':
+    case 'SsfStreamDeleted':
+    case 'SsfVerificationRequested':
+      // Never published: the Shared Signals transmitter's receivers and streams, keyed all the same.
+      return 'receiverId' in event ? event.receiverId : 'unknown';
     default: {
       const unknownEvent: never = event;
       throw new TypeError(`no feed key for ${(unknownEvent as { type: string }).type}`);

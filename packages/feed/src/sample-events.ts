@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent, SigningKeyPublished, TesseraEvent, TokenRevoked, TokenRotated } from '@tessera/contracts';
-import { streams } from '@tessera/contracts';
+import { ssfStreams, streams } from '@tessera/contracts';
 import { systemClock } from '@tessera/timing';
 
 /**
@@ -41,6 +41,8 @@ function streamOf(event: TesseraEvent): string {
   if ('adminTokenId' in event) return streams.adminToken(event.adminTokenId);
   if ('fingerprint' in event) return streams.secretHashingKey();
   if (event.type === 'AuthenticationFailuresCounted') return streams.authenticationFailures(event.accountId);
+  if ('streamId' in event) return ssfStreams.stream(event.streamId);
+  if ('receiverId' in event) return ssfStreams.receiver(event.receiverId);
   return streams.account(event.accountId);
 }
 

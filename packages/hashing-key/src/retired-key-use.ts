@@ -1,4 +1,4 @@
-import { accountEventTypes, adminTokenEventTypes, familyEventTypes } from '@tessera/contracts';
+import { accountEventTypes, adminTokenEventTypes, familyEventTypes, ssfReceiverEventTypes, ssfStreamEventTypes } from '@tessera/contracts';
 import { HashingKeyUse, noDependents, type HashingKeyDependents, type SecretHashingKeyState } from '@tessera/domain';
 import { readAllOf, type EventStore } from '@tessera/event-store';
 import { retiredHashingKeyFile } from '@tessera/tokens';
@@ -16,7 +16,7 @@ export interface RetiredKeyUse {
  */
 export async function retiredKeyUse(store: Pick<EventStore, 'readAll'>, options: { readonly state: Extract<SecretHashingKeyState, { status: 'recorded' }>; readonly dataDir: string; readonly now: number }): Promise<RetiredKeyUse[]> {
   const use = new HashingKeyUse();
-  for await (const page of readAllOf(store, [...accountEventTypes, ...familyEventTypes, ...adminTokenEventTypes])) {
+  for await (const page of readAllOf(store, [...accountEventTypes, ...familyEventTypes, ...adminTokenEventTypes, ...ssfReceiverEventTypes, ...ssfStreamEventTypes])) {
     for (const { event } of page) use.apply(event);
   }
   const dependents = use.dependents(options.now, options.state.original);

@@ -74,7 +74,7 @@ describe('what still depends on each retired key', () => {
     const rotation = await rotateHashingKey(store, { dataDir, current: held.inUse!, now: at });
     const use = () => retiredKeyUse(store, { state: rotation.state, dataDir, now: epochSeconds(clock) });
     expect(await use()).toEqual([
-      { fingerprint: old.fingerprint, file: retiredHashingKeyFile(dataDir, old.fingerprint), dependents: { transactionKeys: 1, apiKeys: 1, refreshTokenFamilies: 1, adminTokens: 1 } },
+      { fingerprint: old.fingerprint, file: retiredHashingKeyFile(dataDir, old.fingerprint), dependents: { transactionKeys: 1, apiKeys: 1, refreshTokenFamilies: 1, adminTokens: 1, ssfReceivers: 0, ssfPushHeaders: 0 } },
     ]);
     const next = createSecretHasher(readHashingKeys(dataDir).inUse!.key);
     await store.append(streams.account('acct'), [
@@ -82,6 +82,6 @@ describe('what still depends on each retired key', () => {
       { event: { type: 'ApiCredentialRevoked', v: 1, accountId: 'acct', credentialId: 'c1', apiLoginId: 'login', at } },
     ], { expectedRevision: 2n });
     clock.advance(600_000);
-    expect((await use())[0]?.dependents).toEqual({ transactionKeys: 0, apiKeys: 1, refreshTokenFamilies: 0, adminTokens: 1 });
+    expect((await use())[0]?.dependents).toEqual({ transactionKeys: 0, apiKeys: 1, refreshTokenFamilies: 0, adminTokens: 1, ssfReceivers: 0, ssfPushHeaders: 0 });
   });
 });

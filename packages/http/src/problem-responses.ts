@@ -5,6 +5,7 @@ const descriptions = {
   400: 'Bad Request: a field or parameter is missing, empty, unknown or invalid (problem+json lists them in `errors`)',
   401: 'Unauthorized: the credentials or the token are not valid',
   403: 'Forbidden: the token is valid but lacks the permission (`WWW-Authenticate: Bearer error="insufficient_scope", scope=…`)',
+  404: 'Not Found: what the request names does not exist, or is not the caller\'s',
   413: 'Content Too Large: the body is over 16 KiB',
   415: 'Unsupported Media Type: this route does not take that content type',
   429: 'Too Many Requests: too many attempts from this address or for this credential; wait for `Retry-After` seconds',

@@ -85,6 +85,11 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
     title: 'Service Unavailable',
     log: { level: 'warn', message: 'audit query stopped at its time budget' },
   },
+  // The Shared Signals transmitter: another receiver's stream is the same 404 as none.
+  ERR_SSF_STREAM_NOT_FOUND: notFound,
+  ERR_SSF_RECEIVER_NOT_FOUND: notFound,
+  ERR_INVALID_SSF_REQUEST: invalid,
+  ERR_INVALID_SSF_RECEIVER_INPUT: invalid,
 };
 
 /** The problem document for a coded error the table knows; undefined for any other error. */

@@ -5,7 +5,7 @@ export { v5TokenRoutes } from './routes-v5.js';
 export { v1AuthenticateRoutes } from './routes-v1.js';
 export { createIssuerParts, type IssuerParts } from './issuer-parts.js';
 export { wireSecretHashing, type SecretHashing } from './secret-hashing.js';
-export { composeIssuer, issuerRoutes, wireIssuer } from './issuer-composition.js';
+export { composeIssuer, issuerRoutes, sharedSignalsParts, wireIssuer } from './issuer-composition.js';
 export type { AttemptLimiter, Budget, BudgetScope, Throttled } from './attempt-limiter.js';
 export { createInMemoryAttemptLimiter, type InMemoryAttemptLimiterOptions } from './in-memory-attempt-limiter.js';
 export { throttleFailedAttempts, type AttemptThrottle, type FailureLimits, type ThrottledOperation } from './attempt-throttle.js';

@@ -1,4 +1,4 @@
-import { wireAdminApi } from '@tessera/admin';
+import { wireAdminApi, type AdminApi } from '@tessera/admin';
 import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import { Jwks } from '@tessera/contracts';
@@ -6,6 +6,7 @@ import type { GuardedEventStore } from '@tessera/event-store';
 import { epochSeconds, followInto, openGuardedStore, untilAvailable, type Host } from '@tessera/host';
 import { problemResponses } from '@tessera/http';
 import type { Composition, RouteRegistrar } from '@tessera/server';
+import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
 import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
 import { createForwarding, type Forwarding } from './forward-to-home.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
@@ -13,7 +14,7 @@ import { createIssuerParts, type IssuerParts } from './issuer-parts.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
-import { wireSecretHashing } from './secret-hashing.js';
+import { wireSecretHashing, type SecretHashing } from './secret-hashing.js';
 
 /**
  * `tessera issuer`'s wiring: the token operations and the JWKS on the public listener, the admin
@@ -28,17 +29,31 @@ export async function composeIssuer(host: Host): Promise<Composition> {
   const issuer = createIssuerParts(host, store, hashing.keyring);
   const audit = wireAudit(host);
   const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onCut: (event) => issuer.directory.apply(event), audit });
-  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...admin.readers], {
+  // The Shared Signals transmitter: its read models join the process's follower, its SETs are signed with this issuer's keys.
+  const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
+  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...admin.readers, ...signals.readers], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
     positionGauge: true,
   });
+  signals.deliverOnceCaughtUp(following.whenCaughtUp);
   if (mirroredRegionsOf(host.config).length > 0) {
     // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
     const { wireMirroredRegions } = await import('@tessera/mirror');
     wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory });
   }
-  return { routes: [wireIssuer(host, store, issuer, Promise.all([hashing.checked, following.whenCaughtUp]))], adminRoutes: [admin.routes] };
+  return { routes: [wireIssuer(host, store, issuer, Promise.all([hashing.checked, following.whenCaughtUp])), signals.routes], adminRoutes: [admin.routes, signals.adminRoutes] };
+}
+
+/** What the Shared Signals transmitter needs of an issuer process: its keyring, the secret-hashing keys, and the admin API's guard for the receivers' routes. */
+export function sharedSignalsParts(issuer: Pick<IssuerParts, 'keyring'>, admin: Pick<AdminApi, 'guard'>, hashing: Pick<SecretHashing, 'keyring'>): SharedSignalsParts {
+  return {
+    keyring: issuer.keyring,
+    hashers: hashing.keyring,
+    requireScope: (scope) => admin.guard.requireScope(scope),
+    // The guard ran first (onRequest), so the admin token is known on every request it let through.
+    adminTokenIdOf: (request) => request.adminToken?.id ?? 'unknown',
+  };
 }
 
 /**

@@ -102,6 +102,17 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'SecretHashingKeyRotated':
         // Not published; nothing for a verifier.
         return;
+      case 'SsfReceiverRegistered':
+      case 'SsfReceiverRevoked':
+      case 'SsfStreamCreated':
+      case 'SsfStreamUpdated':
+      case 'SsfStreamStatusChanged':
+      case 'SsfSubjectAdded':
+      case 'SsfSubjectRemoved':
+      case 'SsfStreamDeleted':
+      case 'SsfVerificationRequested':
+        // The Shared Signals transmitter's receivers and streams: not published either.
+        return;
       default: {
         const unknownEvent: never = event;
         logger.warn({ type: (unknownEvent as { type: string }).type }, 'revocation consumer ignored an unknown event type');

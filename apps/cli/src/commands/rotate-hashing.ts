@@ -28,6 +28,8 @@ export async function rotateSecretHashingKey({ config }: CommandContext, { store
         api_keys: dependents.apiKeys,
         refresh_token_families: dependents.refreshTokenFamilies,
         admin_tokens: dependents.adminTokens,
+        ssf_receivers: dependents.ssfReceivers,
+        ssf_push_headers: dependents.ssfPushHeaders,
       })),
     },
     [
@@ -47,8 +49,10 @@ function describeUse({ fingerprint, file, dependents }: RetiredKeyUse): string {
     plural(dependents.apiKeys, 'API Key'),
     plural(dependents.refreshTokenFamilies, 'live refresh-token family', 'live refresh-token families'),
     plural(dependents.adminTokens, 'admin token'),
+    plural(dependents.ssfReceivers, 'Shared Signals receiver'),
+    plural(dependents.ssfPushHeaders, 'sealed push Authorization header', 'sealed push Authorization headers'),
   ];
-  const total = dependents.transactionKeys + dependents.apiKeys + dependents.refreshTokenFamilies + dependents.adminTokens;
+  const total = Object.values(dependents).reduce((sum, count) => sum + count, 0);
   return total === 0
     ? `  ${fingerprint} (${file}): nothing in this log depends on it any more; delete it once no other region's log does either`
     : `  ${fingerprint} (${file}): still needed by ${counts.join(', ')} (rotate credentials with accounts rotate-key or add-legacy-key and revoke-legacy-key; families expire; admin tokens are replaced and revoked)`;

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+/** `https://host[:port][/path]`, kept without a trailing slash: what receivers are told to reach. */
+const httpsUrl = z
+  .string()
+  .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:' && new URL(value).search === '' && new URL(value).hash === '', 'must be an https:// URL without query or fragment')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * The variables of the Shared Signals transmitter (docs/shared-signals.md), spread into the
+ * configuration schema.
+ */
+export const ssfVariables = {
+  /**
+   * The base URL clients reach this process at (through a load balancer, say): the transmitter's
+   * issuer, the SETs' `iss` and every absolute URL of its metadata. Default https://TESSERA_HOST:TESSERA_PORT.
+   */
+  TESSERA_PUBLIC_URL: httpsUrl.optional(),
+  /** `true` lets a stream push to an http:// endpoint: development only, warned about at start. */
+  TESSERA_SSF_ALLOW_HTTP_PUSH: z.enum(['true', 'false'], 'must be true or false').default('false'),
+  /** Seconds a stream's delivery may keep failing before the transmitter pauses it. */
+  TESSERA_SSF_PAUSE_AFTER: z.coerce.number().positive().max(31_536_000).default(86_400),
+  /** Seconds one push may take (connect, TLS, answer) before it counts as failed and is retried. */
+  TESSERA_SSF_PUSH_TIMEOUT: z.coerce.number().positive().max(300).default(10),
+  /** Seconds a long poll (`returnImmediately: false`) waits for a SET before answering an empty set. */
+  TESSERA_SSF_POLL_WAIT: z.coerce.number().positive().max(300).default(30),
+};
+
+/** The transmitter's issuer: TESSERA_PUBLIC_URL, else https://TESSERA_HOST:TESSERA_PORT. */
+export function publicUrlOf(config: { readonly TESSERA_PUBLIC_URL?: string | undefined; readonly TESSERA_HOST: string; readonly TESSERA_PORT: number }): string {
+  if (config.TESSERA_PUBLIC_URL !== undefined) return config.TESSERA_PUBLIC_URL;
+  const host = config.TESSERA_HOST.includes(':') ? `[${config.TESSERA_HOST}]` : config.TESSERA_HOST;
+  return `https://${host}:${config.TESSERA_PORT}`;
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { publicUrlOf } from './ssf-variables.js';
+
+describe('the Shared Signals variables', () => {
+  it('TESSERA_PUBLIC_URL defaults to https://TESSERA_HOST:TESSERA_PORT, brackets an IPv6 host, and drops a trailing slash', () => {
+    expect(publicUrlOf(loadConfig({}))).toBe('https://127.0.0.1:8443');
+    expect(publicUrlOf(loadConfig({ TESSERA_HOST: '::1', TESSERA_PORT: '9000' }))).toBe('https://[::1]:9000');
+    expect(publicUrlOf(loadConfig({ TESSERA_PUBLIC_URL: 'https://auth.example.com/' }))).toBe('https://auth.example.com');
+  });
+
+  it.each(['http://auth.example.com', 'auth.example.com', 'https://auth.example.com/?x=1', 'https://auth.example.com/#f'])('refuses TESSERA_PUBLIC_URL=%s, naming the variable', (value) => {
+    expect(() => loadConfig({ TESSERA_PUBLIC_URL: value })).toThrow(/^invalid configuration: TESSERA_PUBLIC_URL: must be an https:\/\/ URL/);
+  });
+
+  it('refuses a TESSERA_SSF_ALLOW_HTTP_PUSH that is not true or false, and a non-positive TESSERA_SSF_PAUSE_AFTER', () => {
+    expect(() => loadConfig({ TESSERA_SSF_ALLOW_HTTP_PUSH: 'yes' })).toThrow(/TESSERA_SSF_ALLOW_HTTP_PUSH: must be true or false/);
+    expect(() => loadConfig({ TESSERA_SSF_PAUSE_AFTER: '0' })).toThrow(/TESSERA_SSF_PAUSE_AFTER/);
+    expect(loadConfig({}).TESSERA_SSF_ALLOW_HTTP_PUSH).toBe('false');
+  });
+});

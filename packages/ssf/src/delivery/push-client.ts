@@ -1,0 +1,90 @@
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/** What became of one push (RFC 8935 section 2.3). */
+export type PushOutcome =
+  | { readonly kind: 'delivered'; readonly status: number }
+  /** The receiver refused this SET for what it is: sending the same SET again cannot help. */
+  | { readonly kind: 'refused'; readonly status: number; readonly err: string }
+  /** Worth another try: a timeout, a connection error, a 5xx, a 429, or a refusal that names a configuration or key problem. */
+  | { readonly kind: 'failed'; readonly reason: string };
+
+/**
+ * RFC 8935's error codes, and whether a SET refused with one is dropped or tried again:
+ * invalid_request says this SET is malformed (the same bytes would be refused again); every other
+ * code is about keys, issuer, audience or credentials, which change without this SET changing
+ * (a receiver that has not fetched the rotated key yet; an authorization header being fixed), so
+ * the SET is retried, and a stream refused long enough is paused instead of losing SETs.
+ */
+export const droppedErrorCodes: ReadonlySet<string> = new Set(['invalid_request']);
+
+/**
+ * One stream's connection to its receiver: its own agent (keep-alive, one socket), so a slow or
+ * dead receiver holds no other stream's sockets, and a deadline per request.
+ */
+export class PushClient {
+  private readonly https = new HttpsAgent({ keepAlive: true, maxSockets: 1 });
+  private readonly http = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+
+  constructor(private readonly timeoutMs: number) {}
+
+  push(endpointUrl: string, set: string, authorization: string | undefined, signal?: AbortSignal): Promise<PushOutcome> {
+    const url = new URL(endpointUrl);
+    const secure = url.protocol === 'https:';
+    const body = Buffer.from(set, 'utf8');
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (outcome: PushOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      const headers: Record<string, string> = { 'content-type': 'application/secevent+jwt', accept: 'application/json', 'content-length': String(body.length) };
+      if (authorization !== undefined) headers.authorization = authorization;
+      const outgoing = (secure ? httpsRequest : httpRequest)(url, { method: 'POST', headers, agent: secure ? this.https : this.http }, (incoming) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        incoming.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          // An error body is a short JSON object: more is not read.
+          if (size <= 16_384) chunks.push(chunk);
+        });
+        incoming.on('end', () => settle(outcomeOf(incoming.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'))));
+        incoming.on('error', (error) => settle({ kind: 'failed', reason: error.message }));
+      });
+      const timer = setTimeout(() => {
+        outgoing.destroy(new Error(`no answer within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      const onAbort = () => outgoing.destroy(new Error('stopped'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      outgoing.on('error', (error) => settle({ kind: 'failed', reason: error.message }));
+      outgoing.end(body);
+    });
+  }
+
+  close(): void {
+    this.https.destroy();
+    this.http.destroy();
+  }
+}
+
+function outcomeOf(status: number, text: string): PushOutcome {
+  if (status >= 200 && status < 300) return { kind: 'delivered', status };
+  if (status === 400) {
+    const err = errOf(text);
+    if (err !== undefined && droppedErrorCodes.has(err)) return { kind: 'refused', status, err };
+    return { kind: 'failed', reason: `HTTP 400${err === undefined ? '' : ` ${err}`}` };
+  }
+  return { kind: 'failed', reason: `HTTP ${status}` };
+}
+
+function errOf(text: string): string | undefined {
+  try {
+    const parsed = JSON.parse(text) as { err?: unknown };
+    return typeof parsed.err === 'string' && /^[a-z_]{1,64}$/.test(parsed.err) ? parsed.err : undefined;
+  } catch {
+    return undefined;
+  }
+}

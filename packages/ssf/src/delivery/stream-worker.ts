@@ -1,0 +1,388 @@
+import { isEventOf, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import type { EventStore } from '@tessera/event-store';
+import { Retry, sleep, type Clock, type RetryLogger } from '@tessera/timing';
+import { Broadcast } from '../broadcast.js';
+import type { HeaderSeal } from '../sealed-header.js';
+import { setFor, signalEventTypes, type SetClaims } from '../set-mapping.js';
+import { signSet, type SetKeyring } from '../set-signer.js';
+import { evolveStream, initialStreamState, type LiveStream, type StreamState } from '../stream-decider.js';
+import { audienceOf } from '../stream-management.js';
+import type { DeliveryCheckpoints } from './delivery-checkpoints.js';
+import type { PushClient } from './push-client.js';
+import type { RetentionHorizon } from './retention.js';
+
+/** A SET waiting for its receiver: delivered in log order, one at a time. */
+export interface PendingSet {
+  readonly position: bigint;
+  readonly claims: SetClaims;
+  /** When the log recorded its event, epoch ms: the age of the oldest is the figure to alert on. */
+  readonly recordedAt: number;
+}
+
+/** What a catching-up stream reads of the log: its signals and every stream's management events. */
+export const catchUpTypes: readonly TesseraEventType[] = [...new Set<TesseraEventType>([...signalEventTypes, ...ssfStreamEventTypes])];
+
+/** How a worker learns what the stream is now (the transmitter folds the log's head for every stream). */
+export interface StreamNow {
+  /** The stream at the head of the log, or undefined once deleted. */
+  readonly stream: () => LiveStream | undefined;
+  readonly receiverActive: () => boolean;
+  /** The position the transmitter has handed out up to: a catching-up stream is live once it has read that far. */
+  readonly handedOutTo: () => bigint | undefined;
+  /** Set when the transmitter paused the stream because it fell behind retention: delivery resumes after it. */
+  readonly skippedTo: () => bigint | undefined;
+}
+
+export interface StreamWorkerDeps {
+  readonly store: Pick<EventStore, 'readAll' | 'readStream'>;
+  readonly keyring: SetKeyring;
+  readonly seal: HeaderSeal;
+  readonly issuer: string;
+  readonly checkpoints: DeliveryCheckpoints;
+  readonly retention: RetentionHorizon;
+  readonly push: PushClient;
+  readonly clock: Clock;
+  readonly logger: RetryLogger & { error(fields: Record<string, unknown>, message: string): void };
+  /** How long delivery may keep failing before the transmitter pauses the stream (ms). */
+  readonly pauseAfterMs: number;
+  /** The transmitter's own pause: an SsfStreamStatusChanged appended by the transmitter. */
+  readonly pause: (reason: string, skippedTo?: bigint) => Promise<void>;
+  readonly counters: { delivered(): void; failed(): void; paused(): void };
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** Most SETs held in memory; past it the stream stops taking what the transmitter hands out and reads the log itself. */
+  readonly queueCap?: number;
+  readonly pageSize?: number;
+}
+
+type Mode = 'dormant' | 'catching-up' | 'live' | 'behind';
+
+/**
+ * One stream's delivery, apart from every other stream's: its own queue, cursor, checkpoint,
+ * retries and connection. While it keeps up, the transmitter hands it each new event of the log
+ * (one read of the log for every stream); when it has fallen behind (after a start, a pause, a
+ * slow receiver) it reads the log itself from where it is, then joins again. So a dead receiver
+ * holds no other stream back, and nothing it missed is lost: the log is the queue.
+ *
+ * Events reach a stream in log order; its subjects and its disabled spells are folded as of each
+ * event's position, so a SET goes out for a subject only while the stream followed it, and nothing
+ * that happened while the stream was disabled is held for it (SSF 1.0 section 8.1.2.1). Paused
+ * is held: delivered once the stream is enabled again.
+ */
+export class StreamWorker {
+  private mode: Mode = 'dormant';
+  /** The last position taken into the fold (and the queue): nothing at or before it is read again. */
+  private cursor: bigint | undefined;
+  private fold: StreamState = initialStreamState();
+  private readonly queue: PendingSet[] = [];
+  /** What was handed out while a page was being read: joined after the page, if none was dropped. */
+  private side: RecordedEvent[] = [];
+  private sideOverflow = false;
+  private stopped = false;
+  private pausing = false;
+  private readonly wake = new Broadcast();
+  /** Wakes long polls when a SET arrives. */
+  private readonly arrived = new Broadcast();
+  private abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readonly retry: Retry;
+  /** Reading the log while it is unavailable: apart from the pushes' failures, which can pause the stream. */
+  private readonly reading: Retry;
+  private readonly queueCap: number;
+  private readonly pageSize: number;
+
+  constructor(
+    readonly streamId: string,
+    readonly receiverId: string,
+    private readonly now: StreamNow,
+    private readonly deps: StreamWorkerDeps,
+    /** Where a stream that has no checkpoint starts: after its SsfStreamCreated. */
+    private readonly createdAt: bigint,
+  ) {
+    this.queueCap = deps.queueCap ?? 10_000;
+    this.pageSize = deps.pageSize ?? 500;
+    this.reading = new Retry({
+      backoff: { initialMs: 250, maxMs: 5_000 },
+      clock: deps.clock,
+      log: { logger: deps.logger, failing: 'a Shared Signals stream could not read the event log; retrying', recovered: 'a Shared Signals stream reads the event log again', fields: () => ({ stream_id: streamId }) },
+    });
+    this.retry = new Retry({
+      backoff: deps.backoff ?? { initialMs: 250, maxMs: 30_000 },
+      clock: deps.clock,
+      log: {
+        logger: deps.logger,
+        failing: 'a Shared Signals push failed; retrying',
+        recovered: 'a Shared Signals stream delivers again',
+        fields: () => ({ stream_id: streamId, pending: this.queue.length }),
+      },
+    });
+  }
+
+  /** A stream made while the transmitter runs: live from its creation on, nothing to read back. */
+  startLive(created: StreamState, position: bigint): void {
+    this.fold = created;
+    this.cursor = position;
+    this.mode = 'live';
+    this.loop = this.run();
+  }
+
+  /** A stream found at start: reads the log from its checkpoint. */
+  startBehind(): void {
+    this.loop = this.run();
+  }
+
+  /** The stream's status, its receiver or its configuration changed: look again. */
+  reconsider(): void {
+    this.abort.abort();
+    this.abort = new AbortController();
+    this.wake.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.reconsider();
+    this.arrived.wake();
+    await this.loop;
+  }
+
+  /** A new event of the log, handed out by the transmitter in order. */
+  offer(recorded: RecordedEvent): void {
+    if (this.cursor !== undefined && recorded.position <= this.cursor) return;
+    if (this.mode === 'catching-up') {
+      if (this.side.length < this.queueCap) this.side.push(recorded);
+      else this.sideOverflow = true;
+      return;
+    }
+    if (this.mode !== 'live') return;
+    // Most events are not this stream's: only a queued SET wakes its loop.
+    if (!this.take(recorded)) return;
+    if (this.queue.length >= this.queueCap) this.mode = 'behind';
+    this.wake.wake();
+  }
+
+  /** While nothing is pending, the checkpoint follows what was read, so a restart reads less again (called now and then, not per event). */
+  checkpointIdle(): void {
+    if (this.mode === 'live' && this.queue.length === 0) this.saveCheckpoint();
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Age of the oldest SET not yet delivered, ms; 0 when none. */
+  oldestPendingMs(): number {
+    const oldest = this.queue[0];
+    return oldest ? Math.max(0, this.deps.clock.now() - oldest.recordedAt) : 0;
+  }
+
+  get isPoll(): boolean {
+    return this.now.stream()?.configuration.delivery.method === 'poll';
+  }
+
+  /**
+   * RFC 8936: acknowledges what the receiver names (ack, and setErrs, which are not sent again),
+   * then answers up to `maxEvents` SETs from the oldest unacknowledged one, waiting up to `waitMs`
+   * for one when none is there. What is answered and not acknowledged is answered again next time.
+   */
+  async poll(request: { readonly maxEvents: number; readonly ack: readonly string[]; readonly setErrs: readonly string[]; readonly waitMs: number }, signal: AbortSignal): Promise<{ sets: Record<string, string>; moreAvailable: boolean }> {
+    const acknowledged = new Set([...request.ack, ...request.setErrs]);
+    if (acknowledged.size > 0) {
+      const errs = new Set(request.setErrs);
+      for (let index = this.queue.length - 1; index >= 0; index -= 1) {
+        const pending = this.queue[index]!;
+        if (!acknowledged.has(pending.claims.jti)) continue;
+        this.queue.splice(index, 1);
+        if (errs.has(pending.claims.jti)) {
+          this.deps.counters.failed();
+          this.deps.logger.warn({ stream_id: this.streamId, jti: pending.claims.jti }, 'a Shared Signals receiver reported an error for a polled SET; it is not sent again');
+        } else {
+          this.deps.counters.delivered();
+        }
+      }
+      this.saveCheckpoint();
+      this.wake.wake();
+    }
+    if (request.maxEvents === 0) return { sets: {}, moreAvailable: this.deliverable() && this.queue.length > 0 };
+    const deadline = this.deps.clock.now() + request.waitMs;
+    while (!(this.deliverable() && this.queue.length > 0) && !this.stopped && !signal.aborted) {
+      const left = deadline - this.deps.clock.now();
+      if (left <= 0) break;
+      await this.arrived.wait(left, signal);
+    }
+    if (!this.deliverable()) return { sets: {}, moreAvailable: false };
+    const sets: Record<string, string> = {};
+    const answered = this.queue.slice(0, request.maxEvents);
+    for (const pending of answered) sets[pending.claims.jti] = signSet(pending.claims, this.deps.keyring);
+    return { sets, moreAvailable: this.queue.length > answered.length };
+  }
+
+  /** Enabled, its receiver not revoked, and not deleted: the only state in which SETs go out. */
+  private deliverable(): boolean {
+    const stream = this.now.stream();
+    return stream !== undefined && stream.streamStatus === 'enabled' && this.now.receiverActive();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (!this.deliverable()) {
+          if (this.now.stream() === undefined) return;
+          this.goDormant();
+          await this.wake.wait(60_000, this.abort.signal);
+          continue;
+        }
+        if (this.mode === 'dormant') await this.beginCatchUp();
+        if (this.mode === 'behind' && this.queue.length < this.queueCap / 2) this.mode = 'catching-up';
+        if (this.mode === 'catching-up') {
+          if (this.queue.length >= this.queueCap) this.mode = 'behind';
+          else await this.readPage();
+          this.reading.succeeded();
+        }
+        if (this.queue.length > 0 && !this.isPoll) {
+          await this.pushOldest();
+          continue;
+        }
+        if (this.mode === 'catching-up' || this.stopped) continue;
+        await this.wake.wait(60_000, this.abort.signal);
+      } catch (error) {
+        // The store unavailable while reading the log: wait and read again; nothing was taken.
+        await sleep(this.reading.failed(error), this.abort.signal);
+      }
+    }
+  }
+
+  /** Drops what is in memory: the checkpoint says where to read again. */
+  private goDormant(): void {
+    if (this.mode === 'dormant') return;
+    this.mode = 'dormant';
+    this.queue.length = 0;
+    this.side = [];
+    this.cursor = undefined;
+  }
+
+  private async beginCatchUp(): Promise<void> {
+    const skippedTo = this.now.skippedTo();
+    let from = this.deps.checkpoints.get(this.streamId) ?? this.createdAt;
+    if (skippedTo !== undefined && skippedTo > from) from = skippedTo;
+    const oldest = await this.deps.retention.oldestRetained();
+    if (oldest !== undefined && from < oldest - 1n) {
+      // The log no longer holds what this stream has not had: say so, and resume from what it holds.
+      const resumeAfter = oldest - 1n;
+      this.deps.checkpoints.set(this.streamId, resumeAfter);
+      await this.pauseOnce(`fell behind the log's retention: the events after position ${from} up to ${resumeAfter} were removed before delivery (a gap); enable the stream to resume from position ${oldest}`, resumeAfter);
+      return;
+    }
+    // The stream's own events, folded as of where delivery resumes: subjects and status then.
+    const own = await this.deps.store.readStream(ssfStreams.stream(this.streamId));
+    let fold = initialStreamState();
+    for (const recorded of own) {
+      if (recorded.position > from) break;
+      if (isEventOf(ssfStreamEventTypes, recorded.event)) fold = evolveStream(fold, recorded.event);
+    }
+    this.fold = fold;
+    this.cursor = from;
+    this.mode = 'catching-up';
+  }
+
+  private async readPage(): Promise<void> {
+    this.side = [];
+    this.sideOverflow = false;
+    const after = this.cursor;
+    const page = await this.deps.store.readAll({ ...(after === undefined ? {} : { after }), types: catchUpTypes, maxCount: this.pageSize });
+    if (this.mode !== 'catching-up') return;
+    for (const recorded of page) this.take(recorded);
+    if (page.length >= this.pageSize || this.sideOverflow) return;
+    // The page reached the head as of its read; what came since was handed out meanwhile and kept aside.
+    for (const recorded of this.side) if (this.cursor === undefined || recorded.position > this.cursor) this.take(recorded);
+    this.side = [];
+    const handedOut = this.now.handedOutTo();
+    if (handedOut !== undefined && (this.cursor === undefined || this.cursor < handedOut)) this.cursor = handedOut;
+    this.mode = this.queue.length >= this.queueCap ? 'behind' : 'live';
+    if (this.queue.length === 0) this.saveCheckpoint();
+  }
+
+  /** Folds one event of the log into the stream as of its position, and queues its SET if it makes one. */
+  private take(recorded: RecordedEvent): boolean {
+    this.cursor = recorded.position;
+    const { event } = recorded;
+    if (isEventOf(ssfStreamEventTypes, event) && event.type !== 'SsfVerificationRequested') {
+      if (event.streamId === this.streamId) this.fold = evolveStream(this.fold, event);
+      return false;
+    }
+    const stream = this.fold;
+    if (stream.status !== 'live' || stream.streamStatus === 'disabled') return false;
+    const claims = setFor(recorded, { streamId: this.streamId, audience: audienceOf(stream), subjects: stream.subjects, eventsDelivered: stream.configuration.eventsDelivered }, this.deps.issuer);
+    if (!claims) return false;
+    this.queue.push({ position: recorded.position, claims, recordedAt: recorded.recordedAt });
+    this.arrived.wake();
+    return true;
+  }
+
+  private async pushOldest(): Promise<void> {
+    const pending = this.queue[0]!;
+    const stream = this.now.stream();
+    if (!stream || stream.configuration.delivery.method !== 'push') return;
+    const { endpointUrl, sealedAuthorization } = stream.configuration.delivery;
+    let authorization: string | undefined;
+    let set: string;
+    try {
+      // A header sealed under a secret-hashing key this host lacks (rotated, not copied here yet)
+      // is a failure to retry, as a signing key not at hand is: the SET waits, nothing is lost.
+      authorization = sealedAuthorization === undefined ? undefined : this.deps.seal.open(this.streamId, sealedAuthorization);
+      set = signSet(pending.claims, this.deps.keyring);
+    } catch (error) {
+      await this.failed(error);
+      return;
+    }
+    const outcome = await this.deps.push.push(endpointUrl, set, authorization, this.abort.signal);
+    if (this.queue[0] !== pending) return;
+    if (outcome.kind === 'failed') {
+      await this.failed(new Error(outcome.reason));
+      return;
+    }
+    this.queue.shift();
+    this.retry.succeeded();
+    if (outcome.kind === 'delivered') {
+      this.deps.counters.delivered();
+    } else {
+      this.deps.counters.failed();
+      this.deps.logger.warn({ stream_id: this.streamId, jti: pending.claims.jti, status: outcome.status, err: outcome.err }, 'a Shared Signals receiver refused a SET as malformed; it is not sent again');
+    }
+    this.saveCheckpoint();
+  }
+
+  private async failed(error: unknown): Promise<void> {
+    this.deps.counters.failed();
+    const wait = this.retry.failed(error);
+    const since = this.retry.failingSinceMs;
+    if (since !== undefined && this.deps.clock.now() - since >= this.deps.pauseAfterMs) {
+      await this.pauseOnce(`delivery has been failing since ${new Date(since).toISOString()}: paused by the transmitter; enable the stream to resume where it stopped`);
+      return;
+    }
+    await sleep(wait, this.abort.signal);
+  }
+
+  private async pauseOnce(reason: string, skippedTo?: bigint): Promise<void> {
+    if (this.pausing) return;
+    this.pausing = true;
+    try {
+      await this.deps.pause(reason, skippedTo);
+      this.deps.counters.paused();
+      this.deps.logger.warn({ stream_id: this.streamId, reason }, 'a Shared Signals stream was paused by the transmitter');
+      this.retry.succeeded();
+      // Until the pause is read back from the log (then the stream is dormant), at most a few seconds.
+      const until = this.deps.clock.now() + 5_000;
+      while (this.deliverable() && !this.stopped && this.deps.clock.now() < until) await this.wake.wait(20, this.abort.signal);
+    } catch (error) {
+      this.deps.logger.error({ err: error, stream_id: this.streamId }, 'could not pause a failing Shared Signals stream; retrying');
+      await sleep(1_000, this.abort.signal);
+    } finally {
+      this.pausing = false;
+    }
+  }
+
+  private saveCheckpoint(): void {
+    const first = this.queue[0];
+    const position = first ? first.position - 1n : this.cursor;
+    if (position !== undefined) this.deps.checkpoints.set(this.streamId, position);
+  }
+}

@@ -1,0 +1,257 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, type TesseraEvent } from '@tessera/contracts';
+import { InMemoryEventStore, handleCommand } from '@tessera/event-store';
+import { systemClock } from '@tessera/timing';
+import { createSecretHasher, generateSigningKey, signingKeyFromJwk, singleKeyHashers, type SigningKey } from '@tessera/tokens';
+import { eventsSupported } from '../event-types.js';
+import { createHeaderSeal } from '../sealed-header.js';
+import { streamDecider, type StreamCommand } from '../stream-decider.js';
+import { createMemoryCheckpoints, type DeliveryCheckpoints } from './delivery-checkpoints.js';
+import type { RetentionHorizon } from './retention.js';
+import { Transmitter } from './transmitter.js';
+
+/**
+ * The transmitter's delivery against a real HTTP receiver on loopback: pausing a stream whose
+ * deliveries keep failing, holding what a pause holds and dropping what disabling drops, resuming
+ * after a fall behind retention, and dropping a SET refused as malformed.
+ */
+const issuer = 'https://tessera.example.test';
+const quiet = { warn: () => undefined, info: () => undefined, error: () => undefined };
+let key: SigningKey;
+beforeAll(async () => {
+  const { kid, privateJwk } = await generateSigningKey();
+  key = signingKeyFromJwk(kid, privateJwk);
+});
+
+interface Receiver {
+  readonly url: string;
+  /** Each push's claims, in arrival order. */
+  readonly received: { jti: string; txn: string; events: Record<string, unknown> }[];
+  /** The Authorization header of each push. */
+  readonly authorizations: (string | undefined)[];
+  /** The kid of each SET accepted. */
+  readonly kids: string[];
+  answer: (claims: { txn: string }) => { status: number; body?: string };
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const received: Receiver['received'] = [];
+  const authorizations: Receiver['authorizations'] = [];
+  const kids: string[] = [];
+  const receiver: Receiver = { url: '', received, authorizations, kids, answer: () => ({ status: 202 }), close: async () => undefined };
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const [header, payload] = Buffer.concat(chunks).toString().split('.') as [string, string];
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Receiver['received'][number];
+      const { kid } = JSON.parse(Buffer.from(header, 'base64url').toString()) as { kid: string };
+      authorizations.push(request.headers.authorization);
+      const { status, body } = receiver.answer(claims);
+      if (status === 202) {
+        received.push(claims);
+        kids.push(kid);
+      }
+      response.writeHead(status, { 'content-type': 'application/json' }).end(body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(receiver, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: { current(): SigningKey } } = {}) {
+  const store = new InMemoryEventStore();
+  const receiver = await startReceiver();
+  const checkpoints = options.checkpoints ?? createMemoryCheckpoints();
+  const counts = { paused: 0, failed: 0, delivered: 0 };
+  const transmitter = new Transmitter({
+    store,
+    keyring: options.keyring ?? { current: () => key },
+    seal: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))),
+    issuer,
+    checkpoints,
+    retention: options.retention ?? { oldestRetained: async () => 1n },
+    clock: systemClock,
+    logger: quiet,
+    pushTimeoutMs: 2_000,
+    pauseAfterMs: options.pauseAfterMs ?? 60_000,
+    now: () => Math.floor(Date.now() / 1000),
+    backoff: { initialMs: 20, maxMs: 50 },
+    counters: { delivered: () => counts.delivered++, failed: () => counts.failed++, paused: () => counts.paused++, forget: () => undefined },
+  });
+  cleanups.push(() => receiver.close(), () => transmitter.stop());
+  const command = (streamId: string, make: () => StreamCommand) =>
+    handleCommand(store, { stream: ssfStreams.stream(streamId), decider: streamDecider, command: make, metadata: {}, onConflict: { retries: 3 } });
+  const seal = createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7))));
+  const configuration = (streamId: string): SsfStreamConfiguration => ({
+    delivery: { method: 'push', endpointUrl: receiver.url, sealedAuthorization: seal.seal(streamId, `Bearer for ${streamId}`) },
+    eventsRequested: [...eventsSupported],
+    eventsDelivered: [...eventsSupported],
+  });
+  const createStream = async (streamId: string) => {
+    await command(streamId, () => ({ type: 'CreateStream', streamId, receiverId: 'r1', configuration: configuration(streamId), now: 1 }));
+    await command(streamId, () => ({ type: 'AddSubject', receiverId: 'r1', subject: { kind: 'account', accountId: 'acct-1' }, now: 1 }));
+  };
+  const setStatus = (streamId: string, streamStatus: 'enabled' | 'paused' | 'disabled') => command(streamId, () => ({ type: 'SetStreamStatus', receiverId: 'r1', streamStatus, by: 'receiver', now: 2 }));
+  let families = 0;
+  const revoke = async (): Promise<string> => {
+    families += 1;
+    const event: TesseraEvent = { type: 'TokenRevoked', v: 1, familyId: `fam-${families}`, accountId: 'acct-1', generation: 0, revokedAt: 1, accessExpiresAt: 2 };
+    await store.append(streams.family(`fam-${families}`), [{ event }], { expectedRevision: 'any' });
+    const [recorded] = await store.readStream(streams.family(`fam-${families}`));
+    return recorded!.eventId;
+  };
+  const statusEvents = async (streamId: string) => (await store.readStream(ssfStreams.stream(streamId))).map(({ event }) => event as SsfStreamEvent).filter((event) => event.type === 'SsfStreamStatusChanged');
+  return { store, receiver, transmitter, counts, checkpoints, createStream, setStatus, revoke, statusEvents };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('the transmitter', () => {
+  it('pauses a stream whose pushes keep failing past the pause time, and resumes where it stopped when enabled, with the same jti', async () => {
+    const t = await setUp({ pauseAfterMs: 300 });
+    await t.createStream('s1');
+    await t.transmitter.start();
+    t.receiver.answer = () => ({ status: 503 });
+    const first = await t.revoke();
+    await until(async () => (await t.statusEvents('s1')).length === 1, 'the pause');
+    expect((await t.statusEvents('s1'))[0]).toMatchObject({ status: 'paused', by: 'transmitter', reason: expect.stringContaining('delivery has been failing since') });
+    expect(t.counts.paused).toBe(1);
+    expect(t.counts.failed).toBeGreaterThan(1);
+    const second = await t.revoke();
+    t.receiver.answer = () => ({ status: 202 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(t.receiver.received).toEqual([]);
+    await t.setStatus('s1', 'enabled');
+    await until(() => t.receiver.received.length === 2, 'both SETs');
+    expect(t.receiver.received.map((claims) => claims.txn)).toEqual([first, second]);
+    // The stream's own Authorization header, unsealed, on every push.
+    expect(new Set(t.receiver.authorizations)).toEqual(new Set(['Bearer for s1']));
+  });
+
+  it('signs a SET when it sends it: one sent again after a key rotation carries the new key, with the same jti', async () => {
+    const { kid, privateJwk } = await generateSigningKey();
+    const rotated = signingKeyFromJwk(kid, privateJwk);
+    let current = key;
+    const t = await setUp({ keyring: { current: () => current } });
+    await t.createStream('s1');
+    await t.transmitter.start();
+    let refusedJti: string | undefined;
+    t.receiver.answer = (claims) => {
+      if (current === key) {
+        refusedJti = (claims as { jti?: string }).jti;
+        current = rotated;
+        return { status: 503 };
+      }
+      return { status: 202 };
+    };
+    await t.revoke();
+    await until(() => t.receiver.received.length === 1, 'the SET after the rotation');
+    expect(t.receiver.kids).toEqual([rotated.kid]);
+    expect(t.receiver.received[0]!.jti).toBe(refusedJti);
+  });
+
+  it('holds what happens while paused and drops what happens while disabled', async () => {
+    const t = await setUp();
+    await t.createStream('s1');
+    await t.transmitter.start();
+    await t.setStatus('s1', 'paused');
+    const whilePaused = await t.revoke();
+    await t.setStatus('s1', 'disabled');
+    await t.revoke();
+    await t.setStatus('s1', 'enabled');
+    const afterwards = await t.revoke();
+    await until(() => t.receiver.received.length === 2, 'two SETs');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(t.receiver.received.map((claims) => claims.txn)).toEqual([whilePaused, afterwards]);
+  });
+
+  it('drops a SET the receiver refuses as invalid_request and delivers the next; retries one refused for its key', async () => {
+    const t = await setUp();
+    await t.createStream('s1');
+    await t.transmitter.start();
+    const malformed = await t.revoke();
+    let keyRefusals = 0;
+    t.receiver.answer = (claims) => {
+      if (claims.txn === malformed) return { status: 400, body: '{"err":"invalid_request","description":"no"}' };
+      if (keyRefusals < 2) {
+        keyRefusals += 1;
+        return { status: 400, body: '{"err":"invalid_key"}' };
+      }
+      return { status: 202 };
+    };
+    const next = await t.revoke();
+    await until(() => t.receiver.received.length === 1, 'the next SET');
+    expect(t.receiver.received.map((claims) => claims.txn)).toEqual([next]);
+    expect(keyRefusals).toBe(2);
+  });
+
+  it('pauses a stream that fell behind the oldest retained event, with the gap in its reason, and resumes from there when enabled', async () => {
+    let oldest = 1n;
+    const t = await setUp({ retention: { oldestRetained: async () => oldest } });
+    await t.createStream('s1');
+    await t.setStatus('s1', 'paused');
+    await t.revoke();
+    const lost = await t.revoke();
+    const head = await t.store.headPosition();
+    // Retention removed everything up to the head: the two revocations are gone before delivery.
+    oldest = head! + 1n;
+    await t.transmitter.start();
+    await t.setStatus('s1', 'enabled');
+    await until(async () => (await t.statusEvents('s1')).some((event) => event.type === 'SsfStreamStatusChanged' && event.by === 'transmitter'), 'the pause');
+    const pause = (await t.statusEvents('s1')).find((event) => event.type === 'SsfStreamStatusChanged' && event.by === 'transmitter')!;
+    expect(pause).toMatchObject({ status: 'paused', reason: expect.stringContaining('gap'), skippedTo: String(head) });
+    expect(t.checkpoints.get('s1')).toBe(head);
+    await t.setStatus('s1', 'enabled');
+    const kept = await t.revoke();
+    await until(() => t.receiver.received.length === 1, 'the SET after the gap');
+    expect(t.receiver.received.map((claims) => claims.txn)).toEqual([kept]);
+    expect(t.receiver.received.map((claims) => claims.txn)).not.toContain(lost);
+  });
+
+  it('delivers what a stream missed while the transmitter was stopped, from its checkpoint, each SET once', async () => {
+    const checkpoints = createMemoryCheckpoints();
+    const t = await setUp({ checkpoints });
+    await t.createStream('s1');
+    await t.transmitter.start();
+    const delivered = await t.revoke();
+    await until(() => t.receiver.received.length === 1, 'the first SET');
+    await t.transmitter.stop();
+    const missed = [await t.revoke(), await t.revoke()];
+    const restarted = new Transmitter({
+      store: t.store,
+      keyring: { current: () => key },
+      seal: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))),
+      issuer,
+      checkpoints,
+      retention: { oldestRetained: async () => 1n },
+      clock: systemClock,
+      logger: quiet,
+      pushTimeoutMs: 2_000,
+      pauseAfterMs: 60_000,
+      now: () => 1,
+    });
+    cleanups.push(() => restarted.stop());
+    await restarted.start();
+    const live = await t.revoke();
+    await until(() => t.receiver.received.length === 4, 'every SET');
+    expect(t.receiver.received.map((claims) => claims.txn)).toEqual([delivered, ...missed, live]);
+  });
+});

@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { Problem, type AdminScope } from '@tessera/contracts';
+import type { CommandStore, EventStore } from '@tessera/event-store';
+import type { SecretHashers } from '@tessera/tokens';
+import { createReceiverService, listReceivers } from './receiver-service.js';
+
+export interface ReceiverAdminRoutesOptions {
+  readonly store: CommandStore & Pick<EventStore, 'readAll'>;
+  /** New receivers' tokens are hashed with the current secret-hashing key. */
+  readonly hashers: SecretHashers;
+  /** Epoch seconds. */
+  readonly now: () => number;
+  /** The admin API's guard: 401 without an admin token, 403 without the scope. */
+  readonly requireScope: (scope: AdminScope) => onRequestAsyncHookHandler;
+  /** The admin token of a request the guard let through, for the audit trail. */
+  readonly adminTokenIdOf: (request: FastifyRequest) => string;
+}
+
+const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 503: Problem };
+const tags = ['admin'];
+const security = [{ bearer: [] }];
+const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+
+/**
+ * The receivers of the Shared Signals transmitter on the admin listener, scope ssf:receivers: what
+ * `tessera ssf-receivers` does, over HTTP. The token is in the create answer once, and nowhere else.
+ */
+export async function receiverAdminRoutes(app: FastifyInstance, options: ReceiverAdminRoutesOptions): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const onRequest = options.requireScope('ssf:receivers');
+  const service = (request: FastifyRequest) =>
+    createReceiverService({
+      store: options.store,
+      hasher: options.hashers.current(),
+      now: options.now,
+      actor: `admin:${options.adminTokenIdOf(request)}`,
+      metadata: { requestId: String(request.id), sourceAddress: request.ip },
+    });
+
+  routes.post(
+    '/admin/v1/ssf/receivers',
+    {
+      onRequest,
+      schema: {
+        summary: 'Create a Shared Signals receiver: its token is in this answer once (scope ssf:receivers)',
+        tags,
+        security,
+        body: z.strictObject({ name: z.string().min(1).max(200) }),
+        response: { 201: z.object({ receiver_id: z.string(), token: z.string() }), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const created = await service(request).create({ name: request.body.name });
+      return noStore(reply).code(201).send({ receiver_id: created.receiverId, token: created.token });
+    },
+  );
+
+  routes.get(
+    '/admin/v1/ssf/receivers',
+    {
+      onRequest,
+      schema: {
+        summary: 'Every Shared Signals receiver, never its token (scope ssf:receivers)',
+        tags,
+        security,
+        response: { 200: z.object({ receivers: z.array(z.object({ receiver_id: z.string(), name: z.string(), created: z.string(), revoked: z.string().nullable() })) }), ...errors },
+      },
+    },
+    async (_request, reply) => {
+      const receivers = (await listReceivers(options.store)).map((receiver) => ({
+        receiver_id: receiver.receiverId,
+        name: receiver.name,
+        created: iso(receiver.createdAt),
+        revoked: receiver.revokedAt === undefined ? null : iso(receiver.revokedAt),
+      }));
+      return noStore(reply).send({ receivers });
+    },
+  );
+
+  // Takes no body, as the operator revocation routes: a bare `curl -X POST` is fine.
+  await app.register(async (revoking) => {
+    revoking.removeAllContentTypeParsers();
+    revoking.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
+    revoking.withTypeProvider<ZodTypeProvider>().post(
+      '/admin/v1/ssf/receivers/:receiver_id/revoke',
+      {
+        onRequest,
+        schema: {
+          summary: "Revoke a Shared Signals receiver: its token is refused and its streams deliver nothing more (scope ssf:receivers)",
+          tags,
+          security,
+          params: z.strictObject({ receiver_id: z.string().min(1).max(128) }),
+          response: { 200: z.object({ receiver_id: z.string(), revoked: z.string(), already_revoked: z.boolean() }), ...errors },
+        },
+      },
+      async (request, reply) => {
+        const revoked = await service(request).revoke(request.params.receiver_id);
+        return noStore(reply).send({ receiver_id: revoked.receiverId, revoked: iso(revoked.revokedAt), already_revoked: revoked.alreadyRevoked });
+      },
+    );
+  });
+}
+
+function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store');
+}

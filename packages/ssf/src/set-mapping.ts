@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import type { EventOfType, RecordedEvent } from '@tessera/contracts';
+import { ssfEventTypes } from './event-types.js';
+
+/**
+ * The log events a stream can carry as SETs: a family's revocation (revoke-oauth-token, an
+ * operator's, reuse detection), the cuts, a credential revoked (or rotated away), permissions
+ * changed, and the receiver's verification requests. TokenIssued and TokenRotated send nothing.
+ */
+export const signalEventTypes = [
+  'TokenRevoked',
+  'AccountTokensRevoked',
+  'CredentialTokensRevoked',
+  'ApiCredentialRevoked',
+  'LegacyCredentialRevoked',
+  'PermissionsChanged',
+  'SsfVerificationRequested',
+] as const;
+
+export type SignalEvent = EventOfType<(typeof signalEventTypes)[number]>;
+
+/** What the mapping needs of a stream, as of the event's position in the log. */
+export interface StreamView {
+  readonly streamId: string;
+  readonly audience: string;
+  /** Subject keys: `account:<id>`, `family:<id>`. */
+  readonly subjects: ReadonlySet<string>;
+  readonly eventsDelivered: readonly string[];
+}
+
+type SubjectIdentifier = Record<string, unknown>;
+
+/** The SET's claims (RFC 8417, SSF 1.0 section 4): everything but the signature. */
+export interface SetClaims {
+  readonly iss: string;
+  readonly aud: string;
+  readonly jti: string;
+  readonly iat: number;
+  readonly txn: string;
+  readonly sub_id: SubjectIdentifier;
+  readonly events: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * Stable per stream and event: a redelivery (after a crash, a retry, an unacknowledged poll)
+ * carries the same jti, so a receiver drops duplicates by it.
+ */
+export function setJti(streamId: string, eventId: string): string {
+  return createHash('sha256').update(`${streamId}\n${eventId}`).digest('base64url').slice(0, 32);
+}
+
+/**
+ * The SET a stream gets for an event, or undefined when the stream does not follow its subject
+ * or did not ask for its type. Pure: `iat` is when the log recorded the event, so every delivery
+ * of one SET carries the same claims. Ids and times only: never a secret or a keyed hash.
+ */
+export function setFor(recorded: RecordedEvent, stream: StreamView, issuer: string): SetClaims | undefined {
+  const built = eventOf(recorded, stream, issuer);
+  if (!built) return undefined;
+  const [type, subject, payload] = built;
+  if (type !== ssfEventTypes.verification && !stream.eventsDelivered.includes(type)) return undefined;
+  return {
+    iss: issuer,
+    aud: stream.audience,
+    jti: setJti(stream.streamId, recorded.eventId),
+    iat: Math.floor(recorded.recordedAt / 1000),
+    txn: recorded.eventId,
+    sub_id: subject,
+    events: { [type]: payload },
+  };
+}
+
+const account = (issuer: string, accountId: string) => ({ format: 'iss_sub', iss: issuer, sub: accountId });
+const complex = (user: SubjectIdentifier, session?: SubjectIdentifier) => ({ format: 'complex', user, ...(session ? { session } : {}) });
+const english = (text: string) => ({ en: text });
+const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+
+function eventOf(recorded: RecordedEvent, stream: StreamView, issuer: string): [string, SubjectIdentifier, Record<string, unknown>] | undefined {
+  const { event } = recorded;
+  const followsAccount = (accountId: string) => stream.subjects.has(`account:${accountId}`);
+  switch (event.type) {
+    case 'TokenRevoked': {
+      if (!followsAccount(event.accountId) && !stream.subjects.has(`family:${event.familyId}`)) return undefined;
+      const byOperator = recorded.metadata.actor?.startsWith('admin:') === true;
+      const reused = event.reason === 'refresh-token-reused';
+      return [
+        ssfEventTypes.sessionRevoked,
+        complex(account(issuer, event.accountId), { format: 'opaque', id: event.familyId }),
+        {
+          event_timestamp: event.revokedAt,
+          initiating_entity: reused ? 'policy' : byOperator ? 'admin' : 'user',
+          reason_admin: english(reused ? 'a used refresh token was presented again: the family was revoked' : byOperator ? 'revoked by an operator' : 'revoked by its client (revoke-oauth-token)'),
+        },
+      ];
+    }
+    case 'AccountTokensRevoked':
+      // The account's every session at once: one session-revoked for the account subject (docs/shared-signals.md).
+      if (!followsAccount(event.accountId)) return undefined;
+      return [
+        ssfEventTypes.sessionRevoked,
+        complex(account(issuer, event.accountId)),
+        { event_timestamp: event.at, initiating_entity: 'admin', reason_admin: english(`every token of the account issued before ${iso(event.notBefore)} was revoked (${event.reason})`) },
+      ];
+    case 'CredentialTokensRevoked': {
+      if (!followsAccount(event.accountId)) return undefined;
+      const client = event.apiLoginId !== undefined ? `API Login ID ${event.apiLoginId}` : `API ID ${event.apiId ?? event.credentialId}`;
+      return [
+        ssfEventTypes.credentialChange,
+        complex(account(issuer, event.accountId)),
+        {
+          event_timestamp: event.at,
+          credential_type: 'api-key',
+          change_type: 'revoke',
+          friendly_name: client,
+          initiating_entity: 'admin',
+          reason_admin: english(`every token issued under ${client} before ${iso(event.notBefore)} was revoked (${event.reason})`),
+        },
+      ];
+    }
+    case 'ApiCredentialRevoked':
+    case 'LegacyCredentialRevoked': {
+      if (!followsAccount(event.accountId)) return undefined;
+      const client = event.type === 'ApiCredentialRevoked' ? `API Login ID ${event.apiLoginId}` : `API ID ${event.apiId}`;
+      return [
+        ssfEventTypes.credentialChange,
+        complex(account(issuer, event.accountId)),
+        { event_timestamp: event.at, credential_type: 'api-key', change_type: 'revoke', friendly_name: client, initiating_entity: 'admin', reason_admin: english(`${client} was revoked`) },
+      ];
+    }
+    case 'PermissionsChanged':
+      if (!followsAccount(event.accountId)) return undefined;
+      return [ssfEventTypes.tokenClaimsChange, complex(account(issuer, event.accountId)), { event_timestamp: event.at, claims: { scope: event.permissions.join(' ') } }];
+    case 'SsfVerificationRequested':
+      if (event.streamId !== stream.streamId) return undefined;
+      return [ssfEventTypes.verification, { format: 'opaque', id: stream.streamId }, event.state === undefined ? {} : { state: event.state }];
+    default:
+      return undefined;
+  }
+}

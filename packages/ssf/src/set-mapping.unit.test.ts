@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import type { EventMetadata, RecordedEvent, TesseraEvent } from '@tessera/contracts';
+import { eventsSupported, ssfEventTypes } from './event-types.js';
+import { setFor, setJti, type StreamView } from './set-mapping.js';
+
+const issuer = 'https://tessera.example.test';
+let position = 0n;
+const recorded = (event: TesseraEvent, metadata: EventMetadata = {}): RecordedEvent => {
+  position += 1n;
+  return { eventId: `event-${position}`, stream: 'any', revision: 0n, position, event, metadata, recordedAt: 1_800_000_000_500 };
+};
+const stream = (subjects: string[], eventsDelivered: readonly string[] = eventsSupported): StreamView => ({ streamId: 'stream-1', audience: 'https://receiver.example/events', subjects: new Set(subjects), eventsDelivered });
+const hash = 'h'.repeat(43);
+const revoked = (reason?: 'refresh-token-reused'): TesseraEvent => ({
+  type: 'TokenRevoked',
+  v: 1,
+  familyId: 'fam-1',
+  accountId: 'acct-1',
+  generation: 2,
+  revokedAt: 1_800_000_000,
+  accessExpiresAt: 1_800_003_600,
+  ...(reason ? { reason } : {}),
+});
+const user = { format: 'iss_sub', iss: issuer, sub: 'acct-1' };
+
+describe('events mapped to SETs', () => {
+  it('a family revoked by revoke-oauth-token is a CAEP session-revoked for the account and the session, with every SET claim', () => {
+    const event = recorded(revoked());
+    const set = setFor(event, stream(['account:acct-1']), issuer);
+    expect(set).toEqual({
+      iss: issuer,
+      aud: 'https://receiver.example/events',
+      jti: setJti('stream-1', event.eventId),
+      iat: 1_800_000_000,
+      txn: event.eventId,
+      sub_id: { format: 'complex', user, session: { format: 'opaque', id: 'fam-1' } },
+      events: { [ssfEventTypes.sessionRevoked]: { event_timestamp: 1_800_000_000, initiating_entity: 'user', reason_admin: { en: 'revoked by its client (revoke-oauth-token)' } } },
+    });
+  });
+
+  it('names the operator for an admin revocation and policy for reuse detection', () => {
+    const byOperator = setFor(recorded(revoked(), { actor: 'admin:adm-1' }), stream(['account:acct-1']), issuer)!;
+    expect(byOperator.events[ssfEventTypes.sessionRevoked]).toMatchObject({ initiating_entity: 'admin' });
+    const reused = setFor(recorded(revoked('refresh-token-reused')), stream(['family:fam-1']), issuer)!;
+    expect(reused.events[ssfEventTypes.sessionRevoked]).toMatchObject({ initiating_entity: 'policy', reason_admin: { en: expect.stringContaining('presented again') } });
+  });
+
+  it('sends only for the subjects the stream follows: the account, or that family', () => {
+    expect(setFor(recorded(revoked()), stream(['family:fam-1']), issuer)).toBeDefined();
+    expect(setFor(recorded(revoked()), stream(['account:acct-2', 'family:fam-2']), issuer)).toBeUndefined();
+    expect(setFor(recorded(revoked()), stream([]), issuer)).toBeUndefined();
+  });
+
+  it('an account-wide cut is a session-revoked for the account subject alone', () => {
+    const set = setFor(recorded({ type: 'AccountTokensRevoked', v: 1, accountId: 'acct-1', notBefore: 1_800_000_000, rejectsUntil: 1_800_003_600, reason: 'operator', at: 1_800_000_000 }), stream(['account:acct-1']), issuer)!;
+    expect(set.sub_id).toEqual({ format: 'complex', user });
+    expect(set.events[ssfEventTypes.sessionRevoked]).toMatchObject({ event_timestamp: 1_800_000_000, initiating_entity: 'admin' });
+  });
+
+  it.each([
+    ['ApiCredentialRevoked', { type: 'ApiCredentialRevoked', v: 1, accountId: 'acct-1', credentialId: 'cred-1', apiLoginId: 'tsl_1', at: 1_800_000_000 }, 'API Login ID tsl_1'],
+    ['LegacyCredentialRevoked', { type: 'LegacyCredentialRevoked', v: 1, accountId: 'acct-1', credentialId: 'cred-2', apiId: 'tla_1', at: 1_800_000_000 }, 'API ID tla_1'],
+    [
+      'CredentialTokensRevoked',
+      { type: 'CredentialTokensRevoked', v: 1, accountId: 'acct-1', credentialId: 'cred-1', apiLoginId: 'tsl_1', notBefore: 1_800_000_000, rejectsUntil: 1_800_003_600, reason: 'transaction-key-rotated', at: 1_800_000_000 },
+      'API Login ID tsl_1',
+    ],
+  ] as [string, TesseraEvent, string][])('%s is a credential-change with the fields CAEP requires', (_type, event, name) => {
+    const set = setFor(recorded(event), stream(['account:acct-1']), issuer)!;
+    expect(set.sub_id).toEqual({ format: 'complex', user });
+    expect(set.events[ssfEventTypes.credentialChange]).toMatchObject({ credential_type: 'api-key', change_type: 'revoke', friendly_name: name, event_timestamp: 1_800_000_000 });
+  });
+
+  it('PermissionsChanged is a token-claims-change carrying the new scope', () => {
+    const set = setFor(recorded({ type: 'PermissionsChanged', v: 1, accountId: 'acct-1', permissions: ['transaction:charge', 'transaction:refund'], at: 1_800_000_000 }), stream(['account:acct-1']), issuer)!;
+    expect(set.events).toEqual({ [ssfEventTypes.tokenClaimsChange]: { event_timestamp: 1_800_000_000, claims: { scope: 'transaction:charge transaction:refund' } } });
+  });
+
+  it('a rotation and an issuance send nothing', () => {
+    const generation = { familyId: 'fam-1', accountId: 'acct-1', credentialId: 'cred-1', apiLoginId: 'tsl_1', refreshTokenHash: hash, jti: 'j', scope: [], issuedAt: 1, accessExpiresAt: 2, refreshExpiresAt: 3 };
+    expect(setFor(recorded({ type: 'TokenRotated', v: 1, ...generation, generation: 1 }), stream(['account:acct-1']), issuer)).toBeUndefined();
+    expect(setFor(recorded({ type: 'TokenIssued', v: 1, ...generation, generation: 0 }), stream(['account:acct-1']), issuer)).toBeUndefined();
+  });
+
+  it('sends only the event types the stream asked for, but always its verification events, with the state', () => {
+    expect(setFor(recorded(revoked()), stream(['account:acct-1'], [ssfEventTypes.credentialChange]), issuer)).toBeUndefined();
+    const verification = setFor(recorded({ type: 'SsfVerificationRequested', v: 1, streamId: 'stream-1', receiverId: 'r', state: 'abc', at: 1 }), stream([], []), issuer)!;
+    expect(verification).toMatchObject({ sub_id: { format: 'opaque', id: 'stream-1' }, events: { [ssfEventTypes.verification]: { state: 'abc' } } });
+    expect(setFor(recorded({ type: 'SsfVerificationRequested', v: 1, streamId: 'stream-2', receiverId: 'r', at: 1 }), stream([]), issuer)).toBeUndefined();
+  });
+
+  it('the jti is stable per stream and event, and differs between streams', () => {
+    expect(setJti('stream-1', 'event-9')).toBe(setJti('stream-1', 'event-9'));
+    expect(setJti('stream-1', 'event-9')).not.toBe(setJti('stream-2', 'event-9'));
+  });
+
+  it('carries no refresh-token hash or other secret of the events', () => {
+    const event: TesseraEvent = { type: 'ApiCredentialRevoked', v: 1, accountId: 'acct-1', credentialId: 'cred-1', apiLoginId: 'tsl_1', at: 1 };
+    const text = JSON.stringify(setFor(recorded(event), stream(['account:acct-1']), issuer));
+    expect(text).not.toContain(hash);
+    expect(text).not.toMatch(/Hash|tsk_|tsr_/);
+  });
+});

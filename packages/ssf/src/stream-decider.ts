@@ -1,0 +1,130 @@
+import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamStatus, type SsfSubject } from '@tessera/contracts';
+import { assertNever, type Decider } from '@tessera/domain';
+import { InvalidSsfRequest, SsfStreamNotFound } from './ssf-errors.js';
+
+/** Most subjects one stream follows: what a stream costs in memory stays bounded. */
+export const maxSubjectsPerStream = 10_000;
+
+/** A subject as a map key: `account:<id>` or `family:<id>`. */
+export const subjectKey = (subject: SsfSubject): string => (subject.kind === 'account' ? `account:${subject.accountId}` : `family:${subject.familyId}`);
+
+/** One stream (`ssfstream-<id>`), owned by one receiver. */
+export type StreamState =
+  | { readonly status: 'none' }
+  | {
+      readonly status: 'live';
+      readonly streamId: string;
+      readonly receiverId: string;
+      readonly configuration: SsfStreamConfiguration;
+      readonly streamStatus: SsfStreamStatus;
+      readonly reason: string | undefined;
+      /** Subject keys. Folds own their state: evolve adds to and removes from this set in place. */
+      readonly subjects: Set<string>;
+    }
+  | { readonly status: 'deleted'; readonly streamId: string; readonly receiverId: string };
+
+export type LiveStream = Extract<StreamState, { status: 'live' }>;
+
+interface Owned {
+  readonly receiverId: string;
+  readonly now: number;
+}
+
+export type StreamCommand =
+  | (Owned & { readonly type: 'CreateStream'; readonly streamId: string; readonly configuration: SsfStreamConfiguration })
+  | (Owned & { readonly type: 'UpdateStream'; readonly configuration: SsfStreamConfiguration })
+  | (Owned & { readonly type: 'SetStreamStatus'; readonly streamStatus: SsfStreamStatus; readonly reason?: string | undefined; readonly by: 'receiver' | 'transmitter'; readonly skippedTo?: bigint | undefined })
+  | (Owned & { readonly type: 'AddSubject'; readonly subject: SsfSubject })
+  | (Owned & { readonly type: 'RemoveSubject'; readonly subject: SsfSubject })
+  | (Owned & { readonly type: 'DeleteStream' })
+  | (Owned & { readonly type: 'RequestVerification'; readonly state?: string | undefined });
+
+export const initialStreamState = (): StreamState => ({ status: 'none' });
+
+export function evolveStream(state: StreamState, event: SsfStreamEvent): StreamState {
+  switch (event.type) {
+    case 'SsfStreamCreated':
+      return { status: 'live', streamId: event.streamId, receiverId: event.receiverId, configuration: event.configuration, streamStatus: 'enabled', reason: undefined, subjects: new Set() };
+    case 'SsfStreamUpdated':
+      return state.status === 'live' ? { ...state, configuration: event.configuration } : state;
+    case 'SsfStreamStatusChanged':
+      return state.status === 'live' ? { ...state, streamStatus: event.status, reason: event.reason } : state;
+    case 'SsfSubjectAdded':
+      if (state.status === 'live') state.subjects.add(subjectKey(event.subject));
+      return state;
+    case 'SsfSubjectRemoved':
+      if (state.status === 'live') state.subjects.delete(subjectKey(event.subject));
+      return state;
+    case 'SsfStreamDeleted':
+      return { status: 'deleted', streamId: event.streamId, receiverId: event.receiverId };
+    case 'SsfVerificationRequested':
+      return state;
+    default:
+      return assertNever(event);
+  }
+}
+
+/** The stream as its owner may see it; anything else (absent, deleted, another receiver's) is the same 404. */
+function owned(state: StreamState, receiverId: string): LiveStream {
+  if (state.status !== 'live' || state.receiverId !== receiverId) throw new SsfStreamNotFound();
+  return state;
+}
+
+export function decideStream(command: StreamCommand, state: StreamState): SsfStreamEvent[] {
+  const base = { v: 1 as const, receiverId: command.receiverId, at: command.now };
+  switch (command.type) {
+    case 'CreateStream':
+      // A fresh random id: a stream that exists already is a bug, not a caller's mistake.
+      if (state.status !== 'none') throw new Error('stream already exists');
+      return [{ type: 'SsfStreamCreated', ...base, streamId: command.streamId, configuration: command.configuration }];
+    case 'UpdateStream': {
+      const stream = owned(state, command.receiverId);
+      return [{ type: 'SsfStreamUpdated', ...base, streamId: stream.streamId, configuration: command.configuration }];
+    }
+    case 'SetStreamStatus': {
+      const stream = owned(state, command.receiverId);
+      // The transmitter pauses only an enabled stream: a receiver's own pause or disable stands.
+      if (command.by === 'transmitter' && stream.streamStatus !== 'enabled') return [];
+      if (command.by === 'receiver' && stream.streamStatus === command.streamStatus && stream.reason === command.reason) return [];
+      return [
+        {
+          type: 'SsfStreamStatusChanged',
+          ...base,
+          streamId: stream.streamId,
+          status: command.streamStatus,
+          ...(command.reason === undefined ? {} : { reason: command.reason }),
+          by: command.by,
+          ...(command.skippedTo === undefined ? {} : { skippedTo: command.skippedTo.toString() }),
+        },
+      ];
+    }
+    case 'AddSubject': {
+      const stream = owned(state, command.receiverId);
+      if (stream.subjects.has(subjectKey(command.subject))) return [];
+      if (stream.subjects.size >= maxSubjectsPerStream) throw new InvalidSsfRequest('subject', `a stream follows at most ${maxSubjectsPerStream} subjects`);
+      return [{ type: 'SsfSubjectAdded', ...base, streamId: stream.streamId, subject: command.subject }];
+    }
+    case 'RemoveSubject': {
+      const stream = owned(state, command.receiverId);
+      if (!stream.subjects.has(subjectKey(command.subject))) return [];
+      return [{ type: 'SsfSubjectRemoved', ...base, streamId: stream.streamId, subject: command.subject }];
+    }
+    case 'DeleteStream': {
+      const stream = owned(state, command.receiverId);
+      return [{ type: 'SsfStreamDeleted', ...base, streamId: stream.streamId }];
+    }
+    case 'RequestVerification': {
+      const stream = owned(state, command.receiverId);
+      return [{ type: 'SsfVerificationRequested', ...base, streamId: stream.streamId, ...(command.state === undefined ? {} : { state: command.state }) }];
+    }
+    default:
+      return assertNever(command);
+  }
+}
+
+export const streamDecider: Decider<StreamCommand, StreamState, SsfStreamEvent> = {
+  isEvent: (event) => isEventOf(ssfStreamEventTypes, event),
+  decide: decideStream,
+  evolve: evolveStream,
+  initialState: initialStreamState,
+};

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { SsfStreamConfiguration, SsfStreamEvent } from '@tessera/contracts';
+import { decideStream, evolveStream, initialStreamState, maxSubjectsPerStream, type StreamCommand } from './stream-decider.js';
+
+const configuration: SsfStreamConfiguration = { delivery: { method: 'poll' }, eventsRequested: [], eventsDelivered: [] };
+const create: StreamCommand = { type: 'CreateStream', streamId: 's1', receiverId: 'r1', configuration, now: 100 };
+const run = (history: readonly SsfStreamEvent[], command: StreamCommand) => decideStream(command, history.reduce(evolveStream, initialStreamState()));
+const created = run([], create);
+const account = { kind: 'account', accountId: 'a1' } as const;
+
+describe('the stream decider', () => {
+  it('creates a stream owned by its receiver', () => {
+    expect(created).toEqual([{ type: 'SsfStreamCreated', v: 1, streamId: 's1', receiverId: 'r1', configuration, at: 100 }]);
+  });
+
+  it("refuses every command on another receiver's stream, a deleted one, or none, as not found", () => {
+    const deleted = [...created, ...run(created, { type: 'DeleteStream', receiverId: 'r1', now: 101 })];
+    for (const [history, receiverId] of [[created, 'r2'], [deleted, 'r1'], [[], 'r1']] as const) {
+      for (const command of [
+        { type: 'UpdateStream', receiverId, configuration, now: 1 },
+        { type: 'SetStreamStatus', receiverId, streamStatus: 'paused', by: 'receiver', now: 1 },
+        { type: 'AddSubject', receiverId, subject: account, now: 1 },
+        { type: 'RemoveSubject', receiverId, subject: account, now: 1 },
+        { type: 'DeleteStream', receiverId, now: 1 },
+        { type: 'RequestVerification', receiverId, now: 1 },
+      ] as StreamCommand[]) {
+        expect(() => run(history, command)).toThrow(expect.objectContaining({ code: 'ERR_SSF_STREAM_NOT_FOUND' }));
+      }
+    }
+  });
+
+  it('adds a subject once and removes it once: repeating either appends nothing', () => {
+    const added = run(created, { type: 'AddSubject', receiverId: 'r1', subject: account, now: 101 });
+    expect(added).toEqual([{ type: 'SsfSubjectAdded', v: 1, streamId: 's1', receiverId: 'r1', subject: account, at: 101 }]);
+    expect(run([...created, ...added], { type: 'AddSubject', receiverId: 'r1', subject: account, now: 102 })).toEqual([]);
+    const removed = run([...created, ...added], { type: 'RemoveSubject', receiverId: 'r1', subject: account, now: 103 });
+    expect(removed).toHaveLength(1);
+    expect(run([...created, ...added, ...removed], { type: 'RemoveSubject', receiverId: 'r1', subject: account, now: 104 })).toEqual([]);
+  });
+
+  it(`refuses a subject past ${maxSubjectsPerStream} as the caller's mistake`, () => {
+    const history: SsfStreamEvent[] = [...created];
+    for (let index = 0; index < maxSubjectsPerStream; index += 1) history.push({ type: 'SsfSubjectAdded', v: 1, streamId: 's1', receiverId: 'r1', subject: { kind: 'family', familyId: `f${index}` }, at: 1 });
+    expect(() => run(history, { type: 'AddSubject', receiverId: 'r1', subject: account, now: 2 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_SSF_REQUEST' }));
+  });
+
+  it("the transmitter pauses only an enabled stream, keeping the position it skips to; a receiver's own pause or disable stands", () => {
+    const paused = run(created, { type: 'SetStreamStatus', receiverId: 'r1', streamStatus: 'paused', reason: 'failing', by: 'transmitter', skippedTo: 41n, now: 101 });
+    expect(paused).toEqual([{ type: 'SsfStreamStatusChanged', v: 1, streamId: 's1', receiverId: 'r1', status: 'paused', reason: 'failing', by: 'transmitter', skippedTo: '41', at: 101 }]);
+    const disabled = run(created, { type: 'SetStreamStatus', receiverId: 'r1', streamStatus: 'disabled', by: 'receiver', now: 101 });
+    expect(run([...created, ...disabled], { type: 'SetStreamStatus', receiverId: 'r1', streamStatus: 'paused', reason: 'failing', by: 'transmitter', now: 102 })).toEqual([]);
+    expect(run([...created, ...disabled], { type: 'SetStreamStatus', receiverId: 'r1', streamStatus: 'disabled', by: 'receiver', now: 102 })).toEqual([]);
+    expect(run([...created, ...disabled], { type: 'SetStreamStatus', receiverId: 'r1', streamStatus: 'enabled', by: 'receiver', now: 102 })).toHaveLength(1);
+  });
+
+  it('folds a stream: configuration, status with its reason, subjects; deleted at the end', () => {
+    const history: SsfStreamEvent[] = [
+      ...created,
+      { type: 'SsfSubjectAdded', v: 1, streamId: 's1', receiverId: 'r1', subject: account, at: 1 },
+      { type: 'SsfStreamStatusChanged', v: 1, streamId: 's1', receiverId: 'r1', status: 'paused', reason: 'r', by: 'receiver', at: 2 },
+    ];
+    const state = history.reduce(evolveStream, initialStreamState());
+    expect(state).toMatchObject({ status: 'live', streamStatus: 'paused', reason: 'r', subjects: new Set(['account:a1']) });
+    expect(evolveStream(state, { type: 'SsfStreamDeleted', v: 1, streamId: 's1', receiverId: 'r1', at: 3 })).toEqual({ status: 'deleted', streamId: 's1', receiverId: 'r1' });
+  });
+});

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { ssfStreams, type EventMetadata, type SsfDelivery, type SsfStreamConfiguration, type SsfStreamStatus, type SsfSubject } from '@tessera/contracts';
+import { handleCommand, type CommandStore } from '@tessera/event-store';
+import { deliveryMethods, eventsSupported } from './event-types.js';
+import type { HeaderSeal } from './sealed-header.js';
+import { streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
+import type { StreamDirectory } from './stream-directory.js';
+import { InvalidSsfRequest, SsfStreamNotFound } from './ssf-errors.js';
+import type { CreateStreamRequest, DeliveryRequest, ReplaceStreamRequest, StreamConfiguration, SubjectIdentifier, UpdateStreamRequest } from './stream-wire.js';
+
+export interface StreamManagementDeps {
+  readonly store: CommandStore;
+  readonly directory: StreamDirectory;
+  readonly seal: HeaderSeal;
+  /** The transmitter's issuer (TESSERA_PUBLIC_URL): SETs' iss, the iss_sub subjects' iss, the base of its URLs. */
+  readonly issuer: string;
+  /** TESSERA_SSF_ALLOW_HTTP_PUSH. */
+  readonly allowHttpPush: boolean;
+  /** Epoch seconds. */
+  readonly now: () => number;
+}
+
+/** Where a request came from, for the audit trail. */
+export interface RequestAudit {
+  readonly requestId: string;
+  readonly sourceAddress: string;
+}
+
+/** The audience a stream's SETs carry: the push endpoint, or the receiver for a polled stream. */
+export function audienceOf(stream: { readonly receiverId: string; readonly configuration: SsfStreamConfiguration }): string {
+  const { delivery } = stream.configuration;
+  return delivery.method === 'push' ? delivery.endpointUrl : `urn:tessera:ssf:receiver:${stream.receiverId}`;
+}
+
+export const pollPath = (streamId: string) => `/ssf/poll?stream_id=${encodeURIComponent(streamId)}`;
+
+/**
+ * Stream management (SSF 1.0 section 8.1) for one authenticated receiver at a time: every change
+ * is one command on the stream's own stream through the decider, and its answer is read back from
+ * the directory once the process has applied it. Bad input throws a coded error before anything
+ * is appended.
+ */
+export function createStreamManagement(deps: StreamManagementDeps) {
+  const { store, directory, seal, issuer } = deps;
+
+  function configurationOf(stream: LiveStream): StreamConfiguration {
+    const { configuration } = stream;
+    return {
+      stream_id: stream.streamId,
+      iss: issuer,
+      aud: audienceOf(stream),
+      events_supported: [...eventsSupported],
+      events_requested: configuration.eventsRequested,
+      events_delivered: configuration.eventsDelivered,
+      // The authorization header is never returned: it is the receiver's secret.
+      delivery:
+        configuration.delivery.method === 'push'
+          ? { method: deliveryMethods.push, endpoint_url: configuration.delivery.endpointUrl }
+          : { method: deliveryMethods.poll, endpoint_url: `${issuer}${pollPath(stream.streamId)}` },
+      ...(configuration.description === undefined ? {} : { description: configuration.description }),
+    };
+  }
+
+  function deliveryOf(streamId: string, requested: DeliveryRequest, current: SsfDelivery | undefined): SsfDelivery {
+    if (requested.method === deliveryMethods.poll) return { method: 'poll' };
+    const endpoint = URL.canParse(requested.endpoint_url) ? new URL(requested.endpoint_url) : undefined;
+    if (!endpoint || (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:')) throw new InvalidSsfRequest('delivery.endpoint_url', 'must be an absolute https URL');
+    if (endpoint.protocol === 'http:' && !deps.allowHttpPush) throw new InvalidSsfRequest('delivery.endpoint_url', 'must be https (http only with TESSERA_SSF_ALLOW_HTTP_PUSH=true, for development)');
+    if (endpoint.username !== '' || endpoint.password !== '') throw new InvalidSsfRequest('delivery.endpoint_url', 'must not carry credentials: use authorization_header');
+    if (endpoint.hash !== '') throw new InvalidSsfRequest('delivery.endpoint_url', 'must not have a fragment');
+    const header = requested.authorization_header;
+    if (header !== undefined && !/^[\x20-\x7e]+$/.test(header)) throw new InvalidSsfRequest('delivery.authorization_header', 'must be printable ASCII on one line');
+    const endpointUrl = endpoint.href;
+    // PATCH to the same endpoint without a header keeps the one stored: reads never return it to send back.
+    const kept = header === undefined && current?.method === 'push' && current.endpointUrl === endpointUrl ? current.sealedAuthorization : undefined;
+    const sealedAuthorization = header !== undefined ? seal.seal(streamId, header) : kept;
+    return { method: 'push', endpointUrl, ...(sealedAuthorization === undefined ? {} : { sealedAuthorization }) };
+  }
+
+  function configurationFrom(streamId: string, request: { delivery: DeliveryRequest; events_requested?: string[] | undefined; description?: string | undefined }, current?: SsfStreamConfiguration): SsfStreamConfiguration {
+    const eventsRequested = [...new Set(request.events_requested ?? eventsSupported)];
+    return {
+      delivery: deliveryOf(streamId, request.delivery, current?.delivery),
+      eventsRequested,
+      eventsDelivered: eventsSupported.filter((type) => eventsRequested.includes(type)),
+      ...(request.description === undefined ? {} : { description: request.description }),
+    };
+  }
+
+  async function run(streamId: string, command: (stream: LiveStream | undefined) => StreamCommand, audit: RequestAudit, receiverId: string): Promise<void> {
+    const metadata: EventMetadata = { requestId: audit.requestId, sourceAddress: audit.sourceAddress, actor: `ssf-receiver:${receiverId}` };
+    const { appended } = await handleCommand(store, {
+      stream: ssfStreams.stream(streamId),
+      decider: streamDecider,
+      command: (state) => command(state.status === 'live' ? state : undefined),
+      metadata,
+      onConflict: { retries: 3 },
+    });
+    if (appended) await directory.whenApplied(appended.position);
+  }
+
+  const read = (receiverId: string, streamId: string): LiveStream => {
+    const stream = directory.stream(receiverId, streamId);
+    if (!stream) throw new SsfStreamNotFound();
+    return stream;
+  };
+
+  const subjectOf = (subject: SubjectIdentifier): SsfSubject => {
+    if (subject.format === 'opaque') return { kind: 'family', familyId: subject.id };
+    if (subject.iss !== issuer) throw new InvalidSsfRequest('subject.iss', `must be this transmitter's issuer, ${issuer}`);
+    return { kind: 'account', accountId: subject.sub };
+  };
+
+  return {
+    configurationOf,
+
+    async create(receiverId: string, request: CreateStreamRequest, audit: RequestAudit): Promise<StreamConfiguration> {
+      const streamId = randomUUID();
+      const configuration = configurationFrom(streamId, request);
+      await run(streamId, () => ({ type: 'CreateStream', receiverId, streamId, configuration, now: deps.now() }), audit, receiverId);
+      return configurationOf(read(receiverId, streamId));
+    },
+
+    read(receiverId: string, streamId: string): StreamConfiguration {
+      return configurationOf(read(receiverId, streamId));
+    },
+
+    list(receiverId: string): StreamConfiguration[] {
+      return directory.streamsOf(receiverId).map(configurationOf);
+    },
+
+    async update(receiverId: string, request: UpdateStreamRequest, audit: RequestAudit): Promise<StreamConfiguration> {
+      const streamId = request.stream_id;
+      const current = read(receiverId, streamId).configuration;
+      const configuration = configurationFrom(
+        streamId,
+        {
+          delivery: request.delivery ?? (current.delivery.method === 'push' ? { method: deliveryMethods.push, endpoint_url: current.delivery.endpointUrl } : { method: deliveryMethods.poll }),
+          events_requested: request.events_requested ?? current.eventsRequested,
+          description: request.description ?? current.description,
+        },
+        current,
+      );
+      await run(streamId, () => ({ type: 'UpdateStream', receiverId, configuration, now: deps.now() }), audit, receiverId);
+      return configurationOf(read(receiverId, streamId));
+    },
+
+    async replace(receiverId: string, request: ReplaceStreamRequest, audit: RequestAudit): Promise<StreamConfiguration> {
+      const streamId = request.stream_id;
+      read(receiverId, streamId);
+      const configuration = configurationFrom(streamId, request);
+      await run(streamId, () => ({ type: 'UpdateStream', receiverId, configuration, now: deps.now() }), audit, receiverId);
+      return configurationOf(read(receiverId, streamId));
+    },
+
+    async delete(receiverId: string, streamId: string, audit: RequestAudit): Promise<void> {
+      read(receiverId, streamId);
+      await run(streamId, () => ({ type: 'DeleteStream', receiverId, now: deps.now() }), audit, receiverId);
+    },
+
+    status(receiverId: string, streamId: string): { stream_id: string; status: SsfStreamStatus; reason?: string } {
+      const stream = read(receiverId, streamId);
+      return { stream_id: streamId, status: stream.streamStatus, ...(stream.reason === undefined ? {} : { reason: stream.reason }) };
+    },
+
+    async setStatus(receiverId: string, request: { stream_id: string; status: SsfStreamStatus; reason?: string | undefined }, audit: RequestAudit) {
+      read(receiverId, request.stream_id);
+      await run(request.stream_id, () => ({ type: 'SetStreamStatus', receiverId, streamStatus: request.status, reason: request.reason, by: 'receiver', now: deps.now() }), audit, receiverId);
+      return this.status(receiverId, request.stream_id);
+    },
+
+    async addSubject(receiverId: string, request: { stream_id: string; subject: SubjectIdentifier }, audit: RequestAudit): Promise<void> {
+      const subject = subjectOf(request.subject);
+      read(receiverId, request.stream_id);
+      await run(request.stream_id, () => ({ type: 'AddSubject', receiverId, subject, now: deps.now() }), audit, receiverId);
+    },
+
+    async removeSubject(receiverId: string, request: { stream_id: string; subject: SubjectIdentifier }, audit: RequestAudit): Promise<void> {
+      const subject = subjectOf(request.subject);
+      read(receiverId, request.stream_id);
+      await run(request.stream_id, () => ({ type: 'RemoveSubject', receiverId, subject, now: deps.now() }), audit, receiverId);
+    },
+
+    async verify(receiverId: string, request: { stream_id: string; state?: string | undefined }, audit: RequestAudit): Promise<void> {
+      read(receiverId, request.stream_id);
+      await run(request.stream_id, () => ({ type: 'RequestVerification', receiverId, state: request.state, now: deps.now() }), audit, receiverId);
+    },
+  };
+}
+
+export type StreamManagement = ReturnType<typeof createStreamManagement>;

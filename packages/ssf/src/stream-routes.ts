@@ -1,0 +1,222 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { problemResponses, sendProblem, unauthorized } from '@tessera/http';
+import type { Transmitter } from './delivery/transmitter.js';
+import { deliveryMethods } from './event-types.js';
+import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
+import { SsfStreamNotFound } from './ssf-errors.js';
+import type { RequestAudit, StreamManagement } from './stream-management.js';
+import {
+  CreateStreamRequest,
+  OptionalStreamIdQuery,
+  PollRequest,
+  PollResponse,
+  ReplaceStreamRequest,
+  StreamConfiguration,
+  StreamIdQuery,
+  StreamStatus,
+  StreamStatusRequest,
+  TransmitterMetadata,
+  UpdateStreamRequest,
+  VerificationRequest,
+  addSubjectRequest,
+  removeSubjectRequest,
+} from './stream-wire.js';
+
+/** The transmitter's paths on the public listener; the metadata names each as an absolute URL. */
+export const ssfPaths = {
+  metadata: '/.well-known/ssf-configuration',
+  streams: '/ssf/streams',
+  status: '/ssf/status',
+  addSubject: '/ssf/subjects/add',
+  removeSubject: '/ssf/subjects/remove',
+  verification: '/ssf/verify',
+  poll: '/ssf/poll',
+} as const;
+
+export interface StreamRoutesOptions {
+  readonly issuer: string;
+  readonly receivers: Pick<ReceiverDirectory, 'authenticate'>;
+  readonly management: StreamManagement;
+  readonly transmitter: Pick<Transmitter, 'workerOf'>;
+  /** TESSERA_SSF_POLL_WAIT, ms: the longest a long poll waits. */
+  readonly pollWaitMs: number;
+}
+
+/** SSF 1.0 section 7.1: what a receiver reads first. */
+export function transmitterMetadata(issuer: string) {
+  return {
+    spec_version: '1_0',
+    issuer,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+    delivery_methods_supported: [deliveryMethods.push, deliveryMethods.poll],
+    configuration_endpoint: `${issuer}${ssfPaths.streams}`,
+    status_endpoint: `${issuer}${ssfPaths.status}`,
+    add_subject_endpoint: `${issuer}${ssfPaths.addSubject}`,
+    remove_subject_endpoint: `${issuer}${ssfPaths.removeSubject}`,
+    verification_endpoint: `${issuer}${ssfPaths.verification}`,
+    authorization_schemes: [{ spec_urn: 'urn:ietf:rfc:6750' }],
+    default_subjects: 'NONE' as const,
+  };
+}
+
+const receiverOf = new WeakMap<FastifyRequest, AuthenticatedReceiver>();
+const bearer = /^bearer +([^\s]+) *$/i;
+const security = [{ bearer: [] }];
+const tags = ['shared signals'];
+const noContent = { 204: z.null().describe('Done; no body') };
+
+/**
+ * Stream management (SSF 1.0 section 8) and polling (RFC 8936) on the public listener, for
+ * receivers with a receiver token (`tessera ssf-receivers create`), plus the transmitter's
+ * metadata for anyone. A receiver sees and manages only its own streams: another's is a 404.
+ */
+export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOptions): Promise<void> {
+  const { management, transmitter } = options;
+  const metadata = transmitterMetadata(options.issuer);
+
+  app.withTypeProvider<ZodTypeProvider>().get(
+    ssfPaths.metadata,
+    { schema: { summary: 'The Shared Signals transmitter metadata (SSF 1.0 section 7.1)', tags, response: { 200: TransmitterMetadata, ...problemResponses(503) } } },
+    async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(metadata),
+  );
+
+  await app.register(async (scoped) => {
+    scoped.addHook('onRequest', async (request, reply) => {
+      const header = request.headers.authorization;
+      const presented = header === undefined ? undefined : bearer.exec(header)?.[1];
+      const receiver = presented === undefined ? undefined : options.receivers.authenticate(presented);
+      if (!receiver) {
+        reply.header('www-authenticate', presented === undefined ? 'Bearer' : 'Bearer error="invalid_token"');
+        return sendProblem(reply, unauthorized(presented === undefined ? 'a receiver token is required: Authorization: Bearer <token>' : 'the receiver token is unknown or revoked'));
+      }
+      receiverOf.set(request, receiver);
+      return undefined;
+    });
+    const routes = scoped.withTypeProvider<ZodTypeProvider>();
+    const errors = { ...problemResponses(400, 401, 413, 415, 503), ...problemResponses(404) };
+    const who = (request: FastifyRequest) => receiverOf.get(request)!.receiverId;
+
+    routes.post(
+      ssfPaths.streams,
+      { schema: { summary: 'Create a stream (SSF 1.0 section 8.1.1.1)', tags, security, body: CreateStreamRequest, response: { 201: StreamConfiguration, ...problemResponses(400, 401, 413, 415, 503) } } },
+      async (request, reply) => noStore(reply).code(201).send(await management.create(who(request), request.body, auditOf(request))),
+    );
+    routes.get(
+      ssfPaths.streams,
+      {
+        schema: {
+          summary: "Read a stream's configuration, or with no stream_id every stream of this receiver (SSF 1.0 section 8.1.1.2)",
+          tags,
+          security,
+          querystring: OptionalStreamIdQuery,
+          response: { 200: StreamConfiguration.or(StreamConfiguration.array()), ...problemResponses(400, 401, 503), ...problemResponses(404) },
+        },
+      },
+      async (request, reply) => {
+        const streamId = request.query.stream_id;
+        return noStore(reply).send(streamId === undefined ? management.list(who(request)) : management.read(who(request), streamId));
+      },
+    );
+    routes.patch(
+      ssfPaths.streams,
+      { schema: { summary: "Update a stream's configuration: the fields given (SSF 1.0 section 8.1.1.3)", tags, security, body: UpdateStreamRequest, response: { 200: StreamConfiguration, ...errors } } },
+      async (request, reply) => noStore(reply).send(await management.update(who(request), request.body, auditOf(request))),
+    );
+    routes.put(
+      ssfPaths.streams,
+      { schema: { summary: "Replace a stream's configuration (SSF 1.0 section 8.1.1.4)", tags, security, body: ReplaceStreamRequest, response: { 200: StreamConfiguration, ...errors } } },
+      async (request, reply) => noStore(reply).send(await management.replace(who(request), request.body, auditOf(request))),
+    );
+    routes.delete(
+      ssfPaths.streams,
+      { schema: { summary: 'Delete a stream (SSF 1.0 section 8.1.1.5)', tags, security, querystring: StreamIdQuery, response: { ...noContent, ...problemResponses(400, 401, 503), ...problemResponses(404) } } },
+      async (request, reply) => {
+        await management.delete(who(request), request.query.stream_id, auditOf(request));
+        return noStore(reply).code(204).send();
+      },
+    );
+    routes.get(
+      ssfPaths.status,
+      { schema: { summary: "A stream's status: enabled, paused or disabled, and why (SSF 1.0 section 8.1.2.1)", tags, security, querystring: StreamIdQuery, response: { 200: StreamStatus, ...problemResponses(400, 401, 503), ...problemResponses(404) } } },
+      async (request, reply) => noStore(reply).send(management.status(who(request), request.query.stream_id)),
+    );
+    routes.post(
+      ssfPaths.status,
+      { schema: { summary: "Set a stream's status (SSF 1.0 section 8.1.2.2)", tags, security, body: StreamStatusRequest, response: { 200: StreamStatus, ...errors } } },
+      async (request, reply) => noStore(reply).send(await management.setStatus(who(request), request.body, auditOf(request))),
+    );
+    routes.post(
+      ssfPaths.addSubject,
+      {
+        schema: {
+          summary: 'Add a subject: iss_sub with this issuer and an account id, or opaque with a token family id (SSF 1.0 section 8.1.3.2)',
+          tags,
+          security,
+          body: addSubjectRequest(options.issuer),
+          response: { 200: z.object({}).describe('Added (or already there)'), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await management.addSubject(who(request), request.body, auditOf(request));
+        return noStore(reply).code(200).send({});
+      },
+    );
+    routes.post(
+      ssfPaths.removeSubject,
+      { schema: { summary: 'Remove a subject (SSF 1.0 section 8.1.3.3)', tags, security, body: removeSubjectRequest(options.issuer), response: { ...noContent, ...errors } } },
+      async (request, reply) => {
+        await management.removeSubject(who(request), request.body, auditOf(request));
+        return noStore(reply).code(204).send();
+      },
+    );
+    routes.post(
+      ssfPaths.verification,
+      { schema: { summary: "Ask for a verification event carrying the receiver's state (SSF 1.0 section 8.1.4.2)", tags, security, body: VerificationRequest, response: { ...noContent, ...errors } } },
+      async (request, reply) => {
+        await management.verify(who(request), request.body, auditOf(request));
+        return noStore(reply).code(204).send();
+      },
+    );
+    routes.post(
+      ssfPaths.poll,
+      {
+        schema: {
+          summary: "Poll a stream's SETs, acknowledging those received (RFC 8936); unacknowledged SETs are answered again",
+          tags,
+          security,
+          querystring: StreamIdQuery,
+          body: PollRequest,
+          response: { 200: PollResponse, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const streamId = request.query.stream_id;
+        const stream = management.read(who(request), streamId);
+        if (stream.delivery.method !== deliveryMethods.poll) throw new SsfStreamNotFound();
+        // A stream just made is in the directory a moment before delivery has read it from the log.
+        let worker = transmitter.workerOf(who(request), streamId);
+        for (let waited = 0; !worker && waited < 5_000; waited += 20) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          worker = transmitter.workerOf(who(request), streamId);
+        }
+        if (!worker) throw new SsfStreamNotFound();
+        const { maxEvents = 100, returnImmediately = false, ack = [], setErrs = {} } = request.body;
+        // A client that goes away ends its long poll at once.
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        const answer = await worker.poll({ maxEvents, ack, setErrs: Object.keys(setErrs), waitMs: returnImmediately ? 0 : options.pollWaitMs }, gone.signal);
+        return noStore(reply).send(answer);
+      },
+    );
+  });
+}
+
+function auditOf(request: FastifyRequest): RequestAudit {
+  return { requestId: String(request.id), sourceAddress: request.ip };
+}
+
+function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store');
+}

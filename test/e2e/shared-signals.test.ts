@@ -1,0 +1,340 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { generate } from 'selfsigned';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+
+/**
+ * The Shared Signals transmitter end to end, against an independent receiver written in Python
+ * (test/e2e/ssf-receiver/receiver.py: http.server over TLS, PyJWT and PyJWKClient, no Tessera
+ * code), which verifies every SET it gets: signature against the JWKS, typ, iss, aud, jti
+ * uniqueness and the CAEP event's shape, pushed (RFC 8935) and polled (RFC 8936). Tessera runs as
+ * `tessera start`; the receiver token comes from the CLI, streams are made with HTTPS requests.
+ * Skips loudly without python3 and PyJWT with its crypto extra; .ci/run installs them.
+ */
+const script = resolve(import.meta.dirname, 'ssf-receiver', 'receiver.py');
+const pyjwt = spawnSync('python3', ['-c', 'import jwt, cryptography'], { stdio: 'ignore' }).status === 0;
+if (!pyjwt) console.warn(`\n${'!'.repeat(78)}\n!! SKIPPING Shared Signals e2e: python3 with "pyjwt[crypto]" is not installed (pip install "pyjwt[crypto]"). SETs are NOT checked by an independent receiver in this run.\n${'!'.repeat(78)}\n`);
+
+interface Receipt {
+  readonly ok: boolean;
+  readonly error?: string;
+  readonly jti?: string;
+  readonly txn?: string;
+  readonly type?: string;
+  readonly duplicate: boolean;
+  readonly sub_id?: { format: string; id?: string; session?: { id: string }; user?: { sub: string } };
+  readonly event?: Record<string, unknown>;
+}
+
+const SESSION_REVOKED = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
+
+describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independent Python receiver', () => {
+  let work = '';
+  let dataDir = '';
+  let certFile = '';
+  let keyFile = '';
+  let port = 0;
+  let publicUrl = '';
+  let tessera: TesseraProcess;
+  let env: Record<string, string>;
+  let account: Credentials;
+  let receiverToken = '';
+  const receivers: ChildProcess[] = [];
+  const blackHoles: { server: Server; sockets: Set<Socket> }[] = [];
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'tessera-ssf-e2e-'));
+    dataDir = join(work, 'data');
+    certFile = join(dataDir, 'tls', 'self-signed.crt');
+    keyFile = join(dataDir, 'tls', 'self-signed.key');
+    // One certificate for Tessera's listener and the receivers': Tessera trusts it as a private CA (NODE_EXTRA_CA_CERTS).
+    mkdirSync(join(dataDir, 'tls'), { recursive: true, mode: 0o700 });
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      curve: 'P-256',
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+    });
+    writeFileSync(keyFile, pems.private, { mode: 0o600 });
+    writeFileSync(certFile, pems.cert);
+    port = await freePort();
+    publicUrl = `https://localhost:${port}`;
+    env = { TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: publicUrl, NODE_EXTRA_CA_CERTS: certFile, TESSERA_SSF_PUSH_TIMEOUT: '2', TESSERA_SSF_POLL_WAIT: '2' };
+    tessera = await startTessera(env, { dataDir, keepData: true });
+    account = await tessera.createAccount();
+    receiverToken = JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'Python receiver', '--json'])).stdout).token as string;
+    await until(async () => (await streamsRequest('GET', '/ssf/streams')).status === 200, 'the receiver token to be accepted');
+  });
+  afterAll(async () => {
+    for (const child of receivers) child.kill('SIGKILL');
+    for (const { server, sockets } of blackHoles) {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    }
+    await tessera?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const streamsRequest = (method: string, path: string, body?: unknown) =>
+    tessera.request(path, {
+      method,
+      headers: { authorization: `Bearer ${receiverToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  async function pushStream(endpoint: string): Promise<{ streamId: string; aud: string }> {
+    const created = await streamsRequest('POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: endpoint, authorization_header: 'Bearer receiver-own-secret' } });
+    expect(created.status).toBe(201);
+    const { stream_id: streamId, aud } = created.json() as { stream_id: string; aud: string };
+    expect((await streamsRequest('POST', '/ssf/subjects/add', { stream_id: streamId, subject: { format: 'iss_sub', iss: publicUrl, sub: account.account_id } })).status).toBe(200);
+    return { streamId, aud };
+  }
+
+  /** The Python push receiver on `receiverPort`, recording to `record`; resolves once it listens. */
+  async function startPushReceiver(receiverPort: number, record: string, audience: string, delayMs = 0): Promise<ChildProcess> {
+    const child = spawn(
+      'python3',
+      [script, 'push', '--port', String(receiverPort), '--cert', certFile, '--key', keyFile, '--jwks', `${publicUrl}/.well-known/jwks.json`, '--ca', certFile, '--issuer', publicUrl, '--audience', audience, '--record', record, '--delay-ms', String(delayMs)],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    receivers.push(child);
+    let output = '';
+    await new Promise<void>((resolveListening, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('listening')) resolveListening();
+      });
+      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.once('exit', (code) => reject(new Error(`receiver.py exited (${code}): ${output}`)));
+    });
+    return child;
+  }
+
+  const receipts = (record: string): Receipt[] => (existsSync(record) ? readFileSync(record, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Receipt) : []);
+  const sessionsIn = (record: string) => new Set(receipts(record).filter((receipt) => receipt.type === SESSION_REVOKED).map((receipt) => receipt.sub_id!.session!.id));
+
+  /** A family of the account, revoked with revoke-oauth-token: its id is the SET's session subject. */
+  async function revokeFamily(): Promise<string> {
+    const pair = await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
+    expect(pair.status).toBe(200);
+    const refreshToken = (pair.json() as { refresh_token: string }).refresh_token;
+    expect((await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: refreshToken })).status).toBe(200);
+    return refreshToken.slice('tsr_'.length).split('.')[0]!;
+  }
+
+  /** Every SET verified; each event (txn) under one jti, and no jti shared by two events. */
+  function expectVerifiedAndDeduplicable(record: string): void {
+    const all = receipts(record);
+    expect(all.filter((receipt) => !receipt.ok)).toEqual([]);
+    const jtiByTxn = new Map<string, Set<string>>();
+    for (const receipt of all) jtiByTxn.set(receipt.txn!, new Set([...(jtiByTxn.get(receipt.txn!) ?? []), receipt.jti!]));
+    for (const [txn, jtis] of jtiByTxn) expect(jtis.size, `txn ${txn}`).toBe(1);
+    expect(new Set([...jtiByTxn.values()].map((jtis) => [...jtis][0])).size).toBe(jtiByTxn.size);
+    // A duplicate is flagged only for a jti seen before: the receiver deduplicates by jti.
+    for (const receipt of all.filter((r) => r.duplicate)) expect(all.some((r) => r !== receipt && r.jti === receipt.jti)).toBe(true);
+  }
+
+  it('pushes CAEP SETs that the receiver verifies: session-revoked, credential-change, token-claims-change, and the verification event with its state', async () => {
+    const receiverPort = await freePort();
+    const record = join(work, 'push.jsonl');
+    const endpoint = `https://localhost:${receiverPort}/events`;
+    const { streamId, aud } = await pushStream(endpoint);
+    expect(aud).toBe(endpoint);
+    await startPushReceiver(receiverPort, record, aud);
+    const family = await revokeFamily();
+    await tessera.tessera(['accounts', 'set-permissions', '--account', account.account_id, '--permission', 'transaction:charge', '--permission', 'transaction:refund']);
+    await tessera.tessera(['accounts', 'rotate-key', '--account', account.account_id, '--json']).then(({ stdout }) => {
+      account = { ...account, transaction_key: (JSON.parse(stdout) as { transaction_key: string }).transaction_key, api_login_id: (JSON.parse(stdout) as { api_login_id: string }).api_login_id };
+    });
+    // The server follows the log: the new key works within a poll (each miss is one of the credential's 10 failures).
+    await until(async () => (await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).status === 200, 'the rotated key', 1_500);
+    expect((await streamsRequest('POST', '/ssf/verify', { stream_id: streamId, state: 'state-from-python' })).status).toBe(204);
+    await until(() => receipts(record).length >= 4, 'four SETs');
+    expectVerifiedAndDeduplicable(record);
+    const byType = Object.fromEntries(receipts(record).map((receipt) => [receipt.type, receipt]));
+    expect(byType[SESSION_REVOKED]!.sub_id).toMatchObject({ format: 'complex', user: { sub: account.account_id }, session: { id: family } });
+    expect(byType['https://schemas.openid.net/secevent/caep/event-type/token-claims-change']!.event).toMatchObject({ claims: { scope: 'transaction:charge transaction:refund' } });
+    expect(byType['https://schemas.openid.net/secevent/caep/event-type/credential-change']!.event).toMatchObject({ credential_type: 'api-key', change_type: 'revoke' });
+    expect(byType['https://schemas.openid.net/secevent/ssf/event-type/verification']!.event).toEqual({ state: 'state-from-python' });
+    const metrics = (await tessera.adminRequest('/metrics')).text;
+    expect(metrics).toMatch(new RegExp(`^tessera_ssf_delivered_total\\{stream_id="${streamId}"\\} [1-9]`, 'm'));
+    expect(metrics).toMatch(new RegExp(`^tessera_ssf_pending_sets\\{stream_id="${streamId}"\\} 0$`, 'm'));
+  });
+
+  it('delivers a polled stream: the Python poller verifies each SET and acknowledges it', async () => {
+    const created = await streamsRequest('POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } });
+    const { stream_id: streamId, aud, delivery } = created.json() as { stream_id: string; aud: string; delivery: { endpoint_url: string } };
+    await streamsRequest('POST', '/ssf/subjects/add', { stream_id: streamId, subject: { format: 'iss_sub', iss: publicUrl, sub: account.account_id } });
+    const families = [await revokeFamily(), await revokeFamily(), await revokeFamily()];
+    const tokenFile = join(work, 'poll-token');
+    writeFileSync(tokenFile, receiverToken, { mode: 0o600 });
+    const record = join(work, 'poll.jsonl');
+    const run = spawnSync(
+      'python3',
+      [script, 'poll', '--poll-url', delivery.endpoint_url, '--token-file', tokenFile, '--jwks', `${publicUrl}/.well-known/jwks.json`, '--ca', certFile, '--issuer', publicUrl, '--audience', aud, '--record', record, '--expect', '3', '--timeout', '30'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expectVerifiedAndDeduplicable(record);
+    expect(sessionsIn(record)).toEqual(new Set(families));
+    // Acknowledged: nothing is left to poll.
+    const left = await tessera.request(`/ssf/poll?stream_id=${streamId}`, { method: 'POST', headers: { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' }, body: '{"returnImmediately":true}' });
+    expect(left.json()).toEqual({ sets: {}, moreAvailable: false });
+  });
+
+  it('loses nothing while the receiver is down for 30 s: every SET arrives once it is back, duplicates under the same jti', async () => {
+    const receiverPort = await freePort();
+    const record = join(work, 'outage.jsonl');
+    const { aud } = await pushStream(`https://localhost:${receiverPort}/events`);
+    const receiver = await startPushReceiver(receiverPort, record, aud);
+    const revoked = [await revokeFamily()];
+    await until(() => sessionsIn(record).size === 1, 'the first SET');
+    receiver.kill('SIGKILL');
+    const downAt = Date.now();
+    while (Date.now() - downAt < 30_000) {
+      revoked.push(await revokeFamily());
+      await new Promise((resolveWait) => setTimeout(resolveWait, 3_000));
+    }
+    await startPushReceiver(receiverPort, record, aud);
+    revoked.push(await revokeFamily());
+    await until(() => sessionsIn(record).size === revoked.length, `all ${revoked.length} SETs`, 60_000);
+    expect(sessionsIn(record)).toEqual(new Set(revoked));
+    expectVerifiedAndDeduplicable(record);
+  }, 120_000);
+
+  it('keeps delivering a stream while another stream\'s receiver accepts connections and never answers', async () => {
+    const blackHolePort = await freePort();
+    const sockets = new Set<Socket>();
+    // Accepts every connection and never says a word: no TLS handshake, no answer.
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolveListening) => server.listen(blackHolePort, '127.0.0.1', resolveListening));
+    blackHoles.push({ server, sockets });
+    const hung = await pushStream(`https://localhost:${blackHolePort}/events`);
+    const receiverPort = await freePort();
+    const record = join(work, 'isolation.jsonl');
+    const { aud } = await pushStream(`https://localhost:${receiverPort}/events`);
+    await startPushReceiver(receiverPort, record, aud);
+    const started = Date.now();
+    const revoked: string[] = [];
+    for (let index = 0; index < 5; index += 1) revoked.push(await revokeFamily());
+    await until(() => [...revoked].every((family) => sessionsIn(record).has(family)), 'the healthy stream\'s SETs', 10_000);
+    // The black hole holds its SETs: it is hanging all the while (a push waits TESSERA_SSF_PUSH_TIMEOUT=2 s).
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(sockets.size).toBeGreaterThan(0);
+    const metrics = (await tessera.adminRequest('/metrics')).text;
+    expect(Number(new RegExp(`^tessera_ssf_pending_sets\\{stream_id="${hung.streamId}"\\} (\\d+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThanOrEqual(5);
+    expectVerifiedAndDeduplicable(record);
+  }, 60_000);
+
+  it('loses nothing when the transmitter is killed (-9) mid-delivery and restarted: every SET arrives, duplicates under the same jti', async () => {
+    const receiverPort = await freePort();
+    const record = join(work, 'crash.jsonl');
+    const { aud } = await pushStream(`https://localhost:${receiverPort}/events`);
+    // A slow receiver (40 ms a SET), so the kill finds SETs read, pushed and unacknowledged.
+    await startPushReceiver(receiverPort, record, aud, 40);
+    const revoked: string[] = [];
+    for (let index = 0; index < 40; index += 1) revoked.push(await revokeFamily());
+    await until(() => sessionsIn(record).size >= 5, 'some SETs before the kill');
+    expect(sessionsIn(record).size).toBeLessThan(revoked.length);
+    tessera.signal('SIGKILL');
+    await tessera.exited;
+    tessera = await startTessera(env, { dataDir, keepData: true });
+    await until(() => sessionsIn(record).size === revoked.length, `all ${revoked.length} SETs after the restart`, 60_000);
+    expect(sessionsIn(record)).toEqual(new Set(revoked));
+    expectVerifiedAndDeduplicable(record);
+  }, 120_000);
+});
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 150));
+  }
+}
+
+describe('TESSERA_SSF_ALLOW_HTTP_PUSH', () => {
+  it('=true lets a stream push to an http endpoint, and is named in the development-only warning at start', async () => {
+    const tessera = await startTessera({ TESSERA_SSF_ALLOW_HTTP_PUSH: 'true' });
+    try {
+      const warning = tessera
+        .logs()
+        .split('\n')
+        .find((line) => line.includes('development-only defaults in use'));
+      expect(warning).toContain('TESSERA_SSF_ALLOW_HTTP_PUSH=true');
+      const token = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'dev', '--json'])).stdout) as { token: string }).token;
+      const create = () =>
+        tessera.request('/ssf/streams', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://127.0.0.1:9/events' } }),
+        });
+      await until(async () => (await create()).status !== 401, 'the receiver token to be accepted');
+      expect((await create()).status).toBe(201);
+    } finally {
+      await tessera.stop();
+    }
+  });
+
+  it('unset, the warning does not name it and an http endpoint is refused (400)', async () => {
+    const tessera = await startTessera();
+    try {
+      expect(tessera.logs()).not.toContain('TESSERA_SSF_ALLOW_HTTP_PUSH');
+      const token = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'prod', '--json'])).stdout) as { token: string }).token;
+      const create = () =>
+        tessera.request('/ssf/streams', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://127.0.0.1:9/events' } }),
+        });
+      await until(async () => (await create()).status !== 401, 'the receiver token to be accepted');
+      expect((await create()).status).toBe(400);
+    } finally {
+      await tessera.stop();
+    }
+  });
+});
+
+describe('in the split topology', () => {
+  it('tessera issuer serves the transmitter: its metadata, stream management for a receiver token, and the receivers\' admin routes', async () => {
+    const issuer = await startTessera({}, { command: 'issuer' });
+    try {
+      const metadata = await issuer.request('/.well-known/ssf-configuration');
+      expect(metadata.status).toBe(200);
+      expect(metadata.json()).toMatchObject({ issuer: expect.stringMatching(/^https:\/\//), default_subjects: 'NONE' });
+      const token = (JSON.parse((await issuer.tessera(['ssf-receivers', 'create', '--name', 'split', '--json'])).stdout) as { token: string }).token;
+      await until(async () => (await issuer.request('/ssf/streams', { headers: { authorization: `Bearer ${token}` } })).status === 200, 'the receiver token to be accepted');
+      expect((await issuer.adminRequest('/admin/v1/ssf/receivers')).status).toBe(401);
+    } finally {
+      await issuer.stop();
+    }
+  });
+});
+
+describe('tessera ssf-receivers', () => {
+  it('create --json prints exactly receiver_id and token; list never shows the token; revoke makes the server refuse it; an unknown id exits 3, a blank name 2', async () => {
+    const tessera = await startTessera();
+    try {
+      const created = JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'Partner API', '--json'])).stdout) as Record<string, string>;
+      expect(Object.keys(created).sort()).toEqual(['receiver_id', 'token']);
+      const streams = () => tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${created.token}` } });
+      await until(async () => (await streams()).status === 200, 'the receiver token to be accepted');
+      const listed = await tessera.tessera(['ssf-receivers', 'list', '--json']);
+      expect(JSON.parse(listed.stdout)).toEqual([{ receiver_id: created.receiver_id, name: 'Partner API', created: expect.stringMatching(/^\d{4}-/), revoked: null }]);
+      expect(listed.stdout).not.toContain(created.token!);
+      await tessera.tessera(['ssf-receivers', 'revoke', '--id', created.receiver_id!]);
+      await until(async () => (await streams()).status === 401, 'the revoked token to be refused');
+      await expect(tessera.tessera(['ssf-receivers', 'revoke', '--id', 'no-such-receiver'])).rejects.toMatchObject({ code: 3 });
+      await expect(tessera.tessera(['ssf-receivers', 'create', '--name', ' '])).rejects.toMatchObject({ code: 2 });
+    } finally {
+      await tessera.stop();
+    }
+  });
+});
