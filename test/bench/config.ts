@@ -49,6 +49,8 @@ export interface BenchConfig {
   readonly soakWarmupSeconds: number;
   /** Offered rate of the soak's mixed load (req/s over all operations). */
   readonly soakRate: number;
+  /** The long-log part: events, the largest account's families and how many of them are live, accounts. */
+  readonly scale: { readonly events: number; readonly bigFamilies: number; readonly liveFamilies: number; readonly accounts: number };
 }
 
 /** `npm run bench -- soak` soaks for the issue's 5 minutes; the full run for 60 s, to stay near 10 minutes in all. */
@@ -71,5 +73,11 @@ export function readConfig(): BenchConfig {
     soakSeconds: positive('BENCH_SOAK_SECONDS', soakDefaultSeconds(), { max: 24 * 3600 }),
     soakWarmupSeconds: positive('BENCH_SOAK_WARMUP_SECONDS', 20, { max: 3600 }),
     soakRate: positive('BENCH_SOAK_RATE', 1000, { max: 100_000 }),
+    scale: {
+      events: positive('BENCH_SCALE_EVENTS', 2_000_000, { integer: true, max: 50_000_000 }),
+      bigFamilies: positive('BENCH_SCALE_BIG_FAMILIES', 600_000, { integer: true, max: 10_000_000 }),
+      liveFamilies: positive('BENCH_SCALE_LIVE_FAMILIES', 10_000, { integer: true, max: 1_000_000 }),
+      accounts: positive('BENCH_SCALE_ACCOUNTS', 5_000, { integer: true, max: 1_000_000 }),
+    },
   };
 }

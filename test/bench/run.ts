@@ -11,6 +11,7 @@
  * `npm run bench -- audit` runs only the audit index part; `-- soak` only the soak (5 minutes
  * by default); `-- http` only the HTTP parts and the floor (no Kafka, projection, audit, soak);
  * `-- ssf` only the Shared Signals transmitter (revoke → SET received, and 100 streams × 1,000).
+ * `-- scale` only the long-log part (a 2 M-event log grown live, admin work beside issuance).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -29,15 +30,16 @@ import { RefreshPool } from './refresh-pool.js';
 import { atLeast, atMost, describeLoad, formatTable, writeJson, type Row } from './report.js';
 import { describePropagation, measureRevocationPropagation, propagationParallel, type PropagationResult } from './revocation-propagation.js';
 import { describeSharedSignals, measureSharedSignals, sharedSignalsRows, type SharedSignalsResult } from './shared-signals.js';
+import { describeScale, measureScale, scaleRows, type ScaleResult } from './scale.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
 import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIssueRefreshTokens, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http', 'ssf'] as const;
+const known = ['audit', 'soak', 'http', 'ssf', 'scale'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -150,6 +152,7 @@ interface Results extends HttpResults {
   propagation?: PropagationResult;
   audit: AuditIndexResult;
   sharedSignals: SharedSignalsResult;
+  scale: ScaleResult;
 }
 
 async function startPinnedTessera(): Promise<TesseraTarget> {
@@ -317,6 +320,11 @@ async function main(): Promise<void> {
   try {
     if (part === 'all' || part === 'http') await measureHttp(results);
     if (part === 'all' || part === 'soak') results.soak = await measureSoak();
+    if (part === 'all' || part === 'scale') {
+      noteLoad('scale');
+      results.scale = await measureScale({ ...config.scale, seconds: config.seconds * 2, warmupSeconds: config.warmupSeconds, connections: config.connections, ...(serverCpus !== undefined ? { cpuList: serverCpus } : {}) });
+      progress(describeScale(results.scale));
+    }
   } finally {
     // The parts below (broker, verifiers, projection, audit) run unpinned, as they always have.
     pinBenchProcess(pinning, pinning.allCpus);
@@ -616,6 +624,10 @@ function report(results: Partial<Results>, started: Date): void {
   if (results.sharedSignals) {
     lines.push(describeSharedSignals(results.sharedSignals));
     rows.push(...sharedSignalsRows(results.sharedSignals));
+  }
+  if (results.scale) {
+    lines.push(describeScale(results.scale));
+    rows.push(...scaleRows(results.scale));
   }
   process.stdout.write([...header(started), ...lines, '', formatTable(rows), ''].join('\n'));
   if (config.output) {

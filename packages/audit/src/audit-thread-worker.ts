@@ -9,6 +9,7 @@ import { openEventStore } from '@tessera/event-store-factory';
 import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
 import type { AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import { followIntoIndex, type IndexFollower } from './index-follower.js';
+import { runInBackground } from './thread-priority.js';
 
 const port = parentPort;
 if (port === null) throw new Error('audit-thread-worker.ts runs as a worker thread');
@@ -16,6 +17,10 @@ if (port === null) throw new Error('audit-thread-worker.ts runs as a worker thre
 const data = workerData as AuditThreadData;
 const send = (reply: AuditReply) => port.postMessage(reply);
 const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}) => send({ log: { level, message, fields } });
+
+// Audit work takes the CPU token requests leave: on a shared core, an index catching up or a long
+// query must not stretch a get-oauth-token's latency.
+const backgroundThread = runInBackground();
 
 const index = AuditIndex.open(data.file);
 if (index.rebuilt) log('warn', 'the audit index was unreadable or of another version: rebuilding it from the event log', { file: data.file });
@@ -57,7 +62,7 @@ async function follow(): Promise<void> {
   follower = followIntoIndex(store, index, { onError: fail });
   await follower.caughtUp;
   publish({ caughtUp: true, position: index.position() });
-  log('info', 'audit index caught up with the event log', { position: index.position()?.toString(), seconds: (performance.now() - started) / 1000 });
+  log('info', 'audit index caught up with the event log', { position: index.position()?.toString(), seconds: (performance.now() - started) / 1000, background_thread: backgroundThread ?? null });
 }
 follow().catch(fail);
 
