@@ -1,18 +1,37 @@
 /**
- * Child process: the ceiling for a protected route — a bare fastify 5 POST route with no auth,
- * no logger and no schema, answering a body shaped like Tessera's charge acknowledgement. Same
- * transport as Tessera: HTTPS on 127.0.0.1 with the same certificate and key. Prints its port.
+ * Child process: the ceiling for a protected route — a bare fastify 5 POST route with no auth and
+ * no schema, answering a body shaped like Tessera's charge acknowledgement. Same transport as
+ * Tessera: HTTPS on 127.0.0.1 with the same certificate and key. Prints its port.
  *
- * env: BENCH_TLS_CERT, BENCH_TLS_KEY (PEM files).
+ * With BENCH_FASTIFY_ACCESS_LOG (a file), it also writes one pino access line per request, as
+ * Tessera writes for each token operation: the same fields, from an onResponse hook, fastify's own
+ * request lines off, through pino's default (synchronous) destination on that file.
+ *
+ * env: BENCH_TLS_CERT, BENCH_TLS_KEY (PEM files), BENCH_FASTIFY_ACCESS_LOG (optional).
  */
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
+import pino from 'pino';
 
-const app = Fastify({
-  https: { cert: readFileSync(process.env.BENCH_TLS_CERT ?? ''), key: readFileSync(process.env.BENCH_TLS_KEY ?? '') },
-  logger: false,
-});
+const https = { cert: readFileSync(process.env.BENCH_TLS_CERT ?? ''), key: readFileSync(process.env.BENCH_TLS_KEY ?? '') };
+const accessLogFile = process.env.BENCH_FASTIFY_ACCESS_LOG;
+const app = Fastify({ https, logger: false, disableRequestLogging: true });
+if (accessLogFile) {
+  const accessLog = pino({ level: 'info' }, pino.destination({ dest: accessLogFile, sync: true }));
+  app.addHook('onResponse', (request, reply, done) => {
+    accessLog.info(
+      {
+        reqId: request.id,
+        req: { method: request.method, url: request.url.split('?')[0], id: request.id, remoteAddress: request.ip },
+        res: { statusCode: reply.statusCode },
+        responseTime: reply.elapsedTime,
+      },
+      'request completed',
+    );
+    done();
+  });
+}
 app.post('/v5/Transaction/charge', async () => ({
   accepted: true,
   account_id: 'acc_bench',

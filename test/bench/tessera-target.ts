@@ -21,7 +21,8 @@ export interface TesseraTarget {
   stop(): Promise<void>;
 }
 
-export async function startTesseraTarget(options: { cpuList?: string; nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<TesseraTarget> {
+/** `command`: `start` (the all-in-one, default) or `issuer` (the split topology's issuer alone). */
+export async function startTesseraTarget(options: { cpuList?: string; nodeArgs?: string[]; env?: Record<string, string>; command?: 'start' | 'issuer' } = {}): Promise<TesseraTarget> {
   // Tessera's default level: every token operation writes its access line, as in production.
   // The lines go to a file in the data folder, not through a pipe into this process's heap,
   // so logging costs the server and not the load generator.
@@ -34,6 +35,7 @@ export async function startTesseraTarget(options: { cpuList?: string; nodeArgs?:
       logFile: join(dataDir, 'tessera.log'),
       ...(options.cpuList !== undefined ? { cpuList: options.cpuList } : {}),
       ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
+      ...(options.command ? { command: options.command } : {}),
     },
   );
   const forget = onCleanup(() => {
