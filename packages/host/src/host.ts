@@ -1,4 +1,4 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Role, TesseraConfig } from '@tessera/config';
 import type { EventStore } from '@tessera/event-store';
 import { openEventStore } from '@tessera/event-store-factory';
@@ -38,7 +38,7 @@ export interface HostOptions {
   /** Default the machine's time. */
   readonly clock?: Clock;
   /** Where JSON log lines go (default stdout). Tests capture it to prove no secret is logged. */
-  readonly logStream?: NodeJS.WritableStream;
+  readonly logStream?: DestinationStream;
   /** Default: the store TESSERA_EVENT_STORE names. Tests hand in one whose subscriptions they control. */
   readonly openEventStore?: (config: TesseraConfig) => Promise<EventStore>;
   /** After a fatal failure has been logged and the process closed; default: exit with status 1. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { loggerOptions, type Metrics, type Readiness } from '@tessera/host';
 import { answerClientError, installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
@@ -26,7 +26,7 @@ export type RouteRegistrar = (app: FastifyInstance, listener: Listener) => Promi
 export interface AppParts {
   readonly tls?: { cert: string; key: string };
   readonly logLevel: string;
-  readonly logStream?: NodeJS.WritableStream | undefined;
+  readonly logStream?: DestinationStream | undefined;
   readonly readiness: Readiness;
   readonly metrics: Metrics;
   /** Each service's routes, registered in order. */
