@@ -3,3 +3,4 @@ export { LogHashingKeyRefusal, type LogHashingKeyRefusalCode } from './log-hashi
 export { SecretHashingKeyring } from './secret-hashing-keyring.js';
 export { rotateHashingKey, type HashingKeyRotation } from './rotate-hashing-key.js';
 export { retiredKeyUse, type RetiredKeyUse } from './retired-key-use.js';
+export { SecretsByHash } from './secrets-by-hash.js';
