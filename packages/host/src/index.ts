@@ -5,5 +5,6 @@ export { createMetrics, instrumentEventStore, registerCounter, registerGauges, t
 export { createReadiness, type Readiness } from './readiness.js';
 export { loggerOptions, redactedPaths } from './logger.js';
 export { ownerOnlyDataFolder } from './data-folder.js';
+export { replaceFileDurably } from './durable-file.js';
 export { StartFailure } from './start-failure.js';
 export { ManualClock, Retry, epochSeconds, systemClock, type Clock } from '@tessera/timing';

@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ownerOnlyDataFolder } from '@tessera/host';
+import { ownerOnlyDataFolder, replaceFileDurably } from '@tessera/host';
 import { systemClock, type Clock } from '@tessera/timing';
 
 /** Where the relay has got to: every event at or before this position has been acknowledged by the feed. */
@@ -64,23 +64,7 @@ export function createFileCheckpoint(file: string, clock: Clock = systemClock): 
         ownerOnlyDataFolder(folder);
         folderChecked = true;
       }
-      const temp = `${file}.${process.pid}.tmp`;
-      const handle = await open(temp, 'w', 0o600);
-      try {
-        // A temporary file a crash left keeps its mode through open(): the rename would carry it over.
-        await handle.chmod(0o600);
-        await handle.writeFile(`${JSON.stringify({ position: position.toString(), savedAt: new Date(clock.now()).toISOString() })}\n`);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
-      const folderHandle = await open(folder, 'r');
-      try {
-        await folderHandle.sync();
-      } finally {
-        await folderHandle.close();
-      }
+      await replaceFileDurably(file, `${JSON.stringify({ position: position.toString(), savedAt: new Date(clock.now()).toISOString() })}\n`);
     },
   };
 }

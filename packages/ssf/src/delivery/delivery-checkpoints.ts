@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { replaceFileDurably } from '@tessera/host';
 
 /**
  * Where each stream's delivery has got to: every SET of an event at or before its position was
@@ -34,21 +35,7 @@ export function createFileCheckpoints(file: string, onSaveError: (error: unknown
     const folder = dirname(file);
     await mkdir(folder, { recursive: true });
     const text = `${JSON.stringify({ streams: Object.fromEntries([...positions].map(([id, position]) => [id, position.toString()])) })}\n`;
-    const temp = `${file}.${process.pid}.tmp`;
-    const handle = await open(temp, 'w', 0o600);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-    const folderHandle = await open(folder, 'r');
-    try {
-      await folderHandle.sync();
-    } finally {
-      await folderHandle.close();
-    }
+    await replaceFileDurably(file, text);
   }
 
   async function saveWhileDirty(): Promise<void> {
