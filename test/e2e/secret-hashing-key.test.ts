@@ -125,8 +125,11 @@ describe('a command pointed at a log with a data folder that is not the log\'s',
     expect(await headOf(join(server.dataDir, 'events.db'))).toBe(head);
   });
 
-  it('admin-tokens revoke appends too: with that folder it is refused the same way', async () => {
-    const answer = await runCli(['admin-tokens', 'revoke', '--id', 'no-such-token'], { TESSERA_DATA_DIR: join(scratch, 'own-key'), TESSERA_EVENT_STORE: logOf(server) });
+  it.each([
+    ['admin-tokens', 'revoke', '--id', 'no-such-token'],
+    ['ssf-receivers', 'revoke', '--id', 'no-such-receiver'],
+  ])('%s %s appends too: with that folder it is refused the same way', async (...args) => {
+    const answer = await runCli(args, { TESSERA_DATA_DIR: join(scratch, 'own-key'), TESSERA_EVENT_STORE: logOf(server) });
     expect(answer.code).toBe(2);
     expect(lines(answer.stderr)).toHaveLength(1);
   });

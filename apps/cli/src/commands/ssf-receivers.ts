@@ -55,6 +55,7 @@ export async function runSsfReceivers(command: CommandContext, argv: string[]): 
       case 'revoke': {
         const id = values.id;
         if (!id) throw new CliError('--id is required');
+        // No hash is made, but it appends: its data folder's key is checked against the log's, as every writer's is.
         return await withExistingLog(command, async (store) => {
           const revoked = await createReceiverService({ store, now: () => epochSeconds(command.clock), actor: 'cli' }).revoke(id);
           print(
@@ -63,7 +64,7 @@ export async function runSsfReceivers(command: CommandContext, argv: string[]): 
             revoked.alreadyRevoked ? `receiver ${id} was already revoked (${iso(revoked.revokedAt)})` : `receiver ${id} revoked: its token is refused and its streams deliver nothing more`,
           );
           return 0;
-        });
+        }, { checkKey: true });
       }
       default:
         throw new CliError('ssf-receivers needs one of: create, list, revoke');
