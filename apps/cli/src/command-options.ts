@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { errorCode } from '@tessera/contracts';
 import { CliError } from './cli-error.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -38,8 +39,7 @@ export function parseCommandOptions<T extends Options>(args: string[], options: 
   try {
     return parseArgs({ args: joined, options, strict: true, allowPositionals: false });
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) throw new CliError((error as Error).message);
+    if (error instanceof Error && errorCode(error)?.startsWith('ERR_PARSE_ARGS_')) throw new CliError(error.message);
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { adminScopes, adminTokenEventTypes, streams, type AdminScope, type EventMetadata } from '@tessera/contracts';
+import { adminScopes, adminTokenEventTypes, isOneOf, streams, type AdminScope, type EventMetadata } from '@tessera/contracts';
 import { adminTokenDecider, unsafeNameCharacter, type AdminTokenCommand } from '@tessera/domain';
 import { handleCommand, readAllOf, type CommandStore, type EventStore } from '@tessera/event-store';
 import { newAdminToken, newAdminTokenId, type SecretHasher } from '@tessera/tokens';
@@ -126,12 +126,14 @@ function validLifetime(seconds: number): number {
 
 function validScopes(scopes: readonly string[]): AdminScope[] {
   if (scopes.length === 0) throw new InvalidAdminTokenInput('scope', `an admin token needs at least one scope: ${adminScopes.join(', ')}`);
+  const valid = new Set<AdminScope>();
   for (const scope of scopes) {
     if (!isAdminScope(scope)) throw new InvalidAdminTokenInput('scope', `unknown scope "${scope}"; one of: ${adminScopes.join(', ')}`);
+    valid.add(scope);
   }
-  return [...new Set(scopes as AdminScope[])];
+  return [...valid];
 }
 
 export function isAdminScope(scope: string): scope is AdminScope {
-  return (adminScopes as readonly string[]).includes(scope);
+  return isOneOf(adminScopes, scope);
 }

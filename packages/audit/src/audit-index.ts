@@ -505,6 +505,7 @@ export class AuditIndex {
         }
         const last = page[page.length - 1];
         const more = grants.length > limit && last !== undefined ? { lastExpiresAt: Number(last[1]), grantId: last[0] } : undefined;
+        // Cast: the index's own JSON of an AccessEvent (written above); an index of another version is rebuilt, never read.
         return { ...accessAt(access.map((json) => JSON.parse(json) as AccessEvent), at), logPosition, more };
       })(),
     );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TesseraEvent, type TesseraEventType } from '@tessera/contracts';
+import { TesseraEvent, isOneOf, type TesseraEventType } from '@tessera/contracts';
 import { maxIndexedPosition } from './audit-index-schema.js';
 
 /**
@@ -64,8 +64,8 @@ export function parseEventQuery(raw: RawParameters): EventQuery {
   };
   const typesGiven = raw.type === undefined ? [] : typeof raw.type === 'string' ? [raw.type] : raw.type;
   const types = typesGiven.map((type) => {
-    if (!eventTypes.includes(type as TesseraEventType)) throw new InvalidQuery('type', `unknown event type "${type}"; one of: ${eventTypes.join(', ')}`);
-    return type as TesseraEventType;
+    if (!isOneOf(eventTypes, type)) throw new InvalidQuery('type', `unknown event type "${type}"; one of: ${eventTypes.join(', ')}`);
+    return type;
   });
   const since = optionalInstant(value('since'), 'since');
   const until = optionalInstant(value('until'), 'until');

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@tessera/contracts';
+import { errorCode, type RecordedEvent } from '@tessera/contracts';
 import type { SubscribeOptions, Subscription } from '@tessera/event-store';
 import type { AuditIndex } from './audit-index.js';
 
@@ -160,6 +160,6 @@ export function followIntoIndex(
 }
 
 const busy = (error: unknown) => {
-  const code = (error as { code?: unknown }).code;
+  const code = errorCode(error);
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
 };

@@ -62,7 +62,7 @@ export async function postForm(transport: Transport, operation: TesseraOperation
 async function readJson(transport: Transport, operation: TesseraOperation, response: Response): Promise<unknown> {
   if (!response.ok) throw await errorFromResponse(transport, operation, response);
   try {
-    return (await response.json()) as unknown;
+    return await response.json();
   } catch (error) {
     // The body holds tokens: it is never quoted, not even in part.
     throw new TesseraError('ERR_UNEXPECTED_RESPONSE', `${operation}: the ${response.status} answer is not JSON`, {
@@ -108,13 +108,14 @@ async function readProblem(response: Response): Promise<ProblemSummary> {
     return {};
   }
   try {
-    const body = (await response.json()) as unknown;
+    const body = await response.json();
     if (typeof body !== 'object' || body === null) return {};
-    const field = (name: string) => {
-      const value = (body as Record<string, unknown>)[name];
-      return typeof value === 'string' ? value : undefined;
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    return {
+      type: text('type' in body ? body.type : undefined),
+      title: text('title' in body ? body.title : undefined),
+      detail: text('detail' in body ? body.detail : undefined),
     };
-    return { type: field('type'), title: field('title'), detail: field('detail') };
   } catch {
     return {};
   }
@@ -132,7 +133,7 @@ export function parseRetryAfter(value: string | null, now: number = systemTime()
 
 function describeFailure(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String((cause as { code: unknown }).code) : undefined;
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : undefined;
   if (code) return code;
   return error instanceof Error ? error.name : 'unknown failure';
 }

@@ -1,3 +1,5 @@
 export * from './events.js';
 export * from './http.js';
 export * from './claims.js';
+export * from './error-code.js';
+export * from './one-of.js';

@@ -10,7 +10,7 @@ import {
   type ReadPosition,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { TesseraEvent, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { TesseraEvent, isOneOf, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
 import { EventStoreUnavailable, ExpectedRevisionConflict, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
 
 /**
@@ -97,7 +97,7 @@ export function fromResolvedEvent(resolved: AnyResolved, types?: readonly Tesser
   const recorded = resolved.event;
   if (!recorded || resolved.link) return undefined;
   if (isSystemEvent(recorded.type, recorded.streamId)) return undefined;
-  if (types && types.length > 0 && !(types as readonly string[]).includes(recorded.type)) return undefined;
+  if (types && types.length > 0 && !isOneOf(types, recorded.type)) return undefined;
   if (!recorded.isJson) return undefined;
   const position = recorded.position?.commit ?? resolved.commitPosition;
   if (position === undefined) {
@@ -119,6 +119,7 @@ function toMetadata(metadata: unknown): EventMetadata {
   if (metadata === undefined || metadata === null || typeof metadata !== 'object' || Array.isArray(metadata) || metadata instanceof Uint8Array) {
     return {};
   }
+  // Cast: the log is written only through append(), which takes an EventMetadata.
   return metadata as EventMetadata;
 }
 
@@ -138,10 +139,11 @@ const esdbUnavailableTypes = new Set(['unavailable', 'deadline-exceeded', 'timeo
 export function translateEsdbError(error: unknown, context: { stream?: string; expected?: ExpectedRevision; operation: string }): unknown {
   if (error instanceof ExpectedRevisionConflict || error instanceof EventStoreUnavailable) return error;
   if (typeof error !== 'object' || error === null) return error;
-  const { type, code, message } = error as { type?: unknown; code?: unknown; message?: unknown };
+  const { type, code, message } = driverErrorFields(error);
   if (type === 'wrong-expected-version' && context.stream !== undefined && context.expected !== undefined) {
-    const actual = (error as { actualVersion?: CurrentRevision }).actualVersion;
-    return new ExpectedRevisionConflict(context.stream, context.expected, actual === undefined ? 'no_stream' : fromEsdbRevision(actual));
+    // The driver's CurrentRevision: a bigint, or its marker for a stream that does not exist.
+    const actual = 'actualVersion' in error ? error.actualVersion : undefined;
+    return new ExpectedRevisionConflict(context.stream, context.expected, typeof actual === 'bigint' ? actual : 'no_stream');
   }
   const unavailable =
     (typeof type === 'string' && esdbUnavailableTypes.has(type)) ||
@@ -173,7 +175,7 @@ const grpcCallLost = new Set([
 export function translateSubscriptionError(error: unknown): unknown {
   const translated = translateEsdbError(error, { operation: 'subscribe to $all' });
   if (translated instanceof EventStoreUnavailable || typeof error !== 'object' || error === null) return translated;
-  const { type, code, message } = error as { type?: unknown; code?: unknown; message?: unknown };
+  const { type, code, message } = driverErrorFields(error);
   const lost =
     type === 'cancelled' ||
     (typeof code === 'number' && grpcCallLost.has(code)) ||
@@ -183,5 +185,14 @@ export function translateSubscriptionError(error: unknown): unknown {
 }
 
 export function isStreamNotFound(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { type?: unknown }).type === 'stream-not-found';
+  return typeof error === 'object' && error !== null && 'type' in error && error.type === 'stream-not-found';
+}
+
+/** What a driver error is matched by, read by shape (see translateEsdbError); undefined where it has none. */
+function driverErrorFields(error: object): { readonly type: unknown; readonly code: unknown; readonly message: unknown } {
+  return {
+    type: 'type' in error ? error.type : undefined,
+    code: 'code' in error ? error.code : undefined,
+    message: 'message' in error ? error.message : undefined,
+  };
 }

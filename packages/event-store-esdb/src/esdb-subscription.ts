@@ -96,8 +96,10 @@ export function createEsdbSubscription(deps: EsdbSubscriptionDeps): Subscription
   caughtUp.finally(() => clearTimeout(fallback)).catch(() => undefined);
 
   const slices = new TimeSlices();
+  // The client's events, and the markers pushed above.
+  const items: AsyncIterable<AllStreamResolvedEvent | typeof caughtUpMarker> = stream;
   const loop = (async () => {
-    for await (const item of stream as AsyncIterable<AllStreamResolvedEvent | typeof caughtUpMarker>) {
+    for await (const item of items) {
       if (closed) return;
       if (item === caughtUpMarker) {
         if (!settled) markCaughtUp();

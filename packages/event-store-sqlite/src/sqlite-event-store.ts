@@ -275,7 +275,7 @@ export class SqliteEventStore implements EventStore {
         this.statements.head.get();
         return Promise.resolve();
       } catch (error) {
-        return Promise.reject(new EventStoreUnavailable(`reading the SQLite log failed: ${(error as Error).message}`, { cause: error }));
+        return Promise.reject(new EventStoreUnavailable(`reading the SQLite log failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
       }
     }
     const writer = this.ensureWriter();

@@ -55,7 +55,7 @@ export async function handleCommand<Command, State, Event extends TesseraEvent>(
   store: CommandStore,
   handling: CommandHandling<Command, State, Event>,
 ): Promise<CommandOutcome<State, Event>> {
-  const { stream, decider } = handling;
+  const { stream, decider, metadata } = handling;
   const retries = handling.onConflict?.retries ?? 0;
   for (let attempt = 0; ; attempt += 1) {
     const { state, revision } =
@@ -63,7 +63,7 @@ export async function handleCommand<Command, State, Event extends TesseraEvent>(
     const events = decider.decide(handling.command(state), state);
     if (events.length === 0) return { events, state, appended: undefined };
     handling.beforeAppend?.(events, state);
-    const metadataOf = typeof handling.metadata === 'function' ? handling.metadata : () => handling.metadata as EventMetadata;
+    const metadataOf = typeof metadata === 'function' ? metadata : () => metadata;
     try {
       const appended = await store.append(stream, events.map((event) => ({ event, metadata: metadataOf(event) })), { expectedRevision: revision });
       return { events, state: events.reduce(decider.evolve, state), appended };

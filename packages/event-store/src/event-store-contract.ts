@@ -75,6 +75,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
         .append(stream, [{ event: permissionsChanged(accountId, ['y']) }], { expectedRevision: 0n })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+      // Cast: the line above checked it (toBeInstanceOf does not narrow).
       expect((error as ExpectedRevisionConflict).code).toBe('ERR_EXPECTED_REVISION_CONFLICT');
       const events = await store.readStream(stream);
       expect(events.map((e) => e.revision)).toEqual([0n, 1n]);
@@ -104,10 +105,10 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
         ),
       );
       const won = outcomes.filter((o) => o.status === 'fulfilled');
-      const lost = outcomes.filter((o) => o.status === 'rejected');
+      const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
       expect(won).toHaveLength(1);
       expect(lost).toHaveLength(15);
-      for (const o of lost) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(ExpectedRevisionConflict);
+      for (const o of lost) expect(o.reason).toBeInstanceOf(ExpectedRevisionConflict);
       expect(await store.readStream(stream)).toHaveLength(2);
     });
 
@@ -399,6 +400,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
         const mixed = [pair[0]!, { event: permissionsChanged(accountId, ['new']), eventId: randomUUID() }];
         const error = await store.append(stream, mixed, { expectedRevision: 0n }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+        // Cast: the line above checked it (toBeInstanceOf does not narrow).
         expect((error as ExpectedRevisionConflict).actual).toBe(2n);
         expect((await store.readStream(stream)).map((e) => e.eventId)).toEqual(ids);
       });
@@ -408,6 +410,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
         // The ids are in the stream, but at revisions 1 and 2, not after revision 1.
         const error = await store.append(stream, pair, { expectedRevision: 1n }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(ExpectedRevisionConflict);
+        // Cast: the line above checked it (toBeInstanceOf does not narrow).
         expect((error as ExpectedRevisionConflict).actual).toBe(2n);
         expect((await store.readStream(stream)).map((e) => e.eventId)).toEqual(ids);
       });
@@ -415,6 +418,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
 
     it('refuses an invalid event payload and writes nothing', async () => {
       const { accountId, stream } = newStream();
+      // Cast: deliberately invalid (an empty name, a negative time), for the store to refuse.
       const bogus = { type: 'AccountRegistered', v: 1, accountId, name: '', permissions: [], at: -1 } as unknown as TesseraEvent;
       await expect(store.append(stream, [{ event: bogus }], { expectedRevision: 'no_stream' })).rejects.toThrow();
       expect(await store.readStream(stream)).toEqual([]);

@@ -48,7 +48,8 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
       return { received, consumer };
     }
 
-    const families = (count: number) => Array.from({ length: count }, () => `fam-${randomUUID()}`);
+    const family = () => `fam-${randomUUID()}`;
+    const families = (count: number) => Array.from({ length: count }, family);
 
     /** Rotations then a revocation per family, interleaved across families the way a busy log is. */
     function history(familyIds: string[], rotations: number): RecordedEvent[] {
@@ -145,7 +146,7 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
     });
 
     it('is ready at once when nothing is recorded after `since`, then delivers what arrives', async () => {
-      const [familyId] = families(1) as [string];
+      const familyId = family();
       const { received, consumer } = await collect(new Set([familyId]), { since: systemClock.now() + 3600_000 });
       await consumer.ready;
       expect(received).toEqual([]);

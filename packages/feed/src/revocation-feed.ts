@@ -1,5 +1,5 @@
 import type { RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/contracts';
-import { revocationEventTypes } from '@tessera/contracts';
+import { isOneOf, revocationEventTypes } from '@tessera/contracts';
 
 /**
  * The RevocationFeed port: the relay publishes revocation-relevant events from the log,
@@ -178,12 +178,13 @@ export function feedKey(event: TesseraEvent): string {
       // Never published: the Shared Signals transmitter's receivers and streams, keyed all the same.
       return 'receiverId' in event ? event.receiverId : 'unknown';
     default: {
-      const unknownEvent: never = event;
-      throw new TypeError(`no feed key for ${(unknownEvent as { type: string }).type}`);
+      // Every known type is handled above, or this fails to compile; a newer writer's event still has a type.
+      const unknownEvent: { readonly type: string } = event satisfies never;
+      throw new TypeError(`no feed key for ${unknownEvent.type}`);
     }
   }
 }
 
 export function isFeedEventType(type: string): type is FeedEventType {
-  return (feedEventTypes as readonly string[]).includes(type);
+  return isOneOf(feedEventTypes, type);
 }

@@ -1,4 +1,5 @@
 import { chmodSync, statSync } from 'node:fs';
+import { errorCode } from '@tessera/contracts';
 
 /**
  * The data folder holds the event log, the hashing key and the TLS key: only the service's user
@@ -11,7 +12,7 @@ export function ownerOnlyDataFolder(dataDir: string): void {
   try {
     mode = statSync(dataDir).mode & 0o777;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if (errorCode(error) === 'ENOENT') return;
     throw error;
   }
   if (mode !== 0o700) chmodSync(dataDir, 0o700);

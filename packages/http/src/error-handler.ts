@@ -96,7 +96,7 @@ function toProblem(error: FastifyError): Problem {
     default:
       break;
   }
-  if (error.statusCode === 400 || (error as { type?: string }).type === 'entity.parse.failed' || error instanceof SyntaxError) {
+  if (error.statusCode === 400 || ('type' in error && error.type === 'entity.parse.failed') || error instanceof SyntaxError) {
     return badRequest('the request body could not be parsed');
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {

@@ -15,6 +15,7 @@ import {
   sameKeyedHash,
   type ActiveCredential,
   type CredentialDirectory,
+  type DomainErrorCode,
   type FamilyCommand,
   type FamilyState,
   type Lifetimes,
@@ -138,6 +139,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         newStream: steps.newStream,
         metadata: (event) => ({ ...metadata, accountId: event.accountId }),
         beforeAppend: (events) => {
+          // Cast: decideFamily answers the caller's command with one event, of the type E it names.
           taken = { value: steps.beforeAppend(events[0] as E) };
         },
         onConflict: { retries: steps.conflictRetries, answer: () => new DomainError('ERR_REFRESH_TOKEN_USED', 'refresh token was already used or revoked') },
@@ -147,9 +149,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       deps.onFamilyEvent?.(event);
       return { event, taken: taken!.value };
     } catch (error) {
-      if (error instanceof DomainError && error.code.startsWith('ERR_REFRESH_TOKEN_')) {
-        throw refreshRefusal(error.code as Parameters<typeof refreshRefusal>[0]);
-      }
+      if (error instanceof DomainError && isRefreshTokenCode(error.code)) throw refreshRefusal(error.code);
       throw error;
     }
   }
@@ -325,3 +325,10 @@ export function createTokenService(deps: TokenServiceDeps) {
 }
 
 export type TokenService = ReturnType<typeof createTokenService>;
+
+/** The domain's refusals of a refresh token, each also an issuer refusal (a new one fails to compile until it is). */
+type RefreshTokenCode = Extract<DomainErrorCode, `ERR_REFRESH_TOKEN_${string}`>;
+
+function isRefreshTokenCode(code: DomainErrorCode): code is RefreshTokenCode {
+  return code.startsWith('ERR_REFRESH_TOKEN_');
+}

@@ -1,8 +1,10 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { errorCode } from '@tessera/contracts';
 import { ownerOnlyDataFolder, replaceFileDurably } from '@tessera/host';
 import { systemClock, type Clock } from '@tessera/timing';
+import { z } from 'zod';
 
 /** Where the relay has got to: every event at or before this position has been acknowledged by the feed. */
 export interface RelayCheckpoint {
@@ -17,6 +19,9 @@ export class RelayCheckpointCorrupt extends Error {
     this.name = 'RelayCheckpointCorrupt';
   }
 }
+
+/** What the file holds: the position of the last event published, as decimal digits (a bigint has no JSON form). */
+const CheckpointFile = z.object({ position: z.string().regex(/^\d+$/) });
 
 export function defaultCheckpointFile(dataDir: string): string {
   return join(dataDir, 'relay-checkpoint.json');
@@ -45,13 +50,11 @@ export function createFileCheckpoint(file: string, clock: Clock = systemClock): 
         text = readFileSync(file, 'utf8');
         if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        if (errorCode(error) === 'ENOENT') return undefined;
         throw error;
       }
       try {
-        const parsed = JSON.parse(text) as { position?: unknown };
-        if (typeof parsed.position !== 'string' || !/^\d+$/.test(parsed.position)) throw new TypeError('no position');
-        return BigInt(parsed.position);
+        return BigInt(CheckpointFile.parse(JSON.parse(text)).position);
       } catch (error) {
         throw new RelayCheckpointCorrupt(file, { cause: error });
       }

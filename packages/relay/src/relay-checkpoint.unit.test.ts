@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createFileCheckpoint } from './relay-checkpoint.js';
+import { createFileCheckpoint, RelayCheckpointCorrupt } from './relay-checkpoint.js';
 
 /** The relay's checkpoint file on disk: whole after every save, and readable by its own user only. */
 // Octal text, so a failure reads '644', not 420.
@@ -49,5 +49,19 @@ describe('the relay checkpoint file', () => {
     await createFileCheckpoint(file).save(9n);
     expect(mode(file)).toBe('600');
     expect(await createFileCheckpoint(file).load()).toBe(9n);
+  });
+
+  it.each([
+    ['not JSON', 'half a checkpoint'],
+    ['JSON null', 'null'],
+    ['no position', '{}'],
+    ['a position that is a number', '{"position":42}'],
+    ['a position that is not digits', '{"position":"-1"}'],
+  ])('a checkpoint holding %s is refused as corrupt, naming the file', async (_what, text) => {
+    const file = join(root, 'relay-checkpoint.json');
+    writeFileSync(file, text, { mode: 0o600 });
+    const loading = createFileCheckpoint(file).load();
+    await expect(loading).rejects.toBeInstanceOf(RelayCheckpointCorrupt);
+    await expect(loading).rejects.toThrow(file);
   });
 });

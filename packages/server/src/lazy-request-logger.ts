@@ -33,6 +33,7 @@ export class LazyRequestLogger implements FastifyBaseLogger {
   private write(level: Level, args: unknown[]): void {
     if (this.#child === undefined && !this.parent.isLevelEnabled(level)) return;
     const logger = this.real;
+    // Cast: pino's overloads type each call shape apart; the arguments are forwarded as the caller gave them.
     (logger[level] as (...args: unknown[]) => void).apply(logger, args);
   }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { errorCode } from '@tessera/contracts';
 import { StartFailure } from '@tessera/host';
 
 const reasons: Record<string, string> = {
@@ -18,8 +19,8 @@ export async function listenOrExplain(
   try {
     return await app.listen({ host: target.host, port: target.port });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? '';
-    const reason = reasons[code] ?? (error as Error).message;
+    const code = errorCode(error) ?? '';
+    const reason = reasons[code] ?? (error instanceof Error ? error.message : String(error));
     throw new StartFailure(`cannot listen on ${target.host}:${target.port} (${target.variable}, ${target.hostVariable ?? 'TESSERA_HOST'}): ${reason}${code ? ` [${code}]` : ''}`, {
       cause: error,
     });

@@ -67,8 +67,8 @@ export type SignatureVerification =
 export function verifySignature(token: string, keys: PublicKeySet, nowSeconds: number): SignatureVerification {
   if (token.length > maxTokenLength) return reject('ERR_TOKEN_MALFORMED');
   const parts = token.split('.');
-  if (parts.length !== 3) return reject('ERR_TOKEN_MALFORMED');
-  const [encodedHeaderPart, encodedPayload, encodedSignature] = parts as [string, string, string];
+  const [encodedHeaderPart, encodedPayload, encodedSignature] = parts;
+  if (parts.length !== 3 || encodedHeaderPart === undefined || encodedPayload === undefined || encodedSignature === undefined) return reject('ERR_TOKEN_MALFORMED');
   if (!base64url.test(encodedHeaderPart) || !base64url.test(encodedPayload) || !base64url.test(encodedSignature)) {
     return reject('ERR_TOKEN_MALFORMED');
   }
@@ -111,10 +111,15 @@ export function checkClaims(claims: AccessTokenClaims, options: Omit<VerifyOptio
 function parseJsonObject(encoded: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** What JSON.parse makes of a JSON object: a plain object, its members under string keys. */
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function hasClaimTypes(claims: Record<string, unknown>): claims is Record<string, unknown> & AccessTokenClaims {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { errorCode } from '@tessera/contracts';
 import { ownerOnlyFolder, tightenFolder, writeExclusive, writeReplacing } from './private-files.js';
 import { secretHashingKeyFingerprint } from './secret-hasher.js';
 
@@ -100,6 +101,6 @@ export function removeKeptHashingKey(dataDir: string, fingerprint: string): void
   try {
     unlinkSync(retiredHashingKeyFile(dataDir, fingerprint));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if (errorCode(error) !== 'ENOENT') throw error;
   }
 }

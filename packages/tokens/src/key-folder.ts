@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownerOnlyFolder, writeExclusive } from './private-files.js';
-import type { PrivateJwk } from './signing-key.js';
+import { parsePrivateJwk, type PrivateJwk } from './signing-key.js';
 
 /**
  * Private signing keys, each a 0600 JWK file in a 0700 folder (TESSERA_KEYS_DIR, by default
@@ -20,7 +20,7 @@ export class KeyFolder {
   loadPrivateKey(kid: string): PrivateJwk | undefined {
     const file = this.privateKeyFile(kid);
     if (!existsSync(file)) return undefined;
-    return JSON.parse(readFileSync(file, 'utf8')) as PrivateJwk;
+    return parsePrivateJwk(JSON.parse(readFileSync(file, 'utf8')));
   }
 
   /** Whether this folder holds the private half of `kid`: what `keys rotate` retires by default. */

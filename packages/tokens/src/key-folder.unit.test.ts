@@ -53,6 +53,25 @@ describe('key folders', () => {
     expect(signing.holds(generated.kid)).toBe(true);
   });
 
+  it('reads a signing key file back byte for byte as node:crypto exported it, and refuses one that is not a P-256 private JWK without quoting it', async () => {
+    const folder = new KeyFolder(join(dataDir, 'keys'));
+    const generated = await generateSigningKey();
+    folder.savePrivateKey(generated.kid, generated.privateJwk);
+    const file = join(dataDir, 'keys', `${generated.kid}.jwk.json`);
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')))).toEqual(['kty', 'x', 'y', 'crv', 'd']);
+    expect(JSON.stringify(folder.loadPrivateKey(generated.kid))).toBe(readFileSync(file, 'utf8'));
+    const secret = generated.privateJwk.d;
+    writeFileSync(join(dataDir, 'keys', 'rsa.jwk.json'), JSON.stringify({ ...generated.privateJwk, kty: 'RSA', crv: undefined, d: secret }));
+    let refusal: unknown;
+    try {
+      folder.loadPrivateKey('rsa');
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(Error);
+    expect(String(refusal)).not.toContain(secret);
+  });
+
   it('fsyncs each new key file before linking it into place, then its folder', async () => {
     createHashingKey(dataDir);
     const keysDir = join(dataDir, 'keys');

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { errorCode } from '@tessera/contracts';
 
 /** A folder only its owner may list or enter (0700), made if absent and tightened if an older release or an operator left it open. */
 export function ownerOnlyFolder(dir: string): void {
@@ -14,7 +15,7 @@ export function tightenFolder(dir: string): void {
   try {
     mode = statSync(dir).mode & 0o777;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if (errorCode(error) === 'ENOENT') return;
     throw error;
   }
   if (mode !== 0o700) chmodSync(dir, 0o700);
@@ -31,7 +32,7 @@ export function writeExclusive(file: string, contents: string): void {
   try {
     linkSync(draft, file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (errorCode(error) !== 'EEXIST') throw error;
   } finally {
     unlinkSync(draft);
   }

@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
+import { z } from 'zod';
 
 /**
  * ES256 (P-256) signing keys. Chosen by benchmark on this hardware: node:crypto signs
@@ -16,6 +17,16 @@ export interface PrivateJwk extends PublicJwk {
   readonly d: string;
 }
 
+/**
+ * A private P-256 JWK read from outside the type system: a key file, or node:crypto's export (typed
+ * with every JWK member optional). Members in node's order, so a key file's text is what it was.
+ */
+const PrivateJwkShape = z.object({ kty: z.literal('EC'), x: z.string(), y: z.string(), crv: z.literal('P-256'), d: z.string() });
+
+export function parsePrivateJwk(value: unknown): PrivateJwk {
+  return PrivateJwkShape.parse(value);
+}
+
 export interface SigningKey {
   readonly kid: string;
   readonly privateKey: KeyObject;
@@ -24,7 +35,7 @@ export interface SigningKey {
 
 export async function generateSigningKey(): Promise<{ kid: string; privateJwk: PrivateJwk }> {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const privateJwk = privateKey.export({ format: 'jwk' }) as PrivateJwk;
+  const privateJwk = parsePrivateJwk(privateKey.export({ format: 'jwk' }));
   return { kid: await thumbprint(publicPart(privateJwk)), privateJwk };
 }
 

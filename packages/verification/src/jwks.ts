@@ -1,9 +1,11 @@
 import type { PublicKeySet } from '@tessera/tokens';
 import { systemClock } from '@tessera/timing';
+import { z } from 'zod';
 
-interface Jwks {
-  keys?: { kid?: unknown; kty?: unknown; crv?: unknown; x?: unknown; y?: unknown }[];
-}
+/** The issuer's answer: a key set whose keys are checked one by one, so a key of another kind is passed over, not fatal. */
+const KeySetAnswer = z.object({ keys: z.array(z.unknown()).nullish() });
+/** The keys taken: P-256 public keys with an id. */
+const P256Key = z.object({ kid: z.string(), kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string() });
 
 /**
  * Loads an issuer's `/.well-known/jwks.json` into a key set: how a verifier outside the issuer's
@@ -13,12 +15,13 @@ interface Jwks {
 export async function loadJwks(url: string, keys: PublicKeySet, options: { timeoutMs?: number; now?: () => number } = {}): Promise<void> {
   const answer = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
   if (!answer.ok) throw new Error(`could not load the issuer's JWKS from ${url}: HTTP ${answer.status}`);
-  const jwks = (await answer.json()) as Jwks;
+  const jwks = KeySetAnswer.safeParse(await answer.json());
+  if (!jwks.success) throw new Error(`the issuer's JWKS from ${url} is not a key set (an object listing keys)`, { cause: jwks.error });
   const at = Math.floor((options.now ?? systemClock.now)() / 1000);
-  for (const key of jwks.keys ?? []) {
-    const { kid, kty, crv, x, y } = key;
-    if (typeof kid === 'string' && kty === 'EC' && crv === 'P-256' && typeof x === 'string' && typeof y === 'string') {
-      keys.apply({ type: 'SigningKeyPublished', v: 1, kid, alg: 'ES256', publicJwk: { kty: 'EC', crv: 'P-256', x, y }, at });
-    }
+  for (const listed of jwks.data.keys ?? []) {
+    const key = P256Key.safeParse(listed);
+    if (!key.success) continue;
+    const { kid, x, y } = key.data;
+    keys.apply({ type: 'SigningKeyPublished', v: 1, kid, alg: 'ES256', publicJwk: { kty: 'EC', crv: 'P-256', x, y }, at });
   }
 }

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { errorCode } from '@tessera/contracts';
 import {
   AuditIndex,
   InvalidQuery,
@@ -113,7 +114,7 @@ function withAuditIndex(command: CommandContext, run: (index: AuditIndex) => num
     const index = AuditIndex.open(auditIndexFile(config.TESSERA_DATA_DIR));
     try {
       await catchUpIndex(index, store).catch((error: unknown) => {
-        const code = (error as { code?: unknown }).code;
+        const code = errorCode(error);
         if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
         throw new Error('the audit index is being filled by another process (a server rebuilding it after a start); try again in a few seconds');
       });

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { errorCode } from '@tessera/contracts';
 import { replaceFileDurably } from '@tessera/host';
+import { z } from 'zod';
 
 /**
  * Where each stream's delivery has got to: every SET of an event at or before its position was
@@ -72,23 +74,20 @@ export function createFileCheckpoints(file: string, onSaveError: (error: unknown
   };
 }
 
+/** What the file holds: each stream's position, as decimal digits (a bigint has no JSON form). */
+const CheckpointsFile = z.object({ streams: z.record(z.string(), z.string().regex(/^\d+$/)) });
+
 function loadPositions(file: string): Map<string, bigint> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+    if (errorCode(error) === 'ENOENT') return new Map();
     throw error;
   }
   try {
-    const parsed = JSON.parse(text) as { streams?: unknown };
-    if (typeof parsed.streams !== 'object' || parsed.streams === null) throw new TypeError('no streams');
-    const positions = new Map<string, bigint>();
-    for (const [id, position] of Object.entries(parsed.streams)) {
-      if (typeof position !== 'string' || !/^\d+$/.test(position)) throw new TypeError(`bad position for ${id}`);
-      positions.set(id, BigInt(position));
-    }
-    return positions;
+    const { streams } = CheckpointsFile.parse(JSON.parse(text));
+    return new Map(Object.entries(streams).map(([id, position]) => [id, BigInt(position)]));
   } catch (error) {
     throw new DeliveryCheckpointsCorrupt(file, { cause: error });
   }

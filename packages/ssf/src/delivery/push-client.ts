@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { z } from 'zod';
 
 /** What became of one push (RFC 8935 section 2.3). */
 export type PushOutcome =
@@ -80,10 +81,13 @@ function outcomeOf(status: number, text: string): PushOutcome {
   return { kind: 'failed', reason: `HTTP ${status}` };
 }
 
+/** A refusal's body (RFC 8935 section 2.3), with a code short and plain enough to log as it is. */
+const PushErrorBody = z.object({ err: z.string().regex(/^[a-z_]{1,64}$/) });
+
 function errOf(text: string): string | undefined {
   try {
-    const parsed = JSON.parse(text) as { err?: unknown };
-    return typeof parsed.err === 'string' && /^[a-z_]{1,64}$/.test(parsed.err) ? parsed.err : undefined;
+    const parsed = PushErrorBody.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.err : undefined;
   } catch {
     return undefined;
   }

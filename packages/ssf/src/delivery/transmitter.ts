@@ -1,4 +1,4 @@
-import { isEventOf, ssfReceiverEventTypes, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type SsfStreamEvent, type TesseraEventType } from '@tessera/contracts';
+import { isEventOf, isRecordedOf, ssfReceiverEventTypes, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type SsfStreamEvent, type TesseraEventType } from '@tessera/contracts';
 import { handleCommand, readAllOf, type EventStore, type Subscription } from '@tessera/event-store';
 import { Retry, type Clock, type RetryLogger } from '@tessera/timing';
 import type { HeaderSeal } from '../sealed-header.js';
@@ -128,8 +128,8 @@ export class Transmitter {
     if (isEventOf(ssfReceiverEventTypes, event)) {
       this.foldReceiver(event);
       for (const worker of this.workers.values()) if (worker.receiverId === event.receiverId) worker.reconsider();
-    } else if (isEventOf(ssfStreamEventTypes, event) && event.type !== 'SsfVerificationRequested') {
-      this.onStreamEvent(recorded as RecordedEvent<SsfStreamEvent>);
+    } else if (isRecordedOf(ssfStreamEventTypes, recorded) && recorded.event.type !== 'SsfVerificationRequested') {
+      this.onStreamEvent(recorded);
     }
     this.handedOutTo = recorded.position;
     for (const worker of this.workers.values()) worker.offer(recorded);
