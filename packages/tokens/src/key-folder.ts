@@ -20,7 +20,14 @@ export class KeyFolder {
   loadPrivateKey(kid: string): PrivateJwk | undefined {
     const file = this.privateKeyFile(kid);
     if (!existsSync(file)) return undefined;
-    return parsePrivateJwk(JSON.parse(readFileSync(file, 'utf8')));
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      // Not the parser's message, nor it as the cause: V8 quotes the text around the fault, and this text is a private key.
+      throw new Error(`${file} is not a signing key file: it is not valid JSON`);
+    }
+    return parsePrivateJwk(parsed);
   }
 
   /** Whether this folder holds the private half of `kid`: what `keys rotate` retires by default. */

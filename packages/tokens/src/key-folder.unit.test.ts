@@ -72,6 +72,24 @@ describe('key folders', () => {
     expect(String(refusal)).not.toContain(secret);
   });
 
+  it('refuses a signing key file that is not valid JSON (cut short, say) naming the file, and quotes nothing of it', async () => {
+    const folder = new KeyFolder(join(dataDir, 'keys'));
+    const generated = await generateSigningKey();
+    const secret = generated.privateJwk.d;
+    // Cut short inside the private key: the JSON parser's own message would quote the text around its fault.
+    const text = JSON.stringify(generated.privateJwk);
+    writeFileSync(join(dataDir, 'keys', 'cut.jwk.json'), text.slice(0, text.indexOf(secret) + 20));
+    let refusal: unknown;
+    try {
+      folder.loadPrivateKey('cut');
+    } catch (error) {
+      refusal = error;
+    }
+    expect(String(refusal)).toContain('cut.jwk.json is not a signing key file');
+    const told = `${String(refusal)} ${String((refusal as Error).cause ?? '')} ${(refusal as Error).stack ?? ''}`;
+    expect(told).not.toContain(secret.slice(0, 12));
+  });
+
   it('fsyncs each new key file before linking it into place, then its folder', async () => {
     createHashingKey(dataDir);
     const keysDir = join(dataDir, 'keys');
