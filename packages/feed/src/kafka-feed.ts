@@ -6,6 +6,7 @@ import type { Admin, Consumer, EachBatchPayload, LogEntry, Producer } from 'kafk
 import { superviseConsumer } from './consumer-supervisor.js';
 import { decodeFeedMessage, encodeFeedMessage } from './feed-message.js';
 import { isAccessRefused, kafkaClientSecurity, redactSecrets, type KafkaSecurityOptions } from './kafka-security.js';
+import { inProcessSpan, startSendSpans } from './kafka-tracing.js';
 import {
   FeedClosed,
   FeedHandlerFailed,
@@ -159,17 +160,24 @@ export class KafkaRevocationFeed implements RevocationFeed {
   publish(events: readonly RecordedEvent[]): Promise<void> {
     if (this.closed) return Promise.reject(new FeedClosed());
     if (events.length === 0) return Promise.resolve();
-    const messages = events.map((recorded) => {
-      const encoded = encodeFeedMessage(recorded);
-      return { key: encoded.key, value: encoded.value, timestamp: String(encoded.timestamp), headers: { type: encoded.headers.type } };
-    });
     // Chained so that a later call never overtakes an earlier one that is still retrying.
     const sent = this.publishing.then(async () => {
-      const producer = await this.connectedProducer();
+      // One span per event and attempt, begun when the attempt is: a retry after an outage is its own.
+      const spans = startSendSpans(this.topic, events);
+      const messages = events.map((recorded, index) => {
+        const encoded = encodeFeedMessage(recorded);
+        return { key: encoded.key, value: encoded.value, timestamp: String(encoded.timestamp), headers: { ...spans.headers[index], type: encoded.headers.type } };
+      });
+      const producer = await this.connectedProducer().catch((error: unknown) => {
+        spans.end(error);
+        throw error;
+      });
       try {
         await producer.send({ topic: this.topic, acks: -1, messages });
+        spans.end();
       } catch (error) {
         const translated = translateKafkaError(error, `publishing ${messages.length} events to ${this.topic}`);
+        spans.end(translated);
         // After a failed send the producer's sequence numbers may no longer match the broker's;
         // a fresh producer id starts clean, and the caller's retry may at worst duplicate.
         this.dropProducer();
@@ -296,8 +304,12 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
         resolveOffset(message.offset);
         continue;
       }
+      // Events read again to rebuild at start get no span: a restart would add one to the old trace of every retained event.
+      const rebuilding = BigInt(message.offset) < (pending.get(batch.partition)?.target ?? 0n);
       try {
-        await onEvent(decodeFeedMessage(message.value), { partition: batch.partition, offset: message.offset });
+        const event = decodeFeedMessage(message.value);
+        const delivery = { partition: batch.partition, offset: message.offset };
+        await (rebuilding ? onEvent(event, delivery) : inProcessSpan(topic, groupId, message.headers, event, delivery, () => onEvent(event, delivery)));
       } catch (error) {
         onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
       }
