@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKafkaFeed } from '@tessera/feed';
 import { kafkaTestEnvironment } from '@tessera/feed/testing';
+import { startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
+import { startMirrorMaker, type MirrorMaker } from '../../infra/kafka/mirror-maker.js';
 import { jaegerBinary, startJaeger, type Jaeger, type StoredSpan } from '../../infra/jaeger/jaeger.js';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
@@ -12,9 +15,12 @@ import { freePort, startTessera, type Credentials, type TesseraProcess } from '.
  * One revocation, one trace, read back from a trace backend that is not Tessera's code (Jaeger v2,
  * built by infra/jaeger/build.sh): revoke-oauth-token on `tessera issuer`, the append, the publish
  * by `tessera relay` (another process, reading the log), and the apply by a Kafka-fed
- * `tessera verifier` (a third, through a real broker), each exporting over another OTLP protocol.
+ * `tessera verifier` (a third, through a real broker), each exporting over another OTLP protocol;
+ * and in another region, behind MirrorMaker 2, a verifier's apply of the mirrored event.
  */
 const { brokers } = kafkaTestEnvironment('tracing across issuer, relay and Kafka-fed verifier');
+// Another region: a broker of its own, and MirrorMaker 2 copying region a's topics into it.
+const { controllable } = kafkaTestEnvironment('tracing across MirrorMaker 2 into another region', 'own-broker');
 const binary = jaegerBinary();
 if (binary === undefined) {
   const message =
@@ -34,6 +40,11 @@ describe.skipIf(!brokers || binary === undefined)('one revocation is one trace: 
   let issuer: TesseraProcess;
   let relay: TesseraProcess;
   let verifier: TesseraProcess;
+  // Region b: its broker, MirrorMaker 2 from a, and a Kafka-fed verifier following a's mirrored topics.
+  let brokerB: KafkaBroker | undefined;
+  let mirrorMaker: MirrorMaker | undefined;
+  let verifierB: TesseraProcess | undefined;
+  const accountTopic = `tessera.accounts.tracing.${run}`;
   let account: Credentials;
   let pair: { token: string; refresh_token: string };
   const traceId = randomBytes(16).toString('hex');
@@ -64,12 +75,43 @@ describe.skipIf(!brokers || binary === undefined)('one revocation is one trace: 
       },
       { command: 'verifier' },
     );
+    if (controllable) {
+      // The account topic a's relay would publish with a region, made here: MM2 mirrors what exists.
+      const accounts = createKafkaFeed({ brokers: brokers!, topic: accountTopic });
+      await accounts.ensureTopic();
+      await accounts.close();
+      brokerB = await startKafkaBroker();
+      mirrorMaker = await startMirrorMaker({ clusters: { a: brokers!, b: brokerB.bootstrap }, flows: [{ source: 'a', target: 'b', topics: [topic, accountTopic] }], runIn: 'b' });
+      const ownTopic = createKafkaFeed({ brokers: brokerB.bootstrap, topic });
+      await ownTopic.ensureTopic();
+      await ownTopic.close();
+      verifierB = await startTessera(
+        {
+          ...exportPromptly,
+          OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpGrpc,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+          OTEL_SERVICE_NAME: 'tessera-verifier-b',
+          TESSERA_VERIFIER_SOURCE: 'kafka',
+          TESSERA_REGION: 'b',
+          TESSERA_MIRRORED_REGIONS: 'a',
+          TESSERA_KAFKA_BROKERS: brokerB.bootstrap,
+          // Every region names its topics alike: b follows a's as MM2 names them in b, `a.<topic>`.
+          TESSERA_KAFKA_TOPIC: topic,
+          TESSERA_KAFKA_ACCOUNT_TOPIC: accountTopic,
+          TESSERA_ISSUER_JWKS_URL: `${issuer.baseUrl}/.well-known/jwks.json`,
+          NODE_EXTRA_CA_CERTS: join(issuerData, 'tls', 'self-signed.crt'),
+        },
+        { command: 'verifier' },
+      );
+    }
     account = await issuer.createAccount();
     pair = (await issuer.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).json() as typeof pair;
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
-    await Promise.all([verifier?.stop(), relay?.stop(), issuer?.stop()]);
+    await Promise.all([verifierB?.stop(), verifier?.stop(), relay?.stop(), issuer?.stop()]);
+    await mirrorMaker?.destroy();
+    await brokerB?.destroy();
     await jaeger?.stop();
     rmSync(issuerData, { recursive: true, force: true });
   });
@@ -121,9 +163,27 @@ describe.skipIf(!brokers || binary === undefined)('one revocation is one trace: 
     expect(new Set([request, send, apply].map((span) => span.pid)).size).toBe(3);
   });
 
+  it.skipIf(!controllable)("continues the same trace in another region: the verifier there applies the mirrored event under the relay's send span", async () => {
+    expect(revocationTrace.length, 'the trace of the first test').toBeGreaterThan(0);
+    const mirrored = `process a.${topic}`;
+    const chargeB = () =>
+      verifierB!.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${pair.token}` }, body: '{}' });
+    await expect.poll(async () => (await chargeB()).status, { timeout: 30_000, interval: 100 }).toBe(401);
+    await expect.poll(async () => (await jaeger.trace(traceId)).some((span) => span.name === mirrored), { timeout: 30_000, interval: 200 }).toBe(true);
+    const spans = await jaeger.trace(traceId);
+    const send = spans.find((span) => span.name === `send ${topic}`)!;
+    const apply = spans.filter((span) => span.name === mirrored);
+    expect(apply).toHaveLength(1);
+    expect(apply[0]!.service).toBe('tessera-verifier-b');
+    expect(apply[0]!.parentSpanId).toBe(send.spanId);
+    expect(apply[0]!.links).toEqual([{ traceId, spanId: send.spanId }]);
+    expect(apply[0]!.attributes).toMatchObject({ 'messaging.destination.name': `a.${topic}`, 'tessera.event.type': 'TokenRevoked' });
+    expect(new Set(spans.map((span) => span.pid)).size).toBe(4);
+  });
+
   it('puts no secret, token or hash of one in any exported span', async () => {
     expect(revocationTrace.length, 'the trace of the test above').toBeGreaterThan(0);
-    const exported = (await Promise.all(['tessera-issuer', 'tessera-relay', 'tessera-verifier'].map((service) => jaeger.tracesOf(service)))).join('\n');
+    const exported = (await Promise.all(['tessera-issuer', 'tessera-relay', 'tessera-verifier', 'tessera-verifier-b'].map((service) => jaeger.tracesOf(service)))).join('\n');
     // The grep reads real spans: the revocation's family stream is there.
     expect(exported).toContain(String(revocationTrace.find((span) => span.name === 'tessera.event_store.append')!.attributes['tessera.stream']));
     // Named, so a failure says which kind leaked without printing it.
