@@ -17,6 +17,7 @@ import {
   type ConsumeOptions,
   type FeedConsumer,
   type FeedError,
+  type FeedLag,
   type FeedLogger,
   type RevocationFeed,
 } from './revocation-feed.js';
@@ -222,6 +223,7 @@ export class KafkaRevocationFeed implements RevocationFeed {
     const consumer = await createKafkaConsumer(this.kafka, this.topic, options, this.logger);
     const tracked: FeedConsumer = {
       ready: consumer.ready,
+      lag: () => consumer.lag(),
       close: async () => {
         this.consumers.delete(tracked);
         await consumer.close();
@@ -258,10 +260,12 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
    * and the real consumer then waits seconds for that member to leave.)
    */
   const floor = new Map<number, bigint>();
+  /** Per partition, the first offset this consumer reads. */
+  let starts = new Map<number, bigint>();
+  const startedAt = systemClock.now();
   try {
     await admin.connect();
     const ends = await admin.fetchTopicOffsets(topic);
-    let starts: Map<number, bigint>;
     if (since !== undefined) {
       const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, since);
       starts = new Map(byTime.map(({ partition, offset }) => [partition, BigInt(offset)]));
@@ -295,6 +299,8 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
 
   /** Per partition, the offset after the last message handed on: where a replacement consumer resumes. */
   const handedOn = new Map<number, bigint>();
+  /** When the newest event handed on was recorded, for lag(). */
+  let lastRecordedAt: number | undefined;
 
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
     const lowest = floor.get(batch.partition);
@@ -310,6 +316,7 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
         const event = decodeFeedMessage(message.value);
         const delivery = { partition: batch.partition, offset: message.offset };
         await (rebuilding ? onEvent(event, delivery) : inProcessSpan(topic, groupId, message.headers, event, delivery, () => onEvent(event, delivery)));
+        lastRecordedAt = event.recordedAt;
       } catch (error) {
         onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
       }
@@ -360,9 +367,33 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
   });
   await supervisor.start();
 
+  // Connected on the first lag() (a scrape), kept for the next ones, closed with the consumer.
+  let lagAdmin: Promise<Admin> | undefined;
+  const lag = async (): Promise<FeedLag> => {
+    lagAdmin ??= (async () => {
+      const connecting = kafka.admin();
+      await connecting.connect();
+      return connecting;
+    })().catch((error: unknown) => {
+      lagAdmin = undefined;
+      throw translateKafkaError(error, `reading the end of ${topic}`);
+    });
+    const ends = await (await lagAdmin).fetchTopicOffsets(topic);
+    let pendingEvents = 0n;
+    for (const { partition, high } of ends) {
+      const next = handedOn.get(partition) ?? starts.get(partition) ?? 0n;
+      if (BigInt(high) > next) pendingEvents += BigInt(high) - next;
+    }
+    return { pendingEvents: Number(pendingEvents), behindSince: pendingEvents > 0n ? (lastRecordedAt ?? startedAt) : undefined };
+  };
+
   return {
     ready,
-    close: () => supervisor.close(),
+    lag,
+    close: async () => {
+      await supervisor.close();
+      await lagAdmin?.then((admin) => admin.disconnect()).catch(() => undefined);
+    },
   };
 }
 
