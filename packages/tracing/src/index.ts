@@ -2,7 +2,7 @@ import type { Tracing, TracingOptions } from './sdk.js';
 import { tracingRequested, type OtelEnvironment } from './tracing-settings.js';
 
 export { exportDestination, serviceNameGiven, tracingRequested, type OtelEnvironment } from './tracing-settings.js';
-export { errorType, inSpan, inSpanSync, markFailed, traceparentOf, tracerOf, type SpanOptions } from './spans.js';
+export { errorType, inSpan, inSpanSync, markFailed, traceContextHeaders, traceparentOf, tracerOf, type SpanOptions } from './spans.js';
 export type { TracingLog } from './diagnostics.js';
 export type { Tracing, TracingOptions } from './sdk.js';
 

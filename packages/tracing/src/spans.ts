@@ -1,4 +1,4 @@
-import { SpanStatusCode, trace, type Attributes, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
+import { SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
 import { formatTraceparent } from '@tessera/contracts';
 
 /**
@@ -59,4 +59,14 @@ export function traceparentOf(span: Span): string | undefined {
   const context = span.spanContext();
   if (!trace.isSpanContextValid(context)) return undefined;
   return formatTraceparent(context);
+}
+
+/**
+ * The trace context as headers for a request to another service (`traceparent`, `tracestate`, as
+ * OTEL_PROPAGATORS say), so its spans join this trace; none without an SDK.
+ */
+export function traceContextHeaders(from: Context = context.active()): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(from, carrier);
+  return carrier;
 }

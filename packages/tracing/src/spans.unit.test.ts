@@ -1,10 +1,11 @@
-import { SpanStatusCode } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanStatusCode, propagation, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ManualClock } from '@tessera/timing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rateLimitedDiagnostics } from './diagnostics.js';
 import { isUntraced, shapeRequestSpan, withoutStatusMessages } from './http-spans.js';
-import { inSpan, inSpanSync, traceparentOf, tracerOf } from './spans.js';
+import { inSpan, inSpanSync, traceContextHeaders, traceparentOf, tracerOf } from './spans.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
@@ -39,6 +40,22 @@ describe('spans around Tessera steps', () => {
     span.end();
     const unrecorded = tracerOf('no sdk registered').startSpan('nothing');
     expect(traceparentOf(unrecorded)).toBeUndefined();
+  });
+});
+
+describe('the trace context sent to another service (a forwarded refresh or revoke)', () => {
+  it("is the span's traceparent under the W3C propagator the SDK registers, and nothing without one", () => {
+    const span = tracer.startSpan('forwarding');
+    const active = trace.setSpan(ROOT_CONTEXT, span);
+    expect(traceContextHeaders(active)).toEqual({});
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    try {
+      const { traceId, spanId } = span.spanContext();
+      expect(traceContextHeaders(active)).toEqual({ traceparent: `00-${traceId}-${spanId}-01` });
+    } finally {
+      propagation.disable();
+      span.end();
+    }
   });
 });
 
