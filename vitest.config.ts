@@ -3,7 +3,10 @@ import { defineConfig } from 'vitest/config';
 
 // Tests import the workspace packages' TypeScript sources (the `tessera-source` export condition),
 // so a change is tested without a build; processes the tests spawn run the compiled dist/.
-const conditions = ['tessera-source', ...defaultServerConditions];
+// Without `module`, which Node does not know: Vite would pick that export of @opentelemetry/api, an
+// ESM build with extensionless imports that Node cannot load (the workers resolve natively with the
+// same conditions).
+const conditions = ['tessera-source', ...defaultServerConditions.filter((condition) => condition !== 'module')];
 
 export default defineConfig({
   resolve: { conditions },

@@ -12,6 +12,7 @@
  * by default); `-- http` only the HTTP parts and the floor (no Kafka, projection, audit, soak);
  * `-- ssf` only the Shared Signals transmitter (revoke → SET received, and 100 streams × 1,000).
  * `-- scale` only the long-log part (a 2 M-event log grown live, admin work beside issuance).
+ * `-- tracing` only the cost of tracing (off, on sampling all, on sampling 1%).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -32,14 +33,15 @@ import { describePropagation, measureRevocationPropagation, propagationParallel,
 import { describeSharedSignals, measureSharedSignals, sharedSignalsRows, type SharedSignalsResult } from './shared-signals.js';
 import { describeScale, measureScale, scaleRows, type ScaleResult } from './scale.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
+import { describeTracing, startOtlpSink, tracingEnvironment, tracingRows, type TracingRun, type TracingSetting } from './tracing-cost.js';
 import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIssueRefreshTokens, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http', 'ssf', 'scale'] as const;
+const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -152,6 +154,7 @@ function describeGroupCommit(groupCommit: HttpResults['groupCommit']): string {
 
 interface Results extends HttpResults {
   soak: SoakResult;
+  tracing: TracingRun[];
   projection: ProjectionResult;
   /** Absent when no Kafka broker could be had (no java/maven and no TESSERA_KAFKA_BROKERS). */
   propagation?: PropagationResult;
@@ -308,6 +311,38 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
   }
 }
 
+/**
+ * Issuance and protected requests with tracing off and on (sampling 1.0 and 0.01), exporting to a
+ * local OTLP/HTTP receiver in this process: a fresh `tessera start` for each setting, full load
+ * then server CPU at the fixed rate for each operation.
+ */
+async function measureTracing(): Promise<TracingRun[]> {
+  const sink = await startOtlpSink();
+  const runs: TracingRun[] = [];
+  try {
+    for (const setting of ['off', 'on, sampled 1.0', 'on, sampled 0.01'] as const satisfies readonly TracingSetting[]) {
+      progress(`starting Tessera with tracing ${setting}`);
+      const tessera = await startTesseraTarget({ ...pinned, env: tracingEnvironment(setting, sink.endpoint) });
+      try {
+        sink.take();
+        const issue = issueTarget(tessera);
+        const issueRun = await measure(`tracing ${setting}: get-oauth-token`, issue);
+        const issueCpu = await measureCpu(`tracing ${setting}: get-oauth-token`, issue, tessera.process.pid);
+        const charge = chargeTarget(tessera, await freshAccessToken(tessera));
+        const chargeRun = await measure(`tracing ${setting}: POST /v5/Transaction/charge (bearer)`, charge);
+        const chargeCpu = await measureCpu(`tracing ${setting}: POST /v5/Transaction/charge (bearer)`, charge, tessera.process.pid);
+        runs.push({ setting, issue: issueRun, charge: chargeRun, issueCpu, chargeCpu, exported: sink.take() });
+      } finally {
+        await tessera.stop();
+      }
+    }
+  } finally {
+    await sink.stop();
+  }
+  progress(describeTracing(runs));
+  return runs;
+}
+
 async function measureSoak(): Promise<SoakResult> {
   noteLoad('soak');
   progress('starting Tessera for the soak (tessera start, --expose-gc with a full GC on SIGUSR2 for the heap samples)');
@@ -356,6 +391,7 @@ async function main(): Promise<void> {
       results.scale = await measureScale({ ...config.scale, seconds: config.seconds * 2, warmupSeconds: config.warmupSeconds, connections: config.connections, ...(serverCpus !== undefined ? { cpuList: serverCpus } : {}) });
       progress(describeScale(results.scale));
     }
+    if (part === 'all' || part === 'tracing') results.tracing = await measureTracing();
   } finally {
     // The parts below (broker, verifiers, projection, audit) run unpinned, as they always have.
     pinBenchProcess(pinning, pinning.allCpus);
@@ -663,6 +699,10 @@ function report(results: Partial<Results>, started: Date): void {
   if (results.soak) {
     lines.push(describeSoak(results.soak));
     rows.push(soakRow(results.soak));
+  }
+  if (results.tracing) {
+    lines.push(describeTracing(results.tracing));
+    rows.push(...tracingRows(results.tracing));
   }
   if (results.projection) {
     const { memory, sqlite } = results.projection;

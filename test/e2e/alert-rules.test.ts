@@ -10,7 +10,9 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
  * listener, and every alert's runbook_url leads to its section of docs/operations.md: a rule on a misspelt or renamed metric never fires, and promtool's unit tests cannot
  * tell, since they feed the series themselves. The relay's metrics exist only in a process that
  * relays (Kafka configured; the account relay's also needs TESSERA_REGION), so they are looked for
- * on `tessera relay` with a real broker, the way it runs in production.
+ * on `tessera relay` with a real broker, the way it runs in production; a Kafka-fed verifier's and
+ * the mirror followers' only in a verifier fed from Kafka that follows another region, so they are
+ * looked for on one.
  */
 const { brokers } = kafkaTestEnvironment('alert rules: the relay metrics they name');
 const rulesFile = resolve(import.meta.dirname, '..', '..', 'infra', 'prometheus', 'alerts.yml');
@@ -79,8 +81,10 @@ function serves(families: Map<string, string>, name: string): boolean {
 const rules = (parse(readFileSync(rulesFile, 'utf8')) as RuleFile).groups.flatMap((group) => group.rules);
 const alerted = [...new Set(rules.flatMap((rule) => metricNamesIn(rule.expr)))].sort();
 const isRelayMetric = (name: string) => /^tessera_(account_)?relay_/.test(name);
+const isKafkaVerifierMetric = (name: string) => /^tessera_(kafka_verifier|mirror)_/.test(name);
 const relayMetrics = alerted.filter(isRelayMetric);
-const otherMetrics = alerted.filter((name) => !isRelayMetric(name));
+const kafkaVerifierMetrics = alerted.filter(isKafkaVerifierMetric);
+const otherMetrics = alerted.filter((name) => !isRelayMetric(name) && !isKafkaVerifierMetric(name));
 
 describe('the metric names the alert rules read', () => {
   it('are found in every alert expression, all Tessera metrics, relay ones among them', () => {
@@ -89,6 +93,7 @@ describe('the metric names the alert rules read', () => {
     expect(alerted).toContain('tessera_ready');
     for (const name of alerted) expect(name).toMatch(/^tessera_/);
     expect(relayMetrics.length).toBeGreaterThan(0);
+    expect(kafkaVerifierMetrics).toEqual(expect.arrayContaining(['tessera_kafka_verifier_lag_seconds', 'tessera_mirror_lag_seconds']));
   });
 
   it('each alert has a severity, a summary, a description and a runbook_url to its own section of docs/operations.md', () => {
@@ -154,5 +159,34 @@ describe.skipIf(!brokers)('alert rules name metrics a relay serves', () => {
     expect(answer.status).toBe(200);
     const families = familiesIn(answer.text);
     expect(relayMetrics.filter((name) => !serves(families, name))).toEqual([]);
+  });
+});
+
+describe.skipIf(!brokers)('alert rules name metrics a Kafka-fed verifier following another region serves', () => {
+  let verifier: TesseraProcess;
+  beforeAll(async () => {
+    const run = `${process.pid}.${Date.now()}`;
+    verifier = await startTessera(
+      {
+        TESSERA_VERIFIER_SOURCE: 'kafka',
+        TESSERA_KAFKA_BROKERS: brokers!,
+        TESSERA_KAFKA_TOPIC: `tessera.revocations.alerts-verifier.${run}`,
+        TESSERA_KAFKA_ACCOUNT_TOPIC: `tessera.accounts.alerts-verifier.${run}`,
+        TESSERA_REGION: 'b',
+        TESSERA_MIRRORED_REGIONS: 'a',
+      },
+      // Its topics do not exist: it serves /metrics without being ready.
+      { command: 'verifier', until: 'listening' },
+    );
+  });
+  afterAll(async () => {
+    await verifier?.stop();
+  });
+
+  it('finds every Kafka-fed verifier and mirror metric the rules read on /metrics of tessera verifier fed from Kafka with a mirrored region', async () => {
+    const answer = await verifier.adminRequest('/metrics');
+    expect(answer.status).toBe(200);
+    const families = familiesIn(answer.text);
+    expect(kafkaVerifierMetrics.filter((name) => !serves(families, name))).toEqual([]);
   });
 });

@@ -8,7 +8,8 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
  * docs/operations.md's metrics table and what /metrics exposes are the same list: every family a
  * process serves is documented, and every documented name is served. The process runs with
  * everything that registers metrics: the relay (Kafka), a region (the account relay) and a
- * mirrored region (the mirror followers), so no family is missing for want of a setting.
+ * mirrored region (the mirror followers), so no family is missing for want of a setting; a
+ * Kafka-fed verifier beside it serves the families only it has.
  */
 const { brokers } = kafkaTestEnvironment('metrics table against /metrics');
 const table = readFileSync(join(resolve(import.meta.dirname, '..', '..'), 'docs', 'operations.md'), 'utf8');
@@ -30,6 +31,7 @@ function documented(): { names: Set<string>; prefixes: string[] } {
 
 describe.skipIf(!brokers)('the metrics table in docs/operations.md', () => {
   let tessera: TesseraProcess;
+  let kafkaFedVerifier: TesseraProcess;
   beforeAll(async () => {
     const topic = `tessera.revocations.metrics-doc.${process.pid}`;
     tessera = await startTessera(
@@ -37,13 +39,15 @@ describe.skipIf(!brokers)('the metrics table in docs/operations.md', () => {
       // The mirrored topic of region b does not exist: the process answers /metrics without being ready.
       { until: 'listening' },
     );
+    kafkaFedVerifier = await startTessera({ TESSERA_VERIFIER_SOURCE: 'kafka', TESSERA_KAFKA_BROKERS: brokers!, TESSERA_KAFKA_TOPIC: `${topic}.verifier` }, { command: 'verifier', until: 'listening' });
   });
   afterAll(async () => {
-    await tessera?.stop();
+    await Promise.all([tessera?.stop(), kafkaFedVerifier?.stop()]);
   });
 
   it('lists every family /metrics exposes, and exposes every name it lists', async () => {
-    const exposed = new Set([...(await tessera.adminRequest('/metrics')).text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]!));
+    const families = async (process: TesseraProcess) => [...(await process.adminRequest('/metrics')).text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]!);
+    const exposed = new Set([...(await families(tessera)), ...(await families(kafkaFedVerifier))]);
     const { names, prefixes } = documented();
     expect(names.size).toBeGreaterThan(15);
     const undocumented = [...exposed].filter((name) => !names.has(name) && !prefixes.some((prefix) => name.startsWith(prefix)));

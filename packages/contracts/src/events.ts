@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sharedSignalsEvents } from './shared-signals-events.js';
+import { traceparentPattern } from './trace-context.js';
 
 /**
  * Every event Tessera writes. Payloads carry ids, times (epoch seconds) and keyed
@@ -383,12 +384,17 @@ export function isRecordedOf<const Types extends readonly TesseraEventType[]>(ty
   return isEventOf(types, recorded.event);
 }
 
-/** Metadata on every event, for the audit trail. */
+/** Metadata on every event, for the audit trail and for tracing. */
 export const EventMetadata = z.object({
   requestId: z.string().max(128).optional(),
   accountId: z.string().max(128).optional(),
   sourceAddress: z.string().max(128).optional(),
   actor: z.string().max(128).optional(),
+  /**
+   * The W3C trace context of the span that appended the event, when the writer traced it: the
+   * relay continues that trace when it publishes the event (docs/operations.md, "Tracing").
+   */
+  traceparent: z.string().regex(traceparentPattern).optional(),
 });
 export type EventMetadata = z.infer<typeof EventMetadata>;
 

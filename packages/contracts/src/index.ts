@@ -3,3 +3,4 @@ export * from './http.js';
 export * from './claims.js';
 export * from './error-code.js';
 export * from './one-of.js';
+export * from './trace-context.js';

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '@tessera/contracts';
+import { systemClock } from '@tessera/timing';
 import { decodeFeedMessage, encodeFeedMessage, type EncodedFeedMessage } from './feed-message.js';
 import {
   FeedClosed,
@@ -35,6 +36,10 @@ export class InProcessRevocationFeed implements RevocationFeed {
     let next = since === undefined ? (this.committed.get(groupId) ?? 0) : this.firstIndexAtOrAfter(since);
     const readyAt = this.log.length;
     let stopped = false;
+    /** The index after the last message handed on (onEvent done with it), and when that event was recorded. */
+    let handedOn = next;
+    let lastRecordedAt: number | undefined;
+    const startedAt = systemClock.now();
     let wake: (() => void) | undefined;
     let markReady!: () => void;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -55,15 +60,21 @@ export class InProcessRevocationFeed implements RevocationFeed {
         try {
           const event = decodeFeedMessage(message.value);
           await onEvent(event, { partition: 0, offset: String(offset) });
+          lastRecordedAt = event.recordedAt;
         } catch (error) {
           onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
         }
+        handedOn = next;
         this.committed.set(groupId, Math.max(this.committed.get(groupId) ?? 0, next));
       }
     })();
 
     const consumer: FeedConsumer = {
       ready,
+      lag: async () => {
+        const pendingEvents = this.log.length - handedOn;
+        return { pendingEvents, behindSince: pendingEvents > 0 ? (lastRecordedAt ?? startedAt) : undefined };
+      },
       close: async () => {
         stopped = true;
         this.wakers.delete(waker);

@@ -6,6 +6,7 @@ import type { Admin, Consumer, EachBatchPayload, LogEntry, Producer } from 'kafk
 import { superviseConsumer } from './consumer-supervisor.js';
 import { decodeFeedMessage, encodeFeedMessage } from './feed-message.js';
 import { isAccessRefused, kafkaClientSecurity, redactSecrets, type KafkaSecurityOptions } from './kafka-security.js';
+import { inProcessSpan, startSendSpans } from './kafka-tracing.js';
 import {
   FeedClosed,
   FeedHandlerFailed,
@@ -16,6 +17,7 @@ import {
   type ConsumeOptions,
   type FeedConsumer,
   type FeedError,
+  type FeedLag,
   type FeedLogger,
   type RevocationFeed,
 } from './revocation-feed.js';
@@ -159,17 +161,24 @@ export class KafkaRevocationFeed implements RevocationFeed {
   publish(events: readonly RecordedEvent[]): Promise<void> {
     if (this.closed) return Promise.reject(new FeedClosed());
     if (events.length === 0) return Promise.resolve();
-    const messages = events.map((recorded) => {
-      const encoded = encodeFeedMessage(recorded);
-      return { key: encoded.key, value: encoded.value, timestamp: String(encoded.timestamp), headers: { type: encoded.headers.type } };
-    });
     // Chained so that a later call never overtakes an earlier one that is still retrying.
     const sent = this.publishing.then(async () => {
-      const producer = await this.connectedProducer();
+      // One span per event and attempt, begun when the attempt is: a retry after an outage is its own.
+      const spans = startSendSpans(this.topic, events);
+      const messages = events.map((recorded, index) => {
+        const encoded = encodeFeedMessage(recorded);
+        return { key: encoded.key, value: encoded.value, timestamp: String(encoded.timestamp), headers: { ...spans.headers[index], type: encoded.headers.type } };
+      });
+      const producer = await this.connectedProducer().catch((error: unknown) => {
+        spans.end(error);
+        throw error;
+      });
       try {
         await producer.send({ topic: this.topic, acks: -1, messages });
+        spans.end();
       } catch (error) {
         const translated = translateKafkaError(error, `publishing ${messages.length} events to ${this.topic}`);
+        spans.end(translated);
         // After a failed send the producer's sequence numbers may no longer match the broker's;
         // a fresh producer id starts clean, and the caller's retry may at worst duplicate.
         this.dropProducer();
@@ -214,6 +223,7 @@ export class KafkaRevocationFeed implements RevocationFeed {
     const consumer = await createKafkaConsumer(this.kafka, this.topic, options, this.logger);
     const tracked: FeedConsumer = {
       ready: consumer.ready,
+      lag: () => consumer.lag(),
       close: async () => {
         this.consumers.delete(tracked);
         await consumer.close();
@@ -250,10 +260,12 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
    * and the real consumer then waits seconds for that member to leave.)
    */
   const floor = new Map<number, bigint>();
+  /** Per partition, the first offset this consumer reads. */
+  let starts = new Map<number, bigint>();
+  const startedAt = systemClock.now();
   try {
     await admin.connect();
     const ends = await admin.fetchTopicOffsets(topic);
-    let starts: Map<number, bigint>;
     if (since !== undefined) {
       const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, since);
       starts = new Map(byTime.map(({ partition, offset }) => [partition, BigInt(offset)]));
@@ -287,6 +299,8 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
 
   /** Per partition, the offset after the last message handed on: where a replacement consumer resumes. */
   const handedOn = new Map<number, bigint>();
+  /** When the newest event handed on was recorded, for lag(). */
+  let lastRecordedAt: number | undefined;
 
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
     const lowest = floor.get(batch.partition);
@@ -296,8 +310,13 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
         resolveOffset(message.offset);
         continue;
       }
+      // Events read again to rebuild at start get no span: a restart would add one to the old trace of every retained event.
+      const rebuilding = BigInt(message.offset) < (pending.get(batch.partition)?.target ?? 0n);
       try {
-        await onEvent(decodeFeedMessage(message.value), { partition: batch.partition, offset: message.offset });
+        const event = decodeFeedMessage(message.value);
+        const delivery = { partition: batch.partition, offset: message.offset };
+        await (rebuilding ? onEvent(event, delivery) : inProcessSpan(topic, groupId, message.headers, event, delivery, () => onEvent(event, delivery)));
+        lastRecordedAt = event.recordedAt;
       } catch (error) {
         onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
       }
@@ -348,9 +367,33 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
   });
   await supervisor.start();
 
+  // Connected on the first lag() (a scrape), kept for the next ones, closed with the consumer.
+  let lagAdmin: Promise<Admin> | undefined;
+  const lag = async (): Promise<FeedLag> => {
+    lagAdmin ??= (async () => {
+      const connecting = kafka.admin();
+      await connecting.connect();
+      return connecting;
+    })().catch((error: unknown) => {
+      lagAdmin = undefined;
+      throw translateKafkaError(error, `reading the end of ${topic}`);
+    });
+    const ends = await (await lagAdmin).fetchTopicOffsets(topic);
+    let pendingEvents = 0n;
+    for (const { partition, high } of ends) {
+      const next = handedOn.get(partition) ?? starts.get(partition) ?? 0n;
+      if (BigInt(high) > next) pendingEvents += BigInt(high) - next;
+    }
+    return { pendingEvents: Number(pendingEvents), behindSince: pendingEvents > 0n ? (lastRecordedAt ?? startedAt) : undefined };
+  };
+
   return {
     ready,
-    close: () => supervisor.close(),
+    lag,
+    close: async () => {
+      await supervisor.close();
+      await lagAdmin?.then((admin) => admin.disconnect()).catch(() => undefined);
+    },
   };
 }
 

@@ -62,6 +62,32 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
       return events;
     }
 
+    it("tells a consumer's lag: the events not handed on yet, and since when it is behind; nothing once caught up", async () => {
+      const [familyId] = families(1);
+      const at = systemClock.now();
+      // One family: one partition, in order. Distinct record times, so "behind since" names one.
+      const published = [1, 2, 3].map((generation) => record(tokenRotated(familyId!, generation, nowSeconds()), at + generation * 1000));
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let reachedSecond = false;
+      const consumer = await feed.consume({
+        groupId: `contract-lag-${randomUUID()}`,
+        since: at,
+        onEvent: async (delivered) => {
+          if (delivered.eventId !== published[1]!.eventId) return;
+          reachedSecond = true;
+          await held;
+        },
+      });
+      consumers.push(consumer);
+      await feed.publish(published);
+      await expect.poll(() => reachedSecond, { timeout: 15_000 }).toBe(true);
+      expect(await consumer.lag()).toEqual({ pendingEvents: 2, behindSince: published[0]!.recordedAt });
+      release();
+      await expect.poll(async () => (await consumer.lag()).pendingEvents, { timeout: 15_000 }).toBe(0);
+      expect((await consumer.lag()).behindSince).toBeUndefined();
+    });
+
     it('delivers every published event with its id, position, stream and revision', async () => {
       const familyIds = families(2);
       const kid = `kid-${randomUUID()}`;

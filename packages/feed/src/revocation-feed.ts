@@ -60,7 +60,21 @@ export interface ConsumeOptions {
 export interface FeedConsumer {
   /** Resolves once every event that existed when the consumer started has been handed to onEvent. */
   readonly ready: Promise<void>;
+  /** How far behind the topic this consumer is now (asks the broker: call it when scraped, not per event). */
+  lag(): Promise<FeedLag>;
   close(): Promise<void>;
+}
+
+/** A consumer's distance from the end of its topic. */
+export interface FeedLag {
+  /** Events on the topic not yet handed to onEvent. */
+  readonly pendingEvents: number;
+  /**
+   * While events are pending: epoch milliseconds when the newest event handed on was recorded
+   * (when the consumer started, before any), so now minus this bounds how far behind its source's
+   * log the consumer is. Undefined when none is pending.
+   */
+  readonly behindSince: number | undefined;
 }
 
 export interface RevocationFeed {

@@ -4,6 +4,7 @@ import type { EventStore } from '@tessera/event-store';
 import { openEventStore } from '@tessera/event-store-factory';
 import { systemClock, type Clock } from '@tessera/timing';
 import { ownerOnlyDataFolder } from './data-folder.js';
+import { registerDataFolderGauges } from './data-folder-metrics.js';
 import { loggerOptions } from './logger.js';
 import { createMetrics, registerGauges, type Metrics } from './metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -100,6 +101,7 @@ export function createHost(config: TesseraConfig, options: HostOptions): HostPro
   };
 
   ownerOnlyDataFolder(config.TESSERA_DATA_DIR);
+  registerDataFolderGauges(metrics, config.TESSERA_DATA_DIR);
   registerGauges(metrics, {
     tessera_ready: { help: '1 while /readyz answers 200: store available, projections caught up, signing key and listeners in place', read: () => (readiness.isReady() ? 1 : 0) },
   });

@@ -1,16 +1,17 @@
 import { EventStoreUnavailable, followLog, guardAvailability, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
 import type { Host } from './host.js';
 import { instrumentEventStore, registerCounter, registerGauges } from './metrics.js';
+import { traceEventStore } from './traced-store.js';
 
 /**
- * The store TESSERA_EVENT_STORE names, timed for /metrics and guarded: a store that goes away
+ * The store TESSERA_EVENT_STORE names, timed for /metrics, traced, and guarded: a store that goes away
  * is an outage (503, /readyz names it, reconnect with backoff), not a crash. Closed last.
  */
 export async function openGuardedStore(host: Host): Promise<GuardedEventStore> {
   const { config, log, metrics, readiness } = host;
   const opened = await host.openEventStore();
   countCommits(host, opened);
-  const store = guardAvailability(instrumentEventStore(opened, metrics), {
+  const store = guardAvailability(traceEventStore(instrumentEventStore(opened, metrics)), {
     clock: host.clock,
     onChange: (availability) =>
       availability.available

@@ -33,6 +33,11 @@ export function createMetrics() {
       ['operation', 'scope'],
     ),
     connectionsRefused: counter('tessera_connections_refused_total', 'Connections closed on arrival because a listener held its maximum, in total or from that source address', ['reason']),
+    httpResponses: counter(
+      'tessera_http_responses_total',
+      'HTTP answers on every listener by route (the route pattern, or "unmatched" for a path no route serves) and status class (1xx to 5xx)',
+      ['route', 'status_class'],
+    ),
   };
 }
 
@@ -92,4 +97,30 @@ export function registerGauges(metrics: Metrics, gauges: Record<string, { help: 
       },
     });
   }
+}
+
+/**
+ * A gauge with labels, each series read at scrape time: `read` answers the labels and value of
+ * every series there is now. A source that cannot answer leaves the series as they were.
+ */
+export function registerLabelledGauge<L extends string>(
+  metrics: Metrics,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  read: () => Promise<readonly (readonly [Record<L, string>, number])[]>,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [metrics.registry],
+    async collect() {
+      try {
+        for (const [labels, value] of await read()) this.set(labels, value);
+      } catch {
+        return;
+      }
+    },
+  });
 }

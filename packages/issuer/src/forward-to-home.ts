@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { problemTypes, sendProblem } from '@tessera/http';
+import { traceContextHeaders } from '@tessera/tracing';
 import { decideHome, type RegionMap } from './home-region.js';
 import { refreshRefusal } from './issuer-errors.js';
 import { isForwardedByPeer, peerHeaders } from './peer-link.js';
@@ -40,6 +41,8 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
       answer = await fetch(new URL(request.routeOptions.url ?? '', home.origin), {
         method: 'POST',
         headers: {
+          // The home issuer's spans join this request's trace.
+          ...traceContextHeaders(),
           'content-type': 'application/json',
           accept: 'application/json, application/problem+json',
           [peerHeaders.secret]: options.secret,

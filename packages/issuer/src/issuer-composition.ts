@@ -3,7 +3,7 @@ import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import { Jwks } from '@tessera/contracts';
 import type { GuardedEventStore } from '@tessera/event-store';
-import { epochSeconds, followInto, openGuardedStore, untilAvailable, type Host } from '@tessera/host';
+import { epochSeconds, followInto, openGuardedStore, registerGauges, untilAvailable, type Host } from '@tessera/host';
 import { problemResponses } from '@tessera/http';
 import type { Composition, RouteRegistrar } from '@tessera/server';
 import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
@@ -67,6 +67,15 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   // unready until keepKey has published its replacement.
   host.readiness.add('signing key', () => (issuer.keyring.ready ? undefined : 'the issuer has no usable signing key'));
   const now = () => epochSeconds(host.clock);
+  registerGauges(host.metrics, {
+    tessera_signing_key_age_seconds: {
+      help: 'Age of the signing key this issuer signs with, from its publication on the log (0 while it has none)',
+      read: () => {
+        const publishedAt = issuer.keyring.currentPublishedAt();
+        return publishedAt === undefined ? 0 : Math.max(0, now() - publishedAt);
+      },
+    },
+  });
   host.untilReady(
     caughtUp.then(async () => {
       const published = await untilAvailable(store, () => issuer.keyring.ensureKey(store, now()));

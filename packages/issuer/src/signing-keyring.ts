@@ -30,6 +30,8 @@ export class SigningKeyring {
   /** The signing-key stream as the domain folds it: the same rules `keys rotate` decides with. */
   private keys: SigningKeysState = initialSigningKeysState();
   private signingKey: SigningKey | undefined;
+  /** Epoch seconds each key was published at, for the age of the one this issuer signs with. */
+  private readonly publishedAt = new Map<string, number>();
   /** Set while keepKey runs: called whenever the keyring is left with no key to sign with. */
   private onKeyLost: (() => void) | undefined;
 
@@ -38,6 +40,7 @@ export class SigningKeyring {
   /** Idempotent: ensureKey applies its own event before the log delivers it again. */
   apply(event: SigningKeyEvent): void {
     this.keys = evolveSigningKeys(this.keys, event);
+    if (event.type === 'SigningKeyPublished') this.publishedAt.set(event.kid, event.at);
     if (event.type === 'SigningKeyRetired' && this.signingKey?.kid === event.kid) this.signingKey = undefined;
     this.pickNewest();
     if (!this.signingKey) this.onKeyLost?.();
@@ -46,6 +49,11 @@ export class SigningKeyring {
   current(): SigningKey {
     if (!this.signingKey) throw new SigningKeyUnavailable();
     return this.signingKey;
+  }
+
+  /** Epoch seconds the key this issuer signs with was published at; undefined while it has none. */
+  currentPublishedAt(): number | undefined {
+    return this.signingKey === undefined ? undefined : this.publishedAt.get(this.signingKey.kid);
   }
 
   get ready(): boolean {

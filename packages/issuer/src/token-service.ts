@@ -32,6 +32,7 @@ import {
   type SecretHashers,
   type SigningKey,
 } from '@tessera/tokens';
+import { inSpanSync, tracerOf } from '@tessera/tracing';
 import type { AuthenticationFailure } from './authentication-failures.js';
 import { IssuerRefusal, refreshRefusal } from './issuer-errors.js';
 import type { SigningKeyring } from './signing-keyring.js';
@@ -72,6 +73,25 @@ export interface LegacyToken {
  * The issuer's operations as named steps (authenticate → handle the family command: read,
  * decide, take the key, append → sign), so a stack trace says where a request failed. No HTTP here.
  */
+/**
+ * Spans of the steps a token operation takes in this process (docs/operations.md, "Tracing"): the
+ * client's credential check, the family's decision (for a refresh or a revocation, the check of the
+ * presented refresh token), and the signing. Attributes name what was done and with which key,
+ * never a secret, a token or a hash.
+ */
+const tracer = tracerOf('@tessera/issuer');
+
+/** The family's rules, each decision in a span of its own. */
+const tracedFamilyDecider: typeof familyDecider = {
+  ...familyDecider,
+  decide: (command, state) => inSpanSync(tracer, 'tessera.family.decide', { attributes: { 'tessera.command': command.type } }, () => familyDecider.decide(command, state)),
+};
+
+/** An access token signed, in a span naming the key. */
+function signInSpan(claims: AccessTokenClaims, key: SigningKey): string {
+  return inSpanSync(tracer, 'tessera.token.sign', { attributes: { 'tessera.signing_key.kid': key.kid } }, () => signAccessToken(claims, key));
+}
+
 export function createTokenService(deps: TokenServiceDeps) {
   const { store, directory, keyring, hashers } = deps;
   const refreshReuse = deps.refreshReuse ?? 'keep';
@@ -91,6 +111,10 @@ export function createTokenService(deps: TokenServiceDeps) {
   }
 
   function authenticateClient(apiLoginId: string, transactionKey: string) {
+    return inSpanSync(tracer, 'tessera.client.authenticate', { attributes: { 'tessera.interface': 'v5' } }, () => checkClient(apiLoginId, transactionKey));
+  }
+
+  function checkClient(apiLoginId: string, transactionKey: string) {
     const credential = directory.apiCredential(apiLoginId);
     const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, presentedHash(credential, transactionKey));
     const account = credential && directory.account(credential.accountId);
@@ -133,7 +157,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     try {
       const { events } = await handleCommand(store, {
         stream: streams.family(familyId),
-        decider: familyDecider,
+        decider: tracedFamilyDecider,
         command,
         read: steps.read ?? 'last-event',
         newStream: steps.newStream,
@@ -209,7 +233,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       fid: event.familyId,
       gen: event.generation,
     };
-    return signAccessToken(claims, key);
+    return signInSpan(claims, key);
   }
 
   return {
@@ -287,13 +311,16 @@ export function createTokenService(deps: TokenServiceDeps) {
 
     /** Spec 4.5: the older interface. Its tokens carry their own audience. */
     async legacyAuthenticate(apiId: string, apiKey: string, metadata: EventMetadata): Promise<LegacyToken> {
-      const credential = directory.legacyCredential(apiId);
-      const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, presentedHash(credential, apiKey));
-      const account = credential && directory.account(credential.accountId);
-      if (!credential || !matches || !account) {
-        refused('v1', credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiId });
-        throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API ID or API Key');
-      }
+      const { credential, account } = inSpanSync(tracer, 'tessera.client.authenticate', { attributes: { 'tessera.interface': 'v1' } }, () => {
+        const credential = directory.legacyCredential(apiId);
+        const matches = sameKeyedHash(credential?.secretHash ?? absentSecretHash, presentedHash(credential, apiKey));
+        const account = credential && directory.account(credential.accountId);
+        if (!credential || !matches || !account) {
+          refused('v1', credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiId });
+          throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API ID or API Key');
+        }
+        return { credential, account };
+      });
       const now = issueTime(account.accountId, apiId);
       const event: LegacyTokenIssued = {
         type: 'LegacyTokenIssued',
@@ -319,7 +346,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         jti: event.jti,
         scope: account.permissions.join(' '),
       };
-      return { authenticationToken: signAccessToken(claims, key), expiresInSeconds: event.expiresAt - event.issuedAt };
+      return { authenticationToken: signInSpan(claims, key), expiresInSeconds: event.expiresAt - event.issuedAt };
     },
   };
 }

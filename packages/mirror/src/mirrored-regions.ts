@@ -11,8 +11,8 @@ import {
   type TokenRotated,
 } from '@tessera/contracts';
 import { kafkaSecurityOf, mirroredRegionsOf, type TesseraConfig } from '@tessera/config';
-import { createKafkaFeed, privateGroupId, type Delivery, type FeedConsumer, type FeedEvent } from '@tessera/feed';
-import { Retry, registerCounter, type Host } from '@tessera/host';
+import { createKafkaFeed, privateGroupId, type Delivery, type FeedConsumer, type FeedEvent, type FeedLag } from '@tessera/feed';
+import { Retry, registerCounter, registerLabelledGauge, type Host } from '@tessera/host';
 import { createPositionDeduper } from '@tessera/revocations';
 
 /**
@@ -94,6 +94,8 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
   let duplicates = 0;
   const closing = new AbortController();
   const consumers: FeedConsumer[] = [];
+  /** Each mirrored topic's consumer once it runs, by region, for the lag gauges. */
+  const followedTopics: { readonly region: string; consumer: FeedConsumer | undefined }[] = [];
   const feeds: ReturnType<typeof createKafkaFeed>[] = [];
 
   for (const mirrored of topics) {
@@ -106,6 +108,8 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
           : `mirrored topic ${mirrored.topic} is catching up`,
     );
     const feed = createKafkaFeed({ brokers, topic: mirrored.topic, logger: log, clientId: `tessera-mirror-${mirrored.region}`, ...security });
+    const followed: (typeof followedTopics)[number] = { region: mirrored.region, consumer: undefined };
+    followedTopics.push(followed);
     feeds.push(feed);
     const deduper = createPositionDeduper();
     const onEvent = (feedEvent: FeedEvent, delivery: Delivery) => {
@@ -131,6 +135,7 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
             onError: (error) => log.warn({ err: error, topic: mirrored.topic }, 'mirrored topic: feed error'),
           });
           consumers.push(consumer);
+          followed.consumer = consumer;
           state = 'catching up';
           await consumer.ready;
         },
@@ -144,6 +149,7 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
     follow().catch((error: unknown) => host.fatal(error, `following mirrored topic ${mirrored.topic} failed`));
   }
 
+  registerMirrorLag(host, followedTopics);
   registerCounter(host.metrics, 'tessera_mirrored_events_applied_total', 'Events from other regions\' mirrored topics applied to this process\'s read models', () => applied);
   registerCounter(host.metrics, 'tessera_mirrored_events_duplicate_total', 'Redelivered mirrored events dropped by log position', () => duplicates);
   host.onClose(async () => {
@@ -151,4 +157,37 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
     await Promise.all(consumers.map((consumer) => consumer.close().catch(() => undefined)));
     await Promise.all(feeds.map((feed) => feed.close().catch(() => undefined)));
   });
+}
+
+/**
+ * Per mirrored region, over its topics: the events waiting in this region's Kafka, and while any
+ * waits, how long ago the newest event applied from that region was recorded there (its log's
+ * time), so the delay through MirrorMaker 2 and this follower. Read from the broker when scraped;
+ * a topic not followed yet counts as nothing waiting (/readyz says it is missing).
+ */
+function registerMirrorLag(host: Host, following: readonly { readonly region: string; readonly consumer: FeedConsumer | undefined }[]): void {
+  const regions = [...new Set(following.map(({ region }) => region))];
+  const lagByRegion = async () =>
+    Promise.all(
+      regions.map(async (region) => {
+        const lags = await Promise.all(following.filter((followed) => followed.region === region && followed.consumer).map(({ consumer }) => consumer!.lag()));
+        return [region, combined(lags)] as const;
+      }),
+    );
+  registerLabelledGauge(host.metrics, 'tessera_mirror_pending_events', "Events in this region's Kafka from a mirrored region's topics not applied here yet", ['region'], async () =>
+    (await lagByRegion()).map(([region, lag]) => [{ region }, lag.pendingEvents] as const),
+  );
+  registerLabelledGauge(
+    host.metrics,
+    'tessera_mirror_lag_seconds',
+    "While a mirrored region's events wait here: seconds since the newest event applied from that region was recorded in its log (0 when none waits)",
+    ['region'],
+    async () => (await lagByRegion()).map(([region, lag]) => [{ region }, lag.behindSince === undefined ? 0 : Math.max(0, host.clock.now() - lag.behindSince) / 1000] as const),
+  );
+}
+
+/** A region's topics together: what waits on all of them, behind since the earliest. */
+function combined(lags: readonly FeedLag[]): FeedLag {
+  const behind = lags.flatMap(({ behindSince }) => (behindSince === undefined ? [] : [behindSince]));
+  return { pendingEvents: lags.reduce((sum, { pendingEvents }) => sum + pendingEvents, 0), behindSince: behind.length === 0 ? undefined : Math.min(...behind) };
 }

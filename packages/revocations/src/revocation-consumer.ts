@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SigningKeyEvent } from '@tessera/contracts';
-import { consoleLogger, type Delivery, type FeedConsumer, type FeedEvent, type FeedLogger, type RevocationFeed } from '@tessera/feed';
+import { consoleLogger, type Delivery, type FeedConsumer, type FeedEvent, type FeedLag, type FeedLogger, type RevocationFeed } from '@tessera/feed';
 import { RevocationProjection, type CutCandidate } from '@tessera/verification';
 import { createPositionDeduper } from './position-deduper.js';
 import { systemClock } from '@tessera/timing';
@@ -41,6 +41,8 @@ export interface RevocationConsumer {
   /** True when a cut of the token's account or client id (API Login ID, API ID) came after its `iat`. */
   isCutOff(token: CutCandidate): boolean;
   stats(): RevocationConsumerStats;
+  /** How far behind the feed the projection is (asks the broker: call it when scraped). */
+  lag(): Promise<FeedLag>;
   close(): Promise<void>;
 }
 
@@ -145,6 +147,7 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
     isRejected: (familyId, generation) => projection.isRejected(familyId, generation),
     isCutOff: (token) => projection.isCutOff(token),
     stats: () => ({ applied, duplicatesIgnored, failed, entries: projection.size }),
+    lag: () => consumer.lag(),
     close: async () => {
       clearInterval(forget);
       await consumer.close();

@@ -20,6 +20,8 @@ export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
 function countOutcome(request: FastifyRequest, reply: FastifyReply, metrics: Metrics): void {
   const url = request.routeOptions.url ?? '';
   const status = reply.statusCode;
+  // By route pattern, never by path: the label's values stay as few as the routes.
+  metrics.httpResponses.inc({ route: request.routeOptions.url ?? 'unmatched', status_class: `${Math.floor(status / 100)}xx` });
   const operation = tokenOperations[url];
   if (operation) {
     const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';

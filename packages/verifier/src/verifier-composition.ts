@@ -84,6 +84,18 @@ export async function wireKafkaFedVerifier(host: Host, verifier: VerifierParts):
     closing.abort();
     await kafka?.close();
   });
+  // How far the projection is behind the topic; 0 until the consumer runs (/readyz says why it does not).
+  const lagOf = async () => (kafka === undefined ? { pendingEvents: 0, behindSince: undefined } : kafka.consumer.lag());
+  registerGauges(host.metrics, {
+    tessera_kafka_verifier_pending_events: { help: 'Events on the revocation topic this Kafka-fed verifier has not applied yet', read: async () => (await lagOf()).pendingEvents },
+    tessera_kafka_verifier_lag_seconds: {
+      help: 'While events wait on the revocation topic: seconds since the newest event this Kafka-fed verifier applied was recorded (0 when none waits)',
+      read: async () => {
+        const { behindSince } = await lagOf();
+        return behindSince === undefined ? 0 : Math.max(0, host.clock.now() - behindSince) / 1000;
+      },
+    },
+  });
   host.readiness.add('kafka', () =>
     kafka === undefined
       ? `waiting for ${waitingFor}`

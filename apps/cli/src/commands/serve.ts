@@ -1,6 +1,9 @@
 import type { TesseraConfig } from '@tessera/config';
 import type { Role } from '@tessera/host';
 import type { RunningServer, StartOptions } from '@tessera/server';
+import { loggerOptions } from '@tessera/host';
+import { startTracing, type TracingLog } from '@tessera/tracing';
+import pino from 'pino';
 import { errorCodeOf } from '../exit-codes.js';
 
 /**
@@ -20,13 +23,20 @@ const mains: Record<Role, () => Promise<(config: TesseraConfig, options?: StartO
  * log's) closes the process and rejects, so the CLI reports it in one line as it does a taken port.
  */
 export async function runServe(config: TesseraConfig, role: Role): Promise<number> {
+  // Before the role's fastify instances exist, so @fastify/otel sees each one made. Without an
+  // OTLP endpoint in OTEL_* this loads nothing of the SDK (docs/operations.md, "Tracing").
+  const tracing = await startTracing(process.env, { defaultServiceName: `tessera-${role}`, log: tracingLog(config, role) });
   const run = await mains[role]();
   const server = await run(config);
   const stop = () => {
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    // Spans of the last requests are exported after they drained, within a bounded wait.
+    server
+      .close()
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
@@ -37,7 +47,13 @@ export async function runServe(config: TesseraConfig, role: Role): Promise<numbe
   );
   if (refused !== undefined) {
     await server.close();
+    await tracing?.shutdown();
     throw refused;
   }
   return -1;
+}
+
+/** The process's log format, for the tracing SDK's start line and its warnings (the host's logger does not exist yet). */
+function tracingLog(config: TesseraConfig, role: Role): TracingLog {
+  return pino({ ...loggerOptions(config.TESSERA_LOG_LEVEL), name: `tessera-${role}` });
 }
