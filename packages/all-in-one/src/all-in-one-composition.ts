@@ -33,6 +33,8 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
     notReady: 'read models are catching up with the event log',
     positionGauge: true,
   });
+  // Archiving removes nothing this process's read models have not applied (docs/decisions/0016).
+  audit.holdArchivingFor(following.lastPosition);
   wireLogFedVerifier(host, store, verifier);
   if (mirroredRegionsOf(config).length > 0) {
     // Other regions' keys, accounts and revocations, copied into this region's Kafka by MirrorMaker 2;

@@ -33,6 +33,8 @@ export async function composeIssuer(host: Host): Promise<Composition> {
     notReady: 'read models are catching up with the event log',
     positionGauge: true,
   });
+  // Archiving removes nothing this process's read models have not applied (docs/decisions/0016).
+  audit.holdArchivingFor(following.lastPosition);
   if (mirroredRegionsOf(host.config).length > 0) {
     // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
     const { wireMirroredRegions } = await import('@tessera/mirror');
