@@ -24,6 +24,7 @@ const byErrorCode: Readonly<Record<string, number>> = {
   ERR_LOG_HASHING_KEY_MISSING: exitCodes.notFound,
   ERR_LOG_HASHING_KEY_UNRECORDED: exitCodes.failure,
   ERR_AUDIT_QUERY_OVER_BUDGET: exitCodes.overBudget,
+  ERR_ARCHIVE_BROKEN: exitCodes.failure,
 };
 
 /** Whether the CLI foresaw this error: its message is written for the operator, and is the whole line. */

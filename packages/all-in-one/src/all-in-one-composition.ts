@@ -34,7 +34,7 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
     positionGauge: true,
   });
   // Archiving removes nothing this process's read models have not applied (docs/decisions/0016).
-  audit.holdArchivingFor(following.lastPosition);
+  audit.holdArchivingFor(following);
   wireLogFedVerifier(host, store, verifier);
   if (mirroredRegionsOf(config).length > 0) {
     // Other regions' keys, accounts and revocations, copied into this region's Kafka by MirrorMaker 2;

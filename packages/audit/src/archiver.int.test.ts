@@ -165,7 +165,8 @@ describe('archiving the hot log', () => {
     const first = join(archiveDir, segments[0]!.segment.file);
     const original = readFileSync(first);
     const flipped = Buffer.from(original);
-    flipped[Math.floor(flipped.length / 2)] ^= 0x01;
+    const middle = Math.floor(flipped.length / 2);
+    flipped[middle] = flipped[middle]! ^ 0x01;
     writeFileSync(first, flipped);
     const broken = verifyArchive(archiveDir);
     expect(broken.ok).toBe(false);

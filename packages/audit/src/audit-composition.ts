@@ -24,10 +24,12 @@ export interface WiredAudit extends AuditReadModel {
   /** The archive as last seen by the audit thread. */
   archiveState(): ArchiveState | undefined;
   /**
-   * A read model of this process that follows the log: nothing past its position is archived and
-   * removed until it has applied it (undefined while it has not started).
+   * A follower of this process's read models: while it is catching up, nothing past the position
+   * it has applied is archived and removed. Once live it has applied every event of its types up
+   * to the head, and archiving only ever removes events older than the hot window, so it holds
+   * nothing back (docs/decisions/0016).
    */
-  holdArchivingFor(position: () => bigint | undefined): void;
+  holdArchivingFor(follower: { live(): boolean; lastPosition(): bigint | undefined }): void;
 }
 
 /**
@@ -49,17 +51,18 @@ export function wireAudit(host: Host): WiredAudit {
       read: () => Number(thread.state().position ?? 0n),
     },
   });
-  const holds: (() => bigint | undefined)[] = [];
+  const holds: { live(): boolean; lastPosition(): bigint | undefined }[] = [];
   let archiveFailures = 0;
   const consumersPast = (): bigint | undefined => {
-    let lowest: bigint | undefined;
-    for (const hold of holds) {
-      const position = hold();
+    // The index's own position is the thread's to hold; each follower catching up holds at what it has applied.
+    let lowest = thread.state().position;
+    for (const follower of holds) {
+      if (follower.live()) continue;
+      const position = follower.lastPosition();
       if (position === undefined) return undefined;
       if (lowest === undefined || position < lowest) lowest = position;
     }
-    // No read model of its own (none registered): the index's position is the only hold, kept by the thread.
-    return holds.length === 0 ? (thread.state().position ?? undefined) : lowest;
+    return lowest;
   };
   const archiveNow = () =>
     thread.archive(host.clock.now(), consumersPast()).catch((error: unknown) => {
