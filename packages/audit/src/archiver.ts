@@ -114,7 +114,8 @@ export class Archiver {
     const indexed = index.position();
     const consumers = this.deps.consumersPast();
     const beforeWindow = await this.deps.store.positionBefore(windowStart);
-    const limit = min(min(indexed, consumers), beforeWindow);
+    // Nothing recorded before the window, or a consumer that has not said where it is: nothing may go.
+    const limit = indexed === undefined || consumers === undefined || beforeWindow === undefined ? undefined : min(min(indexed, consumers), beforeWindow);
     const scanAfter = state.scanAfter === undefined ? undefined : BigInt(state.scanAfter);
     const found = limit === undefined ? { events: [], nextScanAfter: scanAfter, oldestHeld: undefined } : await this.findRemovable(scanAfter, limit, nowMs);
     const oldestHotEventAt = min(found.oldestHeld, await this.firstRecordedAfter(limit));

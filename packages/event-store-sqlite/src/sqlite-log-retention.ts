@@ -20,7 +20,7 @@ const pagesPerVacuumStep = 4096;
  */
 export class SqliteLogRetention implements LogRetention {
   private readonly db: Database.Database;
-  private readonly remove1: Database.Statement<[number]>;
+  private readonly removeMany: Database.Statement<[string]>;
   /** 2: INCREMENTAL; 0: a log made before, which reuses freed pages but never shrinks. */
   readonly autoVacuum: number;
 
@@ -30,18 +30,15 @@ export class SqliteLogRetention implements LogRetention {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.autoVacuum = Number(this.db.pragma('auto_vacuum', { simple: true }));
-    this.remove1 = this.db.prepare<[number]>('DELETE FROM events WHERE position = ?');
+    // One statement per chunk, the positions as a JSON array: one call into SQLite rather than one per row.
+    this.removeMany = this.db.prepare<[string]>('DELETE FROM events WHERE position IN (SELECT value FROM json_each(?))');
   }
 
   async remove(removals: readonly LogRemoval[]): Promise<void> {
     const positions = removals.flatMap((removal) => removal.positions);
     for (let start = 0; start < positions.length; start += rowsPerTransaction) {
       const chunk = positions.slice(start, start + rowsPerTransaction);
-      this.db
-        .transaction(() => {
-          for (const position of chunk) this.remove1.run(Number(position));
-        })
-        .immediate();
+      this.db.transaction(() => this.removeMany.run(`[${chunk.join(',')}]`)).immediate();
       // A turn for the event loop and for the writer thread's next commit.
       await new Promise((resolve) => setImmediate(resolve));
     }
