@@ -9,7 +9,8 @@
  * BENCH_SECONDS measured, BENCH_CONNECTIONS connections, no pipelining.
  *
  * `npm run bench -- audit` runs only the audit index part; `-- soak` only the soak (5 minutes
- * by default); `-- http` only the HTTP parts and the floor (no Kafka, projection, audit, soak).
+ * by default); `-- http` only the HTTP parts and the floor (no Kafka, projection, audit, soak);
+ * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -28,14 +29,15 @@ import { RefreshPool } from './refresh-pool.js';
 import { atLeast, atMost, describeLoad, formatTable, writeJson, type Row } from './report.js';
 import { describePropagation, measureRevocationPropagation, propagationParallel, type PropagationResult } from './revocation-propagation.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
+import { describeStorage, measureStorage, storageRows, type StorageResult } from './storage.js';
 import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIssueRefreshTokens, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http'] as const;
+const known = ['audit', 'soak', 'http', 'storage'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | storage]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -147,6 +149,7 @@ interface Results extends HttpResults {
   /** Absent when no Kafka broker could be had (no java/maven and no TESSERA_KAFKA_BROKERS). */
   propagation?: PropagationResult;
   audit: AuditIndexResult;
+  storage: StorageResult;
 }
 
 async function startPinnedTessera(): Promise<TesseraTarget> {
@@ -336,6 +339,11 @@ async function main(): Promise<void> {
     noteLoad('audit');
     progress('audit index: 1 M events over 10,000 accounts');
     results.audit = await measureAuditIndex();
+  }
+  if (part === 'all' || part === 'storage') {
+    // Bytes on disk per operation, the hot window's plateau, and the archive's size and queries.
+    noteLoad('storage');
+    results.storage = await measureStorage();
   }
   report(results, started);
 }
@@ -604,6 +612,10 @@ function report(results: Partial<Results>, started: Date): void {
   if (results.audit) {
     lines.push(describeAudit(results.audit));
     rows.push(...auditRows(results.audit));
+  }
+  if (results.storage) {
+    lines.push(describeStorage(results.storage));
+    rows.push(...storageRows(results.storage));
   }
   process.stdout.write([...header(started), ...lines, '', formatTable(rows), ''].join('\n'));
   if (config.output) {
