@@ -165,7 +165,7 @@ export function removeLeftovers(archiveDir: string, entries: readonly StoredEntr
 
 function writeDurably(file: string, bytes: Buffer): void {
   const temporary = `${file}.tmp`;
-  writeFileSync(temporary, bytes, { mode: 0o644 });
+  writeFileSync(temporary, bytes, { mode: 0o600 });
   fsyncFile(temporary);
   renameSync(temporary, file);
   fsyncFile(join(file, '..'));

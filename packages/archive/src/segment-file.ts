@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { idAsUuid, idFromUuid, streamFromKind, streamKindOf, type ArchivedAccess, type ArchivedEvent, type IdForm } from './archived-event.js';
@@ -65,6 +65,8 @@ export async function writeSegment(file: string, events: readonly ArchivedEvent[
     await connection.run(
       `COPY (SELECT * FROM ${table} ORDER BY position) TO '${sqlText(temporary)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 9, ROW_GROUP_SIZE ${rowGroupSize})`,
     );
+    // The archive names accounts, families and addresses, as the audit index does: the service's user only.
+    chmodSync(temporary, 0o600);
     fsyncFile(temporary);
     renameSync(temporary, file);
     fsyncFile(dirname(file));
