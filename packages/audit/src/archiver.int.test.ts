@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ArchiveReader, liveSegments, readManifest, verifyArchive } from '@tessera/archive';
+import { ArchiveReadInterrupted, ArchiveReader, liveSegments, readManifest, verifyArchive } from '@tessera/archive';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { AuditQueries } from './archive-queries.js';
 import { Archiver } from './archiver.js';
-import { AuditIndex } from './audit-index.js';
+import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';
 
 const day = 86_400_000;
@@ -192,5 +192,16 @@ describe('archiving the hot log', () => {
     expect(entries[1]).toMatchObject({ kind: 'deletion', deleted: [{ sequence: 1, file: 'segments/00000001.parquet' }] });
     expect(liveSegments(readManifest(archiveDir)).map((entry) => entry.sequence)).toEqual([3]);
     expect(verifyArchive(archiveDir)).toMatchObject({ ok: true, entries: 3, segments: 1 });
+  });
+
+  it('the audit query budget covers the archive: a read past it is stopped and answered as over budget', async () => {
+    const archiveDir = join(folder, 'archive');
+    await archiver().run(t0 + 20 * day);
+    const queries = new AuditQueries(index, new ArchiveReader(archiveDir, liveSegments(readManifest(archiveDir))));
+    await expect(queries.events({ account: accountId, types: [], limit: 10 }, 0)).rejects.toBeInstanceOf(AuditQueryOverBudget);
+    await expect(queries.accessAt(accountId, s(t0) + 1800, { limit: 10 }, 0)).rejects.toBeInstanceOf(AuditQueryOverBudget);
+    const reader = new ArchiveReader(archiveDir, liveSegments(readManifest(archiveDir)));
+    await expect(reader.events({ types: [], rows: 10 }, performance.now() - 1)).rejects.toBeInstanceOf(ArchiveReadInterrupted);
+    expect((await queries.events({ account: accountId, types: [], limit: 10 }, 2000)).rows).toHaveLength(10);
   });
 });
