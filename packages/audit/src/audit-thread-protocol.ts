@@ -8,6 +8,8 @@ export interface AuditThreadData {
   readonly file: string;
   /** The process's configuration: the thread opens the same store, read-only. */
   readonly config: TesseraConfig;
+  /** This process runs the relay (the all-in-one with Kafka): archiving waits for its checkpoints in the data folder. */
+  readonly relayInProcess: boolean;
 }
 
 /** A query for the audit thread, answered within its budget. */

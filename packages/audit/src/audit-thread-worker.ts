@@ -3,7 +3,7 @@
  * the index, and answers the audit queries, so none of that runs on the thread that answers token
  * requests. Started by audit-thread.ts; speaks audit-thread-protocol.ts.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ArchiveReader, liveSegments, readManifest } from '@tessera/archive';
@@ -15,6 +15,7 @@ import { Archiver } from './archiver.js';
 import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
 import type { ArchiveState, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import { followIntoIndex, type IndexFollower } from './index-follower.js';
+import { relayCheckpointsPast } from './relay-hold.js';
 
 const port = parentPort;
 if (port === null) throw new Error('audit-thread-worker.ts runs as a worker thread');
@@ -112,23 +113,11 @@ async function close(): Promise<void> {
 }
 
 /**
- * The relay's checkpoints in this data folder, when this process relays (TESSERA_KAFKA_BROKERS):
- * nothing the relay has not published is removed. A missing checkpoint holds everything.
+ * The relay's checkpoints in this data folder, when this process runs the relay (the all-in-one
+ * with Kafka): nothing the relay has not published is removed. A missing checkpoint holds everything.
  */
 function relayPast(): bigint | undefined | 'none' {
-  if (data.config.TESSERA_KAFKA_BROKERS === undefined) return 'none';
-  const files = ['relay-checkpoint.json', ...(data.config.TESSERA_REGION === undefined ? [] : ['relay-accounts-checkpoint.json'])];
-  let lowest: bigint | undefined;
-  for (const name of files) {
-    const file = join(data.config.TESSERA_DATA_DIR, name);
-    if (!existsSync(file)) return undefined;
-    // The relay's own file (relay-checkpoint.ts): { position: "<decimal>" }.
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { position?: unknown };
-    if (typeof parsed.position !== 'string' || !/^\d+$/.test(parsed.position)) return undefined;
-    const position = BigInt(parsed.position);
-    lowest = lowest === undefined || position < lowest ? position : lowest;
-  }
-  return lowest;
+  return data.relayInProcess ? relayCheckpointsPast(data.config.TESSERA_DATA_DIR, data.config.TESSERA_REGION !== undefined) : 'none';
 }
 
 const fileBytes = (file: string) => (existsSync(file) ? statSync(file).size : 0);

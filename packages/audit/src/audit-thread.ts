@@ -38,8 +38,8 @@ const graceMs = 2_000;
  * answers token requests. Run from compiled JavaScript it loads its .js sibling; run from the
  * TypeScript sources (the tests) it loads the .ts one through tsx, with the sources' export condition.
  */
-export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger }): AuditThread {
-  const data: AuditThreadData = { file: options.file, config: options.config };
+export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger; readonly relayInProcess?: boolean }): AuditThread {
+  const data: AuditThreadData = { file: options.file, config: options.config, relayInProcess: options.relayInProcess ?? false };
   const worker = new Worker(workerEntry(), { workerData: data, ...(import.meta.url.endsWith('.ts') ? { execArgv: ['--conditions=tessera-source'] } : {}) });
   worker.unref();
   let state: AuditThreadState = { position: undefined, caughtUp: false, failure: undefined };
