@@ -149,7 +149,7 @@ interface Results extends HttpResults {
   /** Absent when no Kafka broker could be had (no java/maven and no TESSERA_KAFKA_BROKERS). */
   propagation?: PropagationResult;
   audit: AuditIndexResult;
-  storage: StorageResult;
+  storage: Partial<StorageResult>;
 }
 
 async function startPinnedTessera(): Promise<TesseraTarget> {
