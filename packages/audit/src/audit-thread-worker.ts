@@ -122,8 +122,12 @@ function relayPast(): bigint | undefined | 'none' {
 
 const fileBytes = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 
+/** What the main thread's read models were past when it asked for the current run. */
+let readModelsPast: bigint | undefined;
+
 async function archiveRun(now: number, consumersPast: bigint | undefined) {
   if (store === undefined || !state.caughtUp) throw new Error('the audit index has not caught up with the log yet');
+  readModelsPast = consumersPast;
   retention ??= await openLogRetention(data.config);
   archiver ??= new Archiver({
     store,
@@ -138,8 +142,8 @@ async function archiveRun(now: number, consumersPast: bigint | undefined) {
     },
     consumersPast: () => {
       const relay = relayPast();
-      if (relay === undefined || consumersPast === undefined) return undefined;
-      return relay === 'none' || consumersPast < relay ? consumersPast : relay;
+      if (relay === undefined || readModelsPast === undefined) return undefined;
+      return relay === 'none' || readModelsPast < relay ? readModelsPast : relay;
     },
   });
   try {

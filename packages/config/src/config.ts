@@ -150,7 +150,7 @@ export const ConfigSchema = z
     /** Where the archive's segments, manifest and public keys live; default `archive/` in the data folder. */
     TESSERA_ARCHIVE_DIR: z.string().min(1).optional(),
     /** Seconds between archiving runs. */
-    TESSERA_ARCHIVE_INTERVAL: z.coerce.number().int().min(1).max(86_400).default(600),
+    TESSERA_ARCHIVE_INTERVAL: z.coerce.number().int().min(1).max(86_400).default(3600),
   })
   .refine((c) => c.TESSERA_AUDIT_RETENTION >= c.TESSERA_HOT_RETENTION, {
     message: 'must be at least TESSERA_HOT_RETENTION (the archive keeps what leaves the hot log)',

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { archiveDirOf, loadConfig } from './config.js';
 
 describe('retention and archive settings', () => {
-  it('defaults: a 14-day hot window, 400 days of audit trail, the archive in the data folder, a run every 10 minutes', () => {
+  it('defaults: a 14-day hot window, 400 days of audit trail, the archive in the data folder, a run every hour', () => {
     const config = loadConfig({ TESSERA_DATA_DIR: '/srv/tessera/' });
-    expect(config).toMatchObject({ TESSERA_HOT_RETENTION: 1_209_600, TESSERA_AUDIT_RETENTION: 34_560_000, TESSERA_ARCHIVE_INTERVAL: 600 });
+    expect(config).toMatchObject({ TESSERA_HOT_RETENTION: 1_209_600, TESSERA_AUDIT_RETENTION: 34_560_000, TESSERA_ARCHIVE_INTERVAL: 3600 });
     expect(archiveDirOf(config)).toBe('/srv/tessera/archive');
     expect(archiveDirOf(loadConfig({ TESSERA_ARCHIVE_DIR: '/mnt/archive' }))).toBe('/mnt/archive');
   });
