@@ -13,6 +13,7 @@
  * `-- ssf` only the Shared Signals transmitter (revoke → SET received, and 100 streams × 1,000).
  * `-- scale` only the long-log part (a 2 M-event log grown live, admin work beside issuance).
  * `-- tracing` only the cost of tracing (off, on sampling all, on sampling 1%).
+ * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -34,14 +35,15 @@ import { describeSharedSignals, measureSharedSignals, sharedSignalsRows, type Sh
 import { describeScale, measureScale, scaleRows, type ScaleResult } from './scale.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
 import { describeTracing, startOtlpSink, tracingEnvironment, tracingRows, type TracingRun, type TracingSetting } from './tracing-cost.js';
+import { describeStorage, measureStorage, storageRows, type StorageResult } from './storage.js';
 import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIssueRefreshTokens, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing'] as const;
+const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing', 'storage'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing | storage]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -161,6 +163,7 @@ interface Results extends HttpResults {
   audit: AuditIndexResult;
   sharedSignals: SharedSignalsResult;
   scale: ScaleResult;
+  storage: Partial<StorageResult>;
 }
 
 async function startPinnedTessera(): Promise<TesseraTarget> {
@@ -419,6 +422,11 @@ async function main(): Promise<void> {
     noteLoad('shared signals');
     results.sharedSignals = await measureSharedSignals();
     progress(describeSharedSignals(results.sharedSignals));
+  }
+  if (part === 'all' || part === 'storage') {
+    // Bytes on disk per operation, the hot window's plateau, and the archive's size and queries.
+    noteLoad('storage');
+    results.storage = await measureStorage();
   }
   report(results, started);
 }
@@ -729,6 +737,10 @@ function report(results: Partial<Results>, started: Date): void {
   if (results.scale) {
     lines.push(describeScale(results.scale));
     rows.push(...scaleRows(results.scale));
+  }
+  if (results.storage) {
+    lines.push(describeStorage(results.storage));
+    rows.push(...storageRows(results.storage));
   }
   process.stdout.write([...header(started), ...lines, '', formatTable(rows), ''].join('\n'));
   if (config.output) {

@@ -26,6 +26,7 @@ const byErrorCode: Readonly<Record<string, number>> = {
   ERR_AUDIT_QUERY_OVER_BUDGET: exitCodes.overBudget,
   ERR_INVALID_SSF_RECEIVER_INPUT: exitCodes.usage,
   ERR_SSF_RECEIVER_NOT_FOUND: exitCodes.notFound,
+  ERR_ARCHIVE_BROKEN: exitCodes.failure,
 };
 
 /** Whether the CLI foresaw this error: its message is written for the operator, and is the whole line. */

@@ -28,10 +28,13 @@ const usage = `usage: tessera <command>
   audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
         [--limit N] [--cursor C] [--format table|ndjson | --json]
   audit access-at --account ID --at ISO [--limit N] [--cursor C] [--json]
+  archive status [--json]
+  archive verify [--json]
 
 exit codes: 0 done, 1 unexpected failure, 2 usage error (or a secret-hashing key the log was not written with),
             3 not found (account, login, key, admin token, receiver, no data, or the log's secret-hashing key),
-            4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query)
+            4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query);
+            archive verify: 0 whole, 1 naming the first break
 
 Shared Signals (docs/shared-signals.md): TESSERA_PUBLIC_URL (the transmitter's issuer, an https URL;
 default https://TESSERA_HOST:TESSERA_PORT), TESSERA_SSF_PAUSE_AFTER (seconds of failing pushes before a
@@ -64,6 +67,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/keys.js')).runKeys(context, rest);
     case 'audit':
       return (await import('./commands/audit.js')).runAudit(context, rest);
+    case 'archive':
+      return (await import('./commands/archive.js')).runArchive(context, rest);
     default:
       throw new CliError(`unknown command "${command}"\n\n${usage}`);
   }

@@ -1,6 +1,7 @@
 import type { FamilyEvent, TokenCutEvent } from '@tessera/contracts';
 import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import type { AuditReadModel } from '@tessera/audit';
+import { archiveDirOf } from '@tessera/config';
 import { followLog, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
 import { epochSeconds, registerGauges, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar } from '@tessera/server';
@@ -75,7 +76,8 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
   });
   const guard = createAdminGuard({ tokens });
   const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut });
-  return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, now: () => host.clock.now() }), readers: [tokens.reader] };
+  const archiveDir = hooks.audit === undefined ? undefined : archiveDirOf(host.config);
+  return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, archiveDir, now: () => host.clock.now() }), readers: [tokens.reader] };
 }
 
 /** The admin routes alone, guarded: the guard's plugin first, so every /admin/v1/* path needs a token. */
@@ -84,13 +86,15 @@ export function adminRoutes(parts: {
   revocation: OperatorRevocation;
   familiesReady?: () => Promise<boolean>;
   audit?: AuditReadModel | undefined;
+  /** The archive folder, whose public keys the admin API publishes beside the audit queries. */
+  archiveDir?: string | undefined;
   /** Epoch milliseconds, for the audit queries' `at` checks. */
   now: () => number;
 }): AdminRouteRegistrar {
   return async (app) => {
     await app.register(parts.guard.plugin);
     await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });
-    if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now })(app);
+    if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now, archiveDir: parts.archiveDir })(app);
   };
 }
 

@@ -14,6 +14,7 @@ import {
   type RawParameters,
 } from '@tessera/audit';
 import { problemTypes, sendProblem } from '@tessera/http';
+import { archiveKeys, ArchiveKeysResponse } from './archive-keys.js';
 
 /** An onRequest hook that lets a request through only with an admin token holding the scope, else 401/403: before the query is validated, so a caller without a token learns nothing. */
 export type AdminPreHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -24,6 +25,8 @@ export interface AuditRoutesOptions {
   readonly requireScope: (scope: 'audit:read') => AdminPreHandler;
   /** Epoch milliseconds, from the host's clock; `at` after it is refused. */
   readonly now: () => number;
+  /** The archive folder (TESSERA_ARCHIVE_DIR): its public keys are published here. */
+  readonly archiveDir?: string | undefined;
 }
 
 /**
@@ -67,6 +70,23 @@ export function auditRoutes(options: AuditRoutesOptions): (app: FastifyInstance)
         return reply.send({ events: [...page.rows], next_cursor: nextCursor, log_position: page.logPosition?.toString() ?? null });
       },
     });
+
+    const archiveDir = options.archiveDir;
+    if (archiveDir !== undefined) {
+      routes.get('/admin/v1/archive/keys', {
+        onRequest: options.requireScope('audit:read'),
+        schema: {
+          summary: 'Every public key that has signed the archive\'s manifest, and the manifest\'s head',
+          description:
+            'Ed25519 public keys (PEM, SubjectPublicKeyInfo) by fingerprint, the SHA-256 of the key\'s DER: an auditor pins the fingerprint out of band, ' +
+            'then checks each manifest entry\'s signature with the key it names and each segment with sha256sum (docs/audit.md, "The archive").',
+          tags: ['admin'],
+          security: [{ bearer: [] }],
+          response: { 200: ArchiveKeysResponse },
+        },
+        handler: async (_request, reply) => reply.header('cache-control', 'no-store').send(archiveKeys(archiveDir)),
+      });
+    }
 
     routes.get('/admin/v1/accounts/:account_id/access-at', {
       onRequest: options.requireScope('audit:read'),

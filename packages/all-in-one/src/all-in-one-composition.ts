@@ -25,7 +25,8 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
   });
   // The audit index (audit-index.db in the data folder) follows the log in this process; its
   // queries join the admin API, behind an admin token with audit:read.
-  const audit = wireAudit(host);
+  // With Kafka this process also runs the relay: archiving waits for its checkpoints.
+  const audit = wireAudit(host, { relayInProcess: config.TESSERA_KAFKA_BROKERS !== undefined });
   // The admin API's routes are for the admin listener only. Operator revocations reach this
   // process's verifier before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
   const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onFamilyEvent: verifier.state.applyFamilyEvent, onCut: verifier.state.applyCut, audit });
@@ -37,6 +38,8 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
     positionGauge: true,
   });
   signals.deliverOnceCaughtUp(following.whenCaughtUp);
+  // Archiving removes nothing this process's read models have not applied (docs/decisions/0017).
+  audit.holdArchivingFor(following);
   wireLogFedVerifier(host, store, verifier);
   if (mirroredRegionsOf(config).length > 0) {
     // Other regions' keys, accounts and revocations, copied into this region's Kafka by MirrorMaker 2;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { registerGauges, type Host } from '@tessera/host';
+import { registerCounter, registerGauges, type Host } from '@tessera/host';
 import type { AccessAtAnswer, AccessAtQuery, EventPage } from './audit-index.js';
+import type { ArchiveRunSummary, ArchiveState } from './audit-thread-protocol.js';
 import { startAuditThread } from './audit-thread.js';
 import type { EventQuery } from './event-query.js';
 
@@ -16,6 +17,21 @@ export interface AuditReadModel {
   accessAt(accountId: string, at: number, query: AccessAtQuery): Promise<AccessAtAnswer | undefined>;
 }
 
+/** The audit index of a process, with its archive: what wireAudit wires. */
+export interface WiredAudit extends AuditReadModel {
+  /** Runs archiving now, at the host's clock (tests; the schedule runs it every TESSERA_ARCHIVE_INTERVAL). */
+  archiveNow(): Promise<ArchiveRunSummary>;
+  /** The archive as last seen by the audit thread. */
+  archiveState(): ArchiveState | undefined;
+  /**
+   * A follower of this process's read models: while it is catching up, nothing past the position
+   * it has applied is archived and removed. Once live it has applied every event of its types up
+   * to the head, and archiving only ever removes events older than the hot window, so it holds
+   * nothing back (docs/decisions/0017).
+   */
+  holdArchivingFor(follower: { live(): boolean; lastPosition(): bigint | undefined }): void;
+}
+
 /**
  * Keeps the audit index of this process's data folder following the log, on a thread of its own:
  * its follower, its commits and its queries never run on the thread that answers token requests,
@@ -24,9 +40,9 @@ export interface AuditReadModel {
  * rebuild of a million events takes seconds) the audit routes answer 503 saying how far it got. A
  * failure is logged and answered the same way; it never stops the process.
  */
-export function wireAudit(host: Host): AuditReadModel {
+export function wireAudit(host: Host, options: { readonly relayInProcess?: boolean } = {}): WiredAudit {
   const file = auditIndexFile(host.config.TESSERA_DATA_DIR);
-  const thread = startAuditThread({ file, config: host.config, log: host.log });
+  const thread = startAuditThread({ file, config: host.config, log: host.log, relayInProcess: options.relayInProcess ?? false });
   host.onClose(() => thread.close());
   const budgetMs = host.config.TESSERA_AUDIT_QUERY_BUDGET_MS;
   registerGauges(host.metrics, {
@@ -35,7 +51,59 @@ export function wireAudit(host: Host): AuditReadModel {
       read: () => Number(thread.state().position ?? 0n),
     },
   });
+  const holds: { live(): boolean; lastPosition(): bigint | undefined }[] = [];
+  let archiveFailures = 0;
+  const consumersPast = (): bigint | undefined => {
+    // The index's own position is the thread's to hold; each follower catching up holds at what it has applied.
+    let lowest = thread.state().position;
+    for (const follower of holds) {
+      if (follower.live()) continue;
+      const position = follower.lastPosition();
+      if (position === undefined) return undefined;
+      if (lowest === undefined || position < lowest) lowest = position;
+    }
+    return lowest;
+  };
+  const archiveNow = () =>
+    thread.archive(host.clock.now(), consumersPast()).catch((error: unknown) => {
+      archiveFailures += 1;
+      throw error;
+    });
+  // Archiving runs on the audit thread, off the request thread; a failed run is logged there and retried at the next.
+  const schedule = setInterval(() => {
+    if (thread.state().caughtUp) archiveNow().catch(() => undefined);
+  }, host.config.TESSERA_ARCHIVE_INTERVAL * 1000);
+  schedule.unref();
+  host.onClose(async () => clearInterval(schedule));
+  const archive = () => thread.state().archive;
+  const seconds = (ms: number) => Math.max(0, ms / 1000);
+  const started = host.clock.now();
+  registerGauges(host.metrics, {
+    tessera_hot_log_bytes: { help: 'Bytes the hot event log takes on disk (SQLite: events.db and its WAL), as of the last archiving run', read: () => archive()?.hotLogBytes ?? 0 },
+    tessera_audit_index_bytes: { help: 'Bytes the hot audit index takes on disk (audit-index.db and its WAL), as of the last archiving run', read: () => archive()?.indexBytes ?? 0 },
+    tessera_archive_bytes: { help: 'Bytes of the archive\'s live segments (Parquet, zstd)', read: () => archive()?.archiveBytes ?? 0 },
+    tessera_archive_segments: { help: 'Archive segments listed in the manifest and not deleted', read: () => archive()?.segments ?? 0 },
+    tessera_hot_oldest_event_age_seconds: {
+      help: 'Age of the oldest event still in the hot log of a stream that retention applies to (families, v1 tokens, failure counts)',
+      read: () => {
+        const oldest = archive()?.oldestHotEventAt;
+        return oldest === undefined ? 0 : seconds(host.clock.now() - oldest);
+      },
+    },
+    tessera_archive_lag_seconds: {
+      help: 'Seconds since the last archiving run that completed (since the start, before the first)',
+      read: () => seconds(host.clock.now() - (archive()?.lastRunAt ?? started)),
+    },
+    tessera_archive_last_verify_ok: {
+      help: '1 when the last verification of the archive found every segment, the chain and the signatures whole; 0 when it found a break (or none has run yet)',
+      read: () => (archive()?.verifiedOk === true ? 1 : 0),
+    },
+  });
+  registerCounter(host.metrics, 'tessera_archive_failures_total', 'Archiving runs that failed (the archive folder unwritable or full, the store unavailable); the hot log keeps every event meanwhile', () => archiveFailures);
   return {
+    archiveNow,
+    archiveState: archive,
+    holdArchivingFor: (position) => void holds.push(position),
     unavailable: () => {
       const { failure, caughtUp, position } = thread.state();
       if (failure !== undefined) return `the audit index failed: ${failure}`;

@@ -3,7 +3,7 @@
  * (audit-row.ts, `accessEventOf`), change: an index of another version is dropped and rebuilt
  * from the log, as it is derived data.
  */
-export const indexVersion = '2';
+export const indexVersion = '3';
 
 /**
  * The largest log position the index can hold: `position` is an INTEGER PRIMARY KEY, a signed
@@ -14,7 +14,8 @@ export const maxIndexedPosition = 9_223_372_036_854_775_807n;
 
 export const indexSchema = `
 -- log_position: the last event the index reflects; first_event_id, last_event_id: the ids of the
--- log's first event and of that last one, to tell another log; last_time: the time of the last row
+-- log's first event and of that last one, to tell another log (first_position: where that first
+-- event was, as archiving removes events from the head of the log); last_time: the time of the last row
 -- (rows' times never go backwards); version: indexVersion.
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 

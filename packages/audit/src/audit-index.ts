@@ -33,6 +33,49 @@ export interface AccessAtQuery {
   readonly after?: AccessAtCursor | undefined;
 }
 
+/** A grant found in the archive for access-at: a family (by its id) or a v1 token (`@<position>`), with its access events. */
+export interface ArchivedGrant {
+  readonly grantId: string;
+  readonly firstAt: number;
+  readonly lastExpiresAt: number;
+  readonly events: readonly { readonly position: bigint; readonly access: AccessEvent }[];
+}
+
+/** What the archive keeps of an index row (the stream and revision come from the log). */
+export interface IndexRowForArchive {
+  readonly type: string;
+  readonly time: number;
+  readonly accountId: string | undefined;
+  readonly familyId: string | undefined;
+  readonly generation: number | undefined;
+  readonly reason: string | undefined;
+  readonly requestId: string | undefined;
+  readonly sourceAddress: string | undefined;
+  readonly actor: string | undefined;
+  readonly apiLoginId: string | undefined;
+  readonly apiId: string | undefined;
+  readonly access: AccessEvent | undefined;
+}
+
+type ArchiveRowTuple = [
+  position: bigint,
+  type: string,
+  time: bigint,
+  account: string | null,
+  family: string | null,
+  generation: bigint | null,
+  reason: string | null,
+  request: string | null,
+  source: string | null,
+  actor: string | null,
+  login: string | null,
+  apiId: string | null,
+  access: string | null,
+];
+
+const isAfter = (grant: { lastExpiresAt: number; grantId: string }, after: AccessAtCursor) =>
+  grant.lastExpiresAt > after.lastExpiresAt || (grant.lastExpiresAt === after.lastExpiresAt && grant.grantId > after.grantId);
+
 /** A query stopped at its time budget: a 503 over HTTP, exit 4 in the CLI. */
 export class AuditQueryOverBudget extends Error {
   readonly code = 'ERR_AUDIT_QUERY_OVER_BUDGET';
@@ -159,9 +202,21 @@ export class AuditIndex {
         .raw(true)
         .safeIntegers(true),
       familyAccess: db
-        .prepare<[string], string>('SELECT access FROM events INDEXED BY events_family WHERE tessera_in_budget() AND family_id = ? AND access IS NOT NULL ORDER BY position')
-        .pluck(),
+        .prepare<[string], [position: bigint, access: string]>(
+          'SELECT position, access FROM events INDEXED BY events_family WHERE tessera_in_budget() AND family_id = ? AND access IS NOT NULL ORDER BY position',
+        )
+        .raw(true)
+        .safeIntegers(true),
       singleAccess: db.prepare<[bigint], string>('SELECT access FROM events WHERE position = ?').pluck(),
+      archiveRow: db
+        .prepare<[bigint], ArchiveRowTuple>(
+          'SELECT position, type, time, account_id, family_id, generation, reason, request_id, source_address, actor, api_login_id, api_id, access FROM events WHERE position = ?',
+        )
+        .raw(true)
+        .safeIntegers(true),
+      // The positions and grant ids as JSON arrays: one call into SQLite per chunk rather than one per row.
+      forgetEvents: db.prepare<[string]>('DELETE FROM events WHERE position IN (SELECT value FROM json_each(?))'),
+      forgetGrants: db.prepare<[string]>('DELETE FROM grants WHERE grant_id IN (SELECT value FROM json_each(?))'),
       analyzedAt: db.prepare<[], string>("SELECT value FROM meta WHERE key = 'analyzed_at'").pluck(),
     };
   }
@@ -202,8 +257,14 @@ export class AuditIndex {
       const outdated = version !== indexVersion && (version !== undefined || tableExists(db, 'events'));
       // Written only when needed: opening an index another process is filling must not wait for it.
       if (version !== indexVersion) {
+        if (outdated) db.transaction(() => { for (const table of indexTables) db.exec(`DROP TABLE IF EXISTS ${table}`); }).immediate();
+        // Rows leave the index as they are archived: an index with no table yet gives their space
+        // back to the file system (incremental vacuum), one made before this release first becomes so.
+        if (Number(db.pragma('auto_vacuum', { simple: true })) !== 2) {
+          db.pragma('auto_vacuum = INCREMENTAL');
+          db.exec('VACUUM');
+        }
         db.transaction(() => {
-          if (outdated) for (const table of indexTables) db.exec(`DROP TABLE IF EXISTS ${table}`);
           db.exec(indexSchema);
           db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(indexVersion);
         }).immediate();
@@ -234,7 +295,10 @@ export class AuditIndex {
     // Strictly after position − 1: the event at the position itself, if the log has one.
     const [last] = await store.readAll({ after: position - 1n, maxCount: 1 });
     const saw = (key: string) => this.statements.meta.get(key)?.value;
-    const same = first?.eventId === saw('first_event_id') && last?.position === position && last.eventId === saw('last_event_id');
+    // Events archived from the head of the log leave a later first event: the event the index saw
+    // first is then the archive's, and the event at the index's position is what tells the logs apart.
+    const firstArchived = first !== undefined && saw('first_position') !== undefined && first.position > BigInt(saw('first_position')!);
+    const same = (firstArchived || first?.eventId === saw('first_event_id')) && last?.position === position && last.eventId === saw('last_event_id');
     if (same) return false;
     this.db
       .transaction(() => {
@@ -304,7 +368,10 @@ export class AuditIndex {
         let last: RecordedEvent | undefined;
         for (const recorded of batch) {
           if (reflected !== undefined && recorded.position <= reflected) continue;
-          if (reflected === undefined && last === undefined) this.statements.setMeta.run('first_event_id', recorded.eventId);
+          if (reflected === undefined && last === undefined) {
+            this.statements.setMeta.run('first_event_id', recorded.eventId);
+            this.statements.setMeta.run('first_position', recorded.position.toString());
+          }
           lastTime = Math.max(lastTime, recorded.recordedAt);
           this.insert(recorded, lastTime);
           last = recorded;
@@ -482,7 +549,13 @@ export class AuditIndex {
    * the account's cuts. Undefined for an account the index has never seen. AuditQueryOverBudget
    * past `budgetMs`.
    */
-  accessAt(accountId: string, at: number, query: AccessAtQuery = { limit: Number.MAX_SAFE_INTEGER }, budgetMs?: number): AccessAtAnswer | undefined {
+  accessAt(
+    accountId: string,
+    at: number,
+    query: AccessAtQuery = { limit: Number.MAX_SAFE_INTEGER },
+    budgetMs?: number,
+    archived: readonly ArchivedGrant[] = [],
+  ): AccessAtAnswer | undefined {
     return this.withinBudget(budgetMs, () =>
       this.db.transaction((): AccessAtAnswer | undefined => {
         if (this.statements.knownAccount.get(accountId) === undefined) return undefined;
@@ -493,22 +566,86 @@ export class AuditIndex {
         const never = Number.MAX_SAFE_INTEGER;
         const after = query.after ?? { lastExpiresAt: 0, grantId: '' };
         const limit = Math.min(query.limit, Number.MAX_SAFE_INTEGER - 1);
-        const grants = this.statements.accessGrants.all({ account: accountId, at, never, afterExpiresAt: after.lastExpiresAt, afterGrant: after.grantId, limit: limit + 1 });
+        const hot = this.statements.accessGrants.all({ account: accountId, at, never, afterExpiresAt: after.lastExpiresAt, afterGrant: after.grantId, limit: limit + 1 });
+        // The archive's grants join the hot ones in the same order, so a page and its cursor do not
+        // change as a family moves from the hot index to the archive; one found in both counts once.
+        const merged = new Map<string, { grantId: string; lastExpiresAt: number; position: bigint | null; archived?: ArchivedGrant }>();
+        for (const [grantId, lastExpiresAt, position] of hot) merged.set(grantId, { grantId, lastExpiresAt: Number(lastExpiresAt), position });
+        for (const grant of archived) {
+          if (grant.lastExpiresAt <= at || grant.firstAt > at || !isAfter(grant, after)) continue;
+          const known = merged.get(grant.grantId);
+          merged.set(grant.grantId, { grantId: grant.grantId, lastExpiresAt: Math.max(grant.lastExpiresAt, known?.lastExpiresAt ?? 0), position: known?.position ?? null, archived: grant });
+        }
+        const grants = [...merged.values()].sort((a, b) => a.lastExpiresAt - b.lastExpiresAt || (a.grantId < b.grantId ? -1 : a.grantId > b.grantId ? 1 : 0)).slice(0, limit + 1);
         const page = grants.slice(0, limit);
         const access: string[] = this.statements.accessCuts.all({ account: accountId, at, never });
-        for (const [grantId, , position] of page) {
-          if (position === null) access.push(...this.statements.familyAccess.all(grantId));
-          else {
-            const single = this.statements.singleAccess.get(position);
-            if (single !== undefined) access.push(single);
+        const events: { position: bigint; access: AccessEvent }[] = [];
+        for (const grant of page) {
+          const byPosition = new Map<bigint, AccessEvent>();
+          for (const archivedEvent of grant.archived?.events ?? []) byPosition.set(archivedEvent.position, archivedEvent.access);
+          // Casts: the index's own JSON of an AccessEvent; an index of another version is rebuilt, never read.
+          if (grant.archived === undefined || !grant.grantId.startsWith('@')) {
+            if (!grant.grantId.startsWith('@')) for (const [position, json] of this.statements.familyAccess.all(grant.grantId)) byPosition.set(position, JSON.parse(json) as AccessEvent);
+            else if (grant.position !== null) {
+              const single = this.statements.singleAccess.get(grant.position);
+              if (single !== undefined) byPosition.set(grant.position, JSON.parse(single) as AccessEvent); // cast: as above
+            }
           }
+          for (const [position, event] of byPosition) events.push({ position, access: event });
         }
+        events.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
         const last = page[page.length - 1];
-        const more = grants.length > limit && last !== undefined ? { lastExpiresAt: Number(last[1]), grantId: last[0] } : undefined;
+        const more = grants.length > limit && last !== undefined ? { lastExpiresAt: last.lastExpiresAt, grantId: last.grantId } : undefined;
         // Cast: the index's own JSON of an AccessEvent (written above); an index of another version is rebuilt, never read.
-        return { ...accessAt(access.map((json) => JSON.parse(json) as AccessEvent), at), logPosition, more };
+        return { ...accessAt([...access.map((json) => JSON.parse(json) as AccessEvent), ...events.map((event) => event.access)], at), logPosition, more };
       })(),
     );
+  }
+
+  /** The index's rows at these positions, as the archive keeps them (undefined for a position the index does not hold). */
+  rowsAt(positions: readonly bigint[]): Map<bigint, IndexRowForArchive> {
+    const rows = new Map<bigint, IndexRowForArchive>();
+    this.db.transaction(() => {
+      for (const position of positions) {
+        const row = this.statements.archiveRow.get(position);
+        if (row === undefined) continue;
+        const [, type, time, account, family, generation, reason, request, source, actor, login, apiId, access] = row;
+        rows.set(position, {
+          type,
+          time: Number(time),
+          accountId: account ?? undefined,
+          familyId: family ?? undefined,
+          generation: generation === null ? undefined : Number(generation),
+          reason: reason ?? undefined,
+          requestId: request ?? undefined,
+          sourceAddress: source ?? undefined,
+          actor: actor ?? undefined,
+          apiLoginId: login ?? undefined,
+          apiId: apiId ?? undefined,
+          // Cast: the index's own JSON of an AccessEvent, as above.
+          access: access === null ? undefined : (JSON.parse(access) as AccessEvent),
+        });
+      }
+    })();
+    return rows;
+  }
+
+  /**
+   * Removes archived events from the index: their rows and the grants they made (a family's, or a
+   * v1 token's own). Positions it does not hold are skipped, so a removal repeated after a crash
+   * changes nothing. The space goes back to the file system in steps (incremental vacuum).
+   */
+  forget(positions: readonly bigint[], grantIds: readonly string[]): void {
+    const chunk = 2000;
+    for (let start = 0; start < Math.max(positions.length, grantIds.length); start += chunk) {
+      this.db
+        .transaction(() => {
+          this.statements.forgetEvents.run(`[${positions.slice(start, start + chunk).join(',')}]`);
+          this.statements.forgetGrants.run(JSON.stringify(grantIds.slice(start, start + chunk)));
+        })
+        .immediate();
+    }
+    this.db.pragma('incremental_vacuum');
   }
 
   close(): void {

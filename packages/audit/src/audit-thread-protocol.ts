@@ -8,6 +8,8 @@ export interface AuditThreadData {
   readonly file: string;
   /** The process's configuration: the thread opens the same store, read-only. */
   readonly config: TesseraConfig;
+  /** This process runs the relay (the all-in-one with Kafka): archiving waits for its checkpoints in the data folder. */
+  readonly relayInProcess: boolean;
 }
 
 /** A query for the audit thread, answered within its budget. */
@@ -16,7 +18,34 @@ export type AuditQuestion =
   | { readonly kind: 'access-at'; readonly accountId: string; readonly at: number; readonly query: AccessAtQuery; readonly budgetMs: number };
 
 /** Main thread → audit thread. */
-export type AuditRequest = (AuditQuestion & { readonly id: number }) | { readonly id: number; readonly kind: 'close' };
+export type AuditRequest =
+  | (AuditQuestion & { readonly id: number })
+  | { readonly id: number; readonly kind: 'close' }
+  /** An archiving run at `now` (the host's clock, epoch ms); `consumersPast`: the lowest position this process's read models are past. */
+  | { readonly id: number; readonly kind: 'archive'; readonly now: number; readonly consumersPast: string | null };
+
+/** What an archiving run did, for the caller and the log. */
+export interface ArchiveRunSummary {
+  readonly archived: number;
+  readonly segment: number | undefined;
+  readonly deletedSegments: number;
+  readonly finished: number;
+}
+
+/** The archive as the thread last saw it: what /metrics and `archive status` read. */
+export interface ArchiveState {
+  /** Epoch ms (the host's clock) of the last run that completed, and whether the last run failed. */
+  readonly lastRunAt: number | undefined;
+  readonly lastRunFailure: string | undefined;
+  readonly hotLogBytes: number | undefined;
+  readonly indexBytes: number;
+  readonly archiveBytes: number;
+  readonly segments: number;
+  readonly oldestHotEventAt: number | undefined;
+  /** The last verification: whether the archive was whole, and the first break found. */
+  readonly verifiedOk: boolean | undefined;
+  readonly verifyBreak: string | undefined;
+}
 
 /** Audit thread → main thread. */
 export type AuditReply =
@@ -24,6 +53,7 @@ export type AuditReply =
   | { readonly id: number; readonly accessAt: AccessAtAnswer | undefined }
   | { readonly id: number; readonly error: { readonly code: string | undefined; readonly message: string; readonly budgetMs?: number } }
   | { readonly id: number; readonly closed: true }
+  | { readonly id: number; readonly archived: ArchiveRunSummary }
   /** The index's state, sent whenever it changes: what /readyz-like answers and /metrics read. */
   | { readonly state: AuditThreadState }
   /** A line for the process's log. */
@@ -36,4 +66,5 @@ export interface AuditThreadState {
   readonly caughtUp: boolean;
   /** Set when the index failed for good: the routes answer 503 naming it. */
   readonly failure: string | undefined;
+  readonly archive?: ArchiveState;
 }

@@ -3,13 +3,20 @@
  * the index, and answers the audit queries, so none of that runs on the thread that answers token
  * requests. Started by audit-thread.ts; speaks audit-thread-protocol.ts.
  */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { EventStoreUnavailable, guardAvailability, type GuardedEventStore } from '@tessera/event-store';
-import { openEventStore } from '@tessera/event-store-factory';
+import { ArchiveReader, liveSegments, readManifest } from '@tessera/archive';
+import { archiveDirOf } from '@tessera/config';
+import { EventStoreUnavailable, guardAvailability, type GuardedEventStore, type LogRetention } from '@tessera/event-store';
+import { openEventStore, openLogRetention } from '@tessera/event-store-factory';
+import { AuditQueries } from './archive-queries.js';
+import { Archiver } from './archiver.js';
 import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
-import type { AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
+import type { ArchiveState, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import { followIntoIndex, type IndexFollower } from './index-follower.js';
 import { runInBackground } from './thread-priority.js';
+import { relayCheckpointsPast } from './relay-hold.js';
 
 const port = parentPort;
 if (port === null) throw new Error('audit-thread-worker.ts runs as a worker thread');
@@ -30,6 +37,35 @@ const publish = (next: Partial<AuditThreadState>) => {
   send({ state });
 };
 publish({});
+
+// The archive is read beside the index; one that cannot be read is a warning, never a stop.
+const archiveDir = archiveDirOf(data.config);
+const reader = new ArchiveReader(archiveDir, []);
+const refreshSegments = () => {
+  try {
+    const segments = existsSync(archiveDir) ? liveSegments(readManifest(archiveDir)) : [];
+    reader.setSegments(segments);
+  } catch (error) {
+    log('warn', 'the archive manifest could not be read; audit queries answer from the hot index alone until it can', { err: error instanceof Error ? error.message : String(error), archiveDir });
+  }
+};
+refreshSegments();
+const queries = new AuditQueries(index, reader);
+let archiveState: ArchiveState = {
+  lastRunAt: undefined,
+  lastRunFailure: undefined,
+  hotLogBytes: undefined,
+  indexBytes: 0,
+  archiveBytes: reader.totals().bytes,
+  segments: reader.segmentCount,
+  oldestHotEventAt: undefined,
+  verifiedOk: undefined,
+  verifyBreak: undefined,
+};
+let retention: LogRetention | undefined;
+let archiver: Archiver | undefined;
+/** When the segments' hashes were last all checked (performance.now()): every segment's bytes, once a day. */
+let fullVerifyAt: number | undefined;
 
 let store: GuardedEventStore | undefined;
 let follower: IndexFollower | undefined;
@@ -77,8 +113,82 @@ async function close(): Promise<void> {
   clearInterval(positions);
   await follower?.close();
   index.close();
+  await retention?.close();
   await store?.close();
 }
+
+/**
+ * The relay's checkpoints in this data folder, when this process runs the relay (the all-in-one
+ * with Kafka): nothing the relay has not published is removed. A missing checkpoint holds everything.
+ */
+function relayPast(): bigint | undefined | 'none' {
+  return data.relayInProcess ? relayCheckpointsPast(data.config.TESSERA_DATA_DIR, data.config.TESSERA_REGION !== undefined) : 'none';
+}
+
+const fileBytes = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+
+/** What the main thread's read models were past when it asked for the current run. */
+let readModelsPast: bigint | undefined;
+
+async function archiveRun(now: number, consumersPast: bigint | undefined) {
+  if (store === undefined || !state.caughtUp) throw new Error('the audit index has not caught up with the log yet');
+  readModelsPast = consumersPast;
+  retention ??= await openLogRetention(data.config);
+  archiver ??= new Archiver({
+    store,
+    retention,
+    index,
+    archiveDir,
+    keysDir: join(data.config.TESSERA_DATA_DIR, 'keys'),
+    settings: {
+      hotWindowSeconds: data.config.TESSERA_HOT_RETENTION,
+      clockSkewSeconds: data.config.TESSERA_CLOCK_SKEW,
+      auditRetentionSeconds: data.config.TESSERA_AUDIT_RETENTION,
+    },
+    consumersPast: () => {
+      const relay = relayPast();
+      if (relay === undefined || readModelsPast === undefined) return undefined;
+      return relay === 'none' || readModelsPast < relay ? readModelsPast : relay;
+    },
+  });
+  try {
+    const result = await archiver.run(now);
+    refreshSegments();
+    const full = fullVerifyAt === undefined || performance.now() - fullVerifyAt > 86_400_000;
+    const verification = archiver.verify(full);
+    if (full) fullVerifyAt = performance.now();
+    if (!verification.ok) log('error', 'the archive failed its verification: run tessera archive verify', { break: verification.firstBreak });
+    const totals = reader.totals();
+    archiveState = {
+      lastRunAt: now,
+      lastRunFailure: undefined,
+      hotLogBytes: retention.bytesOnDisk(),
+      indexBytes: fileBytes(data.file) + fileBytes(`${data.file}-wal`),
+      archiveBytes: totals.bytes,
+      segments: totals.segments,
+      oldestHotEventAt: result.oldestHotEventAt,
+      verifiedOk: verification.ok,
+      verifyBreak: verification.firstBreak === undefined ? undefined : `${verification.firstBreak.file}: ${verification.firstBreak.problem}`,
+    };
+    publish({ archive: archiveState });
+    if (result.archived > 0 || result.deletedSegments > 0 || result.finished > 0) {
+      log('info', 'archived events from the hot log', { archived: result.archived, segment: result.segment?.sequence, deletedSegments: result.deletedSegments, finished: result.finished });
+    }
+    return { archived: result.archived, segment: result.segment?.sequence, deletedSegments: result.deletedSegments, finished: result.finished };
+  } catch (error) {
+    // The archive folder full, unwritable, or gone: token operations go on; the hot log keeps everything until it is back.
+    archiveState = { ...archiveState, lastRunFailure: error instanceof Error ? error.message : String(error) };
+    publish({ archive: archiveState });
+    log('warn', 'archiving failed; the hot log keeps every event until it succeeds', { err: error instanceof Error ? error.message : String(error), archiveDir });
+    throw error;
+  }
+}
+
+/** One request at a time, in order: queries, and archiving runs between them. */
+let queue: Promise<unknown> = Promise.resolve();
+const inOrder = (task: () => Promise<void>) => {
+  queue = queue.then(task, task);
+};
 
 port.on('message', (request: AuditRequest) => {
   if (request.kind === 'close') {
@@ -91,12 +201,15 @@ port.on('message', (request: AuditRequest) => {
     );
     return;
   }
-  try {
-    if (request.kind === 'events') send({ id: request.id, events: index.events(request.query, request.budgetMs) });
-    else send({ id: request.id, accessAt: index.accessAt(request.accountId, request.at, request.query, request.budgetMs) });
-  } catch (error) {
-    const budgetMs = error instanceof AuditQueryOverBudget ? error.budgetMs : undefined;
-    const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-    send({ id: request.id, error: { code, message: error instanceof Error ? error.message : String(error), ...(budgetMs === undefined ? {} : { budgetMs }) } });
-  }
+  inOrder(async () => {
+    try {
+      if (request.kind === 'events') send({ id: request.id, events: await queries.events(request.query, request.budgetMs) });
+      else if (request.kind === 'access-at') send({ id: request.id, accessAt: await queries.accessAt(request.accountId, request.at, request.query, request.budgetMs) });
+      else send({ id: request.id, archived: await archiveRun(request.now, request.consumersPast === null ? undefined : BigInt(request.consumersPast)) });
+    } catch (error) {
+      const budgetMs = error instanceof AuditQueryOverBudget ? error.budgetMs : undefined;
+      const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+      send({ id: request.id, error: { code, message: error instanceof Error ? error.message : String(error), ...(budgetMs === undefined ? {} : { budgetMs }) } });
+    }
+  });
 });

@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { TesseraConfig } from '@tessera/config';
 import { AuditQueryOverBudget, type AccessAtAnswer, type AccessAtQuery, type EventPage } from './audit-index.js';
-import type { AuditQuestion, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
+import type { ArchiveRunSummary, AuditQuestion, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import type { EventQuery } from './event-query.js';
 
 /** Where the audit thread's lines go: the process's logger. */
@@ -18,8 +18,13 @@ export interface AuditThread {
   state(): AuditThreadState;
   events(query: EventQuery, budgetMs: number): Promise<EventPage>;
   accessAt(accountId: string, at: number, query: AccessAtQuery, budgetMs: number): Promise<AccessAtAnswer | undefined>;
+  /** One archiving run at `now` (epoch ms, the host's clock), holding back what the read models are not past. */
+  archive(now: number, consumersPast: bigint | undefined): Promise<ArchiveRunSummary>;
   close(): Promise<void>;
 }
+
+/** How long the caller waits for an archiving run (a segment of 200,000 events takes seconds). */
+const archiveRunMs = 600_000;
 
 /**
  * How much longer than its budget an answer may take before this thread stops waiting for it: a
@@ -33,8 +38,8 @@ const graceMs = 2_000;
  * answers token requests. Run from compiled JavaScript it loads its .js sibling; run from the
  * TypeScript sources (the tests) it loads the .ts one through tsx, with the sources' export condition.
  */
-export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger }): AuditThread {
-  const data: AuditThreadData = { file: options.file, config: options.config };
+export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger; readonly relayInProcess?: boolean }): AuditThread {
+  const data: AuditThreadData = { file: options.file, config: options.config, relayInProcess: options.relayInProcess ?? false };
   const worker = new Worker(workerEntry(), { workerData: data, ...(import.meta.url.endsWith('.ts') ? { execArgv: ['--conditions=tessera-source'] } : {}) });
   worker.unref();
   let state: AuditThreadState = { position: undefined, caughtUp: false, failure: undefined };
@@ -63,7 +68,7 @@ export function startAuditThread(options: { readonly file: string; readonly conf
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`the audit index thread exited (${code})`)));
 
-  function ask(question: AuditQuestion, budgetMs: number): Promise<AuditReply> {
+  function ask(question: AuditQuestion | { readonly kind: 'archive'; readonly now: number; readonly consumersPast: string | null }, budgetMs: number): Promise<AuditReply> {
     const id = (nextId += 1);
     worker.ref();
     return new Promise<AuditReply>((resolve, reject) => {
@@ -104,6 +109,11 @@ export function startAuditThread(options: { readonly file: string; readonly conf
       const reply = answerOf(await ask({ kind: 'access-at', accountId, at, query, budgetMs }, budgetMs));
       if (!('accessAt' in reply)) throw new Error('the audit thread answered another question');
       return reply.accessAt;
+    },
+    archive: async (now, consumersPast) => {
+      const reply = answerOf(await ask({ kind: 'archive', now, consumersPast: consumersPast === undefined ? null : consumersPast.toString() }, archiveRunMs));
+      if (!('archived' in reply)) throw new Error('the audit thread answered another question');
+      return reply.archived;
     },
     close: () => {
       closing ??= (async () => {

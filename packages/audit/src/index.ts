@@ -1,5 +1,7 @@
 export { accessAt, accessEventOf, effectiveAt, grantOf, type AccessAt, type AccessEvent, type UsableFamily, type UsableLegacyToken } from './access-at.js';
-export { auditIndexFile, wireAudit, type AuditReadModel } from './audit-composition.js';
+export { auditIndexFile, wireAudit, type AuditReadModel, type WiredAudit } from './audit-composition.js';
+export { AuditQueries, auditRowOf } from './archive-queries.js';
+export { Archiver, archiverSteps, type ArchiveRunResult, type ArchiverDeps, type ArchiverSettings, type ArchiverStep } from './archiver.js';
 export { AuditIndex, AuditQueryOverBudget, type AccessAtAnswer, type AccessAtCursor, type AccessAtQuery, type ApplyOutcome, type EventPage } from './audit-index.js';
 export { indexedEventOf, type AuditRow, type IndexedEvent } from './audit-row.js';
 export { AccessAtResponse, AuditEventRow, AuditEventsResponse, accessAtBody, decodeAccessAtCursor, encodeAccessAtCursor, parseAccessAtQuery, type AccessAtRequest } from './audit-answers.js';
@@ -7,4 +9,4 @@ export { catchUpIndex } from './catch-up.js';
 export { InvalidQuery, decodeCursor, encodeCursor, eventQueryLimit, eventTypes, parseEventQuery, parseInstant, type EventQuery, type RawParameters } from './event-query.js';
 export { followIntoIndex, type IndexFollower, type IndexFollowerOptions } from './index-follower.js';
 export { startAuditThread, type AuditThread, type AuditThreadLogger } from './audit-thread.js';
-export type { AuditThreadState } from './audit-thread-protocol.js';
+export type { ArchiveRunSummary, ArchiveState, AuditThreadState } from './audit-thread-protocol.js';

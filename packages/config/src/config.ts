@@ -146,6 +146,18 @@ export const ConfigSchema = z
     TESSERA_AUDIT_QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
     /** The Shared Signals transmitter and the public URL it names (docs/shared-signals.md). */
     ...ssfVariables,
+    /** Seconds a closed stream stays in the hot log before it is archived and removed (docs/decisions/0017). */
+    TESSERA_HOT_RETENTION: z.coerce.number().int().min(1).max(315_360_000).default(1_209_600),
+    /** Seconds the audit trail is kept, hot and archived together; archive segments past it are deleted, on the record. */
+    TESSERA_AUDIT_RETENTION: z.coerce.number().int().min(1).max(3_153_600_000).default(34_560_000),
+    /** Where the archive's segments, manifest and public keys live; default `archive/` in the data folder. */
+    TESSERA_ARCHIVE_DIR: z.string().min(1).optional(),
+    /** Seconds between archiving runs. */
+    TESSERA_ARCHIVE_INTERVAL: z.coerce.number().int().min(1).max(86_400).default(3600),
+  })
+  .refine((c) => c.TESSERA_AUDIT_RETENTION >= c.TESSERA_HOT_RETENTION, {
+    message: 'must be at least TESSERA_HOT_RETENTION (the archive keeps what leaves the hot log)',
+    path: ['TESSERA_AUDIT_RETENTION'],
   })
   .refine((c) => c.TESSERA_PEER_REGIONS === undefined || (c.TESSERA_REGION !== undefined && c.TESSERA_PEER_SECRET !== undefined), {
     message: 'needs TESSERA_REGION and TESSERA_PEER_SECRET',
@@ -237,4 +249,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: { read
   // One line, so a supervisor's log shows the whole cause in the line it keeps.
   const causes = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);
   throw new ConfigError(`invalid configuration: ${causes.join('; ')}`);
+}
+
+/** The archive folder: TESSERA_ARCHIVE_DIR, or `archive/` in the data folder. */
+export function archiveDirOf(config: Pick<TesseraConfig, 'TESSERA_ARCHIVE_DIR' | 'TESSERA_DATA_DIR'>): string {
+  return config.TESSERA_ARCHIVE_DIR ?? `${config.TESSERA_DATA_DIR.replace(/\/+$/, '')}/archive`;
 }

@@ -2,9 +2,11 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
-import { describe, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import { eventStoreContract } from '@tessera/event-store/contract';
 import { EsdbEventStore } from './esdb-event-store.js';
+import { EsdbLogRetention } from './esdb-log-retention.js';
 import { systemClock } from '@tessera/timing';
 
 /**
@@ -136,4 +138,34 @@ describe.skipIf(target.kind === 'none')('EventStoreDB adapter', () => {
       },
     };
   });
+});
+
+describe.skipIf(target.kind === 'none')('EventStoreDB retention ($tb)', () => {
+  it('truncates a closed family whole, and a rolling stream before the revision it keeps', async () => {
+    const server = target.kind === 'url' ? { url: target.url, stop: async () => undefined } : await startContainer();
+    const store = new EsdbEventStore({ connectionString: server.url });
+    const retention = new EsdbLogRetention({ connectionString: server.url });
+    try {
+      await waitUntilUsable(store, systemClock.now() + 90_000);
+      const id = randomUUID();
+      const registered = (n: number) => ({ event: { type: 'AccountRegistered' as const, v: 1 as const, accountId: `${id}-${n}`, name: 'n', permissions: [], at: n } });
+      const family = `tokenfamily-${id}`;
+      const rolling = `legacytokens-${id}`;
+      await store.append(family, [registered(1), registered(2)], { expectedRevision: 'no_stream' });
+      await store.append(rolling, [registered(1), registered(2), registered(3)], { expectedRevision: 'no_stream' });
+      await retention.remove([
+        { stream: family, positions: [], truncateBefore: 2n },
+        { stream: rolling, positions: [], truncateBefore: 2n },
+      ]);
+      expect(await store.readStream(family)).toEqual([]);
+      expect((await store.readStream(rolling)).map((event) => event.revision)).toEqual([2n]);
+      // The stream's revisions go on from where they were: the next append is revision 3.
+      const next = await store.append(rolling, [registered(4)], { expectedRevision: 2n });
+      expect(next.nextExpectedRevision).toBe(3n);
+    } finally {
+      await retention.close();
+      await store.close();
+      await server.stop();
+    }
+  }, 180_000);
 });

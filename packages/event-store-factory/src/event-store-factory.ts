@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TesseraConfig } from '@tessera/config';
-import type { EventStore } from '@tessera/event-store';
+import type { EventStore, LogRetention } from '@tessera/event-store';
 import type { Clock } from '@tessera/timing';
 
 /**
@@ -44,4 +44,19 @@ export class NoEventStore extends Error {
     super(`no event store at ${file}`);
     this.name = 'NoEventStore';
   }
+}
+
+/**
+ * The retention side of the store TESSERA_EVENT_STORE names, for the archiver: it removes archived
+ * events (docs/decisions/0017). Only the adapter configured is loaded, as for openEventStore.
+ */
+export async function openLogRetention(config: Pick<TesseraConfig, 'TESSERA_EVENT_STORE' | 'TESSERA_DATA_DIR'>): Promise<LogRetention> {
+  const target = config.TESSERA_EVENT_STORE;
+  if (target?.startsWith('esdb')) {
+    const { EsdbLogRetention } = await import('@tessera/event-store-esdb');
+    return new EsdbLogRetention({ connectionString: target });
+  }
+  const { SqliteLogRetention } = await import('@tessera/event-store-sqlite');
+  const file = target?.startsWith('sqlite:') ? target.slice('sqlite:'.length) : join(config.TESSERA_DATA_DIR, 'events.db');
+  return new SqliteLogRetention(file);
 }

@@ -1,1 +1,1 @@
-export { NoEventStore, openEventStore } from './event-store-factory.js';
+export { NoEventStore, openEventStore, openLogRetention } from './event-store-factory.js';

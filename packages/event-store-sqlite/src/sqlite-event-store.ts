@@ -127,6 +127,9 @@ export class SqliteEventStore implements EventStore {
     closeSync(openSync(options.file, 'a', 0o600));
     ownerOnly(options.file);
     this.db = new Database(options.file);
+    // A new log gives archived events' space back to the file system (SqliteLogRetention.reclaim);
+    // on a file that already has tables this changes nothing, as SQLite allows it only before the first.
+    if (!options.readOnly) this.db.pragma('auto_vacuum = INCREMENTAL');
     this.db.pragma('journal_mode = WAL');
     ownerOnly(`${options.file}-wal`);
     ownerOnly(`${options.file}-shm`);

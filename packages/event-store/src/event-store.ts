@@ -109,3 +109,26 @@ export class EventStoreUnavailable extends Error {
     this.name = 'EventStoreUnavailable';
   }
 }
+
+/**
+ * Removing archived events from the hot store (docs/decisions/0017): the part of a store that only
+ * the archiver uses, opened apart from the EventStore (`openLogRetention` in the factory).
+ */
+export interface LogRetention {
+  /**
+   * Removes the events at `positions` of each stream; `truncateBefore` is the revision of the first
+   * event the stream keeps (EventStoreDB truncates by revision; SQLite deletes by position).
+   */
+  remove(removals: readonly LogRemoval[]): Promise<void>;
+  /** Gives the space removed events held back to the file system, where the store can (SQLite: incremental vacuum). */
+  reclaim(): Promise<void>;
+  /** Bytes the hot store takes on this machine (SQLite: the file and its WAL); undefined when it lives elsewhere. */
+  bytesOnDisk(): number | undefined;
+  close(): Promise<void>;
+}
+
+export interface LogRemoval {
+  readonly stream: string;
+  readonly positions: readonly bigint[];
+  readonly truncateBefore: bigint;
+}

@@ -37,6 +37,8 @@ export async function composeIssuer(host: Host): Promise<Composition> {
     positionGauge: true,
   });
   signals.deliverOnceCaughtUp(following.whenCaughtUp);
+  // Archiving removes nothing this process's read models have not applied (docs/decisions/0017).
+  audit.holdArchivingFor(following);
   if (mirroredRegionsOf(host.config).length > 0) {
     // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
     const { wireMirroredRegions } = await import('@tessera/mirror');

@@ -1,7 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { errorCode } from '@tessera/contracts';
+import { existsSync } from 'node:fs';
+import { ArchiveReader, liveSegments, readManifest } from '@tessera/archive';
+import { archiveDirOf } from '@tessera/config';
 import {
   AuditIndex,
+  AuditQueries,
   InvalidQuery,
   accessAtBody,
   auditIndexFile,
@@ -55,8 +59,8 @@ export async function runAudit(command: CommandContext, argv: string[]): Promise
     }),
   );
 
-  return withAuditIndex(command, (index) => {
-    const page = index.events(query, command.config.TESSERA_AUDIT_QUERY_BUDGET_MS);
+  return withAuditIndex(command, async (queries) => {
+    const page = await queries.events(query, command.config.TESSERA_AUDIT_QUERY_BUDGET_MS);
     const next = page.more === undefined ? undefined : encodeCursor(page.more);
     if (format === 'table') {
       // Values from the log (ids, a client's request id) are escaped, as everywhere in human text.
@@ -86,8 +90,8 @@ async function runAccessAt(command: CommandContext, argv: string[]): Promise<num
   if (values.at === undefined) throw new CliError('--at is required: the instant to ask about, ISO 8601, e.g. 2026-11-22T14:03:00Z');
   const accountId = values.account;
   const { atMs, limit, after } = asUsageError(() => parseAccessAtQuery(accountId, { at: values.at, limit: values.limit, cursor: values.cursor }, command.clock.now()));
-  return withAuditIndex(command, (index) => {
-    const answer = index.accessAt(accountId, Math.floor(atMs / 1000), { limit, after }, command.config.TESSERA_AUDIT_QUERY_BUDGET_MS);
+  return withAuditIndex(command, async (queries) => {
+    const answer = await queries.accessAt(accountId, Math.floor(atMs / 1000), { limit, after }, command.config.TESSERA_AUDIT_QUERY_BUDGET_MS);
     if (answer === undefined) throw new NotFound(`no account ${shown(accountId)} in the log`);
     const body = accessAtBody(atMs, answer);
     const lines = [
@@ -104,9 +108,10 @@ async function runAccessAt(command: CommandContext, argv: string[]): Promise<num
 /**
  * Opens the data folder's audit index and brings it up to the log's head; a running server
  * keeps it current, so this usually reads only the last few events. Reading only: the log must
- * exist (withExistingLog), and the index is made only next to it.
+ * exist (withExistingLog), and the index is made only next to it. The archive's segments are
+ * read beside it (TESSERA_ARCHIVE_DIR), as the server reads them.
  */
-function withAuditIndex(command: CommandContext, run: (index: AuditIndex) => number): Promise<number> {
+function withAuditIndex(command: CommandContext, run: (queries: AuditQueries) => Promise<number>): Promise<number> {
   const { config } = command;
   return withExistingLog(command, async (store) => {
     // With EventStoreDB the log is elsewhere and the data folder may not exist yet on this machine.
@@ -118,7 +123,9 @@ function withAuditIndex(command: CommandContext, run: (index: AuditIndex) => num
         if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
         throw new Error('the audit index is being filled by another process (a server rebuilding it after a start); try again in a few seconds');
       });
-      return run(index);
+      const archiveDir = archiveDirOf(config);
+      const segments = existsSync(archiveDir) ? liveSegments(readManifest(archiveDir)) : [];
+      return await run(new AuditQueries(index, new ArchiveReader(archiveDir, segments)));
     } finally {
       index.close();
     }

@@ -18,6 +18,7 @@ export interface BulkEntry {
 export function writeBulkLog(file: string, entries: Iterable<BulkEntry>): void {
   const db = new Database(file);
   try {
+    db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.exec(schema);
     const insert = db.prepare('INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');

@@ -1,0 +1,21 @@
+export { idAsUuid, idFromUuid, type ArchivedAccess, type ArchivedEvent, type IdForm } from './archived-event.js';
+export { archiveKeyFile, archivePublicKeys, fingerprintOf, loadOrCreateArchiveKey, publicKeyFile, type ArchiveKey } from './archive-key.js';
+export { ArchiveReadInterrupted, ArchiveReader, type ArchiveEventQuery } from './archive-reader.js';
+export {
+  appendEntry,
+  liveSegments,
+  manifestDir,
+  readManifest,
+  removeLeftovers,
+  segmentEntryBody,
+  segmentFileName,
+  segmentsDir,
+  sha256,
+  type DeletionEntry,
+  type ManifestEntry,
+  type SegmentEntry,
+  type StoredEntry,
+} from './manifest.js';
+export { closedAt, mattersUntil, removableEvents, retentionOf, rollingStreamPrefixes, closingStreamPrefixes, keptStreamPrefixes, type RetainedEvent, type RetentionSettings, type StreamRetention } from './retention-rule.js';
+export { readSegment, sha256File, writeSegment, type SegmentFacts } from './segment-file.js';
+export { verifyArchive, type ArchiveBreak, type ArchiveVerification } from './verify-archive.js';

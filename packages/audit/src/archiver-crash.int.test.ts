@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ArchiveReader, liveSegments, readManifest, readSegment, verifyArchive } from '@tessera/archive';
+import { SqliteEventStore } from '@tessera/event-store-sqlite';
+import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
+import { AuditQueries } from './archive-queries.js';
+import { archiverSteps } from './archiver.js';
+import { AuditIndex } from './audit-index.js';
+import { catchUpIndex } from './catch-up.js';
+
+const run = promisify(execFile);
+const day = 86_400_000;
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+const child = join(import.meta.dirname, 'testing', 'archive-run-child.ts');
+const accountId = randomUUID();
+
+function families(count: number, from: number): BulkEntry[] {
+  return Array.from({ length: count }, (_, i) => {
+    const familyId = randomBytes(16).toString('base64url');
+    const at = from + i * 1000;
+    const seconds = Math.floor(at / 1000);
+    return {
+      stream: `tokenfamily-${familyId}`,
+      event: {
+        type: 'TokenIssued',
+        v: 1,
+        familyId,
+        accountId,
+        credentialId: randomUUID(),
+        apiLoginId: 'tsl_shop',
+        generation: 0,
+        refreshTokenHash: 'A'.repeat(43),
+        jti: randomBytes(16).toString('base64url'),
+        scope: [],
+        issuedAt: seconds,
+        accessExpiresAt: seconds + 3600,
+        refreshExpiresAt: seconds + 7 * 86_400,
+      },
+      recordedAt: at,
+      metadata: { requestId: randomUUID(), accountId },
+    } satisfies BulkEntry;
+  });
+}
+
+describe('archiving killed with SIGKILL at every step', () => {
+  const folders: string[] = [];
+  afterEach(() => {
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  });
+
+  for (const step of archiverSteps) {
+    it(`after "${step}": the next run finishes the job; no event is lost, none is counted twice`, async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'tessera-archive-crash-'));
+      folders.push(folder);
+      const log = join(folder, 'events.db');
+      writeBulkLog(log, [
+        { stream: `account-${accountId}`, event: { type: 'AccountRegistered', v: 1, accountId, name: 'shop', permissions: [], at: Math.floor(t0 / 1000) }, recordedAt: t0 },
+        ...families(1200, t0 + 1000),
+      ]);
+      const store = new SqliteEventStore({ file: log, readOnly: true });
+      const index = AuditIndex.open(join(folder, 'audit-index.db'));
+      await catchUpIndex(index, store);
+      index.close();
+      const now = String(t0 + 30 * day);
+
+      const killed = await run(process.execPath, ['--import', 'tsx', child, log, folder, now, step]).then(
+        () => undefined,
+        (error: { signal?: string }) => error.signal,
+      );
+      expect(killed).toBe('SIGKILL');
+      // Right after the kill, before anything repairs it: the queries count each event once.
+      expect(await allPositions(folder)).toHaveLength(1201);
+      // Two more runs: the first finishes what the killed one left (or archives its share again), the second the rest.
+      for (let i = 0; i < 3; i += 1) await run(process.execPath, ['--import', 'tsx', child, log, folder, now, 'none']);
+
+      const archiveDir = join(folder, 'archive');
+      expect(verifyArchive(archiveDir).ok).toBe(true);
+      const archived = (await Promise.all(liveSegments(readManifest(archiveDir)).map((entry) => readSegment(join(archiveDir, entry.segment.file))))).flat();
+      const db = new Database(log, { readonly: true });
+      const hot = (db.prepare('SELECT position FROM events').pluck().all() as number[]).map(BigInt);
+      db.close();
+      const archivedPositions = archived.map((event) => event.position);
+      // Every event is in exactly one place: no position twice in the archive, none both hot and archived.
+      expect(new Set(archivedPositions).size).toBe(archivedPositions.length);
+      expect(archivedPositions.filter((position) => hot.includes(position))).toEqual([]);
+      expect(hot.length + archivedPositions.length).toBe(1201);
+      expect(hot).toEqual([1n]);
+
+      await store.close();
+      const seen = await allPositions(folder);
+      expect(seen).toHaveLength(1201);
+      expect(new Set(seen).size).toBe(1201);
+    }, 120_000);
+  }
+});
+
+/** Every position the audit queries answer across the hot index and the archive, page by page. */
+async function allPositions(folder: string): Promise<string[]> {
+  const archiveDir = join(folder, 'archive');
+  const index = AuditIndex.open(join(folder, 'audit-index.db'));
+  const queries = new AuditQueries(index, new ArchiveReader(archiveDir, liveSegments(readManifest(archiveDir))));
+  const seen: string[] = [];
+  let after: bigint | undefined;
+  try {
+    for (;;) {
+      const page = await queries.events({ types: [], limit: 1000, ...(after === undefined ? {} : { after }) });
+      seen.push(...page.rows.map((row) => row.position));
+      if (page.more === undefined) return seen;
+      after = page.more;
+    }
+  } finally {
+    index.close();
+  }
+}

@@ -1,0 +1,69 @@
+import { existsSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { LogRemoval, LogRetention } from '@tessera/event-store';
+
+/** Rows deleted per transaction: each holds the write lock for a few milliseconds, so appends wait no longer. */
+const rowsPerTransaction = 2000;
+/** Free pages given back per incremental vacuum step, between which appends may take the lock. */
+const pagesPerVacuumStep = 4096;
+
+/**
+ * Removes archived events from the SQLite log, on a connection of its own (the archiver's thread):
+ * by position, in short transactions that queue behind the writer thread's group commits like any
+ * other writer (busy timeout). Positions are never reused (AUTOINCREMENT), so a position removed
+ * stays the archive's.
+ *
+ * Space: a log made by this release has auto_vacuum=INCREMENTAL, and `reclaim()` gives freed pages
+ * back, so the file shrinks. A log made before cannot switch without a VACUUM, which rewrites the
+ * whole file under an exclusive lock: Tessera does not do that on its own. Such a file stops
+ * growing instead (SQLite reuses the freed pages); docs/operations.md says how to make it shrink.
+ */
+export class SqliteLogRetention implements LogRetention {
+  private readonly db: Database.Database;
+  private readonly removeMany: Database.Statement<[string]>;
+  /** 2: INCREMENTAL; 0: a log made before, which reuses freed pages but never shrinks. */
+  readonly autoVacuum: number;
+
+  constructor(private readonly file: string) {
+    this.db = new Database(file, { fileMustExist: true });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.autoVacuum = Number(this.db.pragma('auto_vacuum', { simple: true }));
+    // One statement per chunk, the positions as a JSON array: one call into SQLite rather than one per row.
+    this.removeMany = this.db.prepare<[string]>('DELETE FROM events WHERE position IN (SELECT value FROM json_each(?))');
+  }
+
+  async remove(removals: readonly LogRemoval[]): Promise<void> {
+    const positions = removals.flatMap((removal) => removal.positions);
+    for (let start = 0; start < positions.length; start += rowsPerTransaction) {
+      const chunk = positions.slice(start, start + rowsPerTransaction);
+      this.db.transaction(() => this.removeMany.run(`[${chunk.join(',')}]`)).immediate();
+      // A turn for the event loop and for the writer thread's next commit.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  async reclaim(): Promise<void> {
+    if (this.autoVacuum !== 2) return;
+    for (;;) {
+      const free = Number(this.db.pragma('freelist_count', { simple: true }));
+      if (free === 0) break;
+      this.db.pragma(`incremental_vacuum(${pagesPerVacuumStep})`);
+      await new Promise((resolve) => setImmediate(resolve));
+      if (free <= pagesPerVacuumStep) break;
+    }
+    // The vacuumed pages reach the file at a checkpoint; PASSIVE never waits for readers.
+    this.db.pragma('wal_checkpoint(PASSIVE)');
+  }
+
+  bytesOnDisk(): number {
+    return sizeOf(this.file) + sizeOf(`${this.file}-wal`);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+const sizeOf = (file: string) => (existsSync(file) ? statSync(file).size : 0);

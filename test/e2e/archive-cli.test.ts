@@ -1,0 +1,182 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { liveSegments, readManifest } from '@tessera/archive';
+import { Archiver, AuditIndex, catchUpIndex } from '@tessera/audit';
+import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
+import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
+
+/**
+ * The archive through what an operator and an auditor run: `tessera archive status` and
+ * `tessera archive verify` (the compiled CLI) on an archive the archiver wrote, `tessera audit`
+ * answering from it, and docs/audit.md's auditor walkthrough run as printed, with bash, openssl,
+ * sha256sum and jq, catching a flipped byte and a removed segment.
+ */
+const cli = resolve(import.meta.dirname, '..', '..', 'apps', 'cli', 'bin', 'tessera.js');
+const day = 86_400_000;
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+const accountId = randomUUID();
+/** The auditor's tools; without one the walkthrough cannot run here, and says so. */
+const auditorTools = ['bash', 'openssl', 'sha256sum', 'jq'].filter((tool) => !(process.env.PATH ?? '').split(':').some((folder) => existsSync(join(folder, tool))));
+if (auditorTools.length > 0) console.warn(`SKIPPING the auditor walkthrough of docs/audit.md: ${auditorTools.join(', ')} not on PATH`);
+const withAuditorTools = auditorTools.length === 0 ? it : it.skip;
+let dataDir: string;
+let archiveDir: string;
+
+const run = (command: string, args: string[], env: Record<string, string> = {}) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+    execFile(command, args, { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) =>
+      done({ code: error ? Number((error as { code?: unknown }).code) : 0, stdout, stderr }),
+    );
+  });
+const tessera = (args: string[]) => run(process.execPath, [cli, ...args], { TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent' });
+
+/** docs/audit.md's auditor block, run as printed against the archive with the pinned fingerprints. */
+function auditorWalkthrough(): Promise<{ code: number; stdout: string; stderr: string }> {
+  const doc = readFileSync(resolve(import.meta.dirname, '..', '..', 'docs', 'audit.md'), 'utf8');
+  const block = /<!-- archive-audit-test -->\n```sh\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (block === undefined) throw new Error('docs/audit.md has no archive-audit-test block');
+  const fingerprints = readdirSync(join(archiveDir, 'keys')).map((name) => name.replace(/\.pem$/, ''));
+  // --norc: bash reads ~/.bashrc when its input is a socket, as under a test runner; the block needs none of it.
+  return run('bash', ['--norc', '--noprofile', '-c', block], { ARCHIVE: archiveDir, FINGERPRINTS: fingerprints.join(' ') });
+}
+
+function family(at: number): BulkEntry {
+  const familyId = randomBytes(16).toString('base64url');
+  const seconds = Math.floor(at / 1000);
+  return {
+    stream: `tokenfamily-${familyId}`,
+    event: {
+      type: 'TokenIssued',
+      v: 1,
+      familyId,
+      accountId,
+      credentialId: randomUUID(),
+      apiLoginId: 'tsl_shop',
+      generation: 0,
+      refreshTokenHash: 'A'.repeat(43),
+      jti: randomBytes(16).toString('base64url'),
+      scope: [],
+      issuedAt: seconds,
+      accessExpiresAt: seconds + 3600,
+      refreshExpiresAt: seconds + 7 * 86_400,
+    },
+    recordedAt: at,
+    metadata: { requestId: randomUUID(), accountId, sourceAddress: '127.0.0.1' },
+  };
+}
+
+async function archiveRun(now: number): Promise<void> {
+  const log = join(dataDir, 'events.db');
+  const store = new SqliteEventStore({ file: log, readOnly: true });
+  const index = AuditIndex.open(join(dataDir, 'audit-index.db'));
+  const retention = new SqliteLogRetention(log);
+  try {
+    await catchUpIndex(index, store);
+    const archiver = new Archiver({
+      store,
+      retention,
+      index,
+      archiveDir,
+      keysDir: join(dataDir, 'keys'),
+      settings: { hotWindowSeconds: 14 * 86_400, clockSkewSeconds: 60, auditRetentionSeconds: 400 * 86_400 },
+      consumersPast: () => index.position(),
+    });
+    await archiver.run(now);
+  } finally {
+    index.close();
+    await retention.close();
+    await store.close();
+  }
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'tessera-e2e-archive-'));
+  archiveDir = join(dataDir, 'archive');
+  writeBulkLog(join(dataDir, 'events.db'), [
+    { stream: `account-${accountId}`, event: { type: 'AccountRegistered', v: 1, accountId, name: 'shop', permissions: [], at: Math.floor(t0 / 1000) }, recordedAt: t0, metadata: { actor: 'cli' } },
+    ...Array.from({ length: 50 }, (_, i) => family(t0 + 1000 + i * 1000)),
+  ]);
+  await archiveRun(t0 + 20 * day);
+  writeBulkLog(join(dataDir, 'events.db'), Array.from({ length: 30 }, (_, i) => family(t0 + 21 * day + i * 1000)));
+  await archiveRun(t0 + 40 * day);
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('tessera archive, and an auditor with sha256sum and openssl', () => {
+  it('status names the segments, the events and the keys; verify exits 0 on a whole archive', async () => {
+    const status = await tessera(['archive', 'status', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ segments: 2, archived_events: 80, manifest_entries: 2, keys: [expect.stringMatching(/^[0-9a-f]{64}$/)] });
+    const verified = await tessera(['archive', 'verify']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/verified: 2 manifest entries, 2 segments \(80 events\), chain and signatures whole/);
+  });
+
+  it('tessera audit answers from the archive: the account\'s archived events come back', async () => {
+    const rows = await tessera(['audit', '--account', accountId, '--limit', '1000', '--json']);
+    expect(rows.code, rows.stderr).toBe(0);
+    expect((JSON.parse(rows.stdout) as unknown[]).length).toBe(81);
+  });
+
+  withAuditorTools('the auditor walkthrough of docs/audit.md finds the archive whole', async () => {
+    const checked = await auditorWalkthrough();
+    expect(checked.stderr).toBe('');
+    expect(checked.stdout).not.toContain('BROKEN');
+    expect(checked.stdout).toMatch(/manifest head: [0-9a-f]{64}\nsegments: whole\n$/);
+  });
+
+  withAuditorTools('one flipped byte in a segment: verify exits 1 naming it, and sha256sum names it to the auditor', async () => {
+    const [first] = liveSegments(readManifest(archiveDir));
+    const file = join(archiveDir, first!.segment.file);
+    const original = readFileSync(file);
+    const flipped = Buffer.from(original);
+    flipped[100] = flipped[100]! ^ 0x01;
+    writeFileSync(file, flipped);
+    try {
+      const verified = await tessera(['archive', 'verify']);
+      expect(verified.code).toBe(1);
+      expect(verified.stderr).toMatch(/^tessera: the archive is broken at manifest entry 1, segments\/00000001\.parquet: .* hashes to [0-9a-f]{64}, not the [0-9a-f]{64} its entry recorded/);
+      const checked = await auditorWalkthrough();
+      expect(checked.stdout).not.toContain('segments: whole');
+      expect(checked.stdout + checked.stderr).toContain('segments/00000001.parquet: FAILED');
+    } finally {
+      writeFileSync(file, original);
+    }
+  });
+
+  withAuditorTools('one removed segment: verify exits 1 naming it as missing, and so does sha256sum', async () => {
+    const [, second] = liveSegments(readManifest(archiveDir));
+    const file = join(archiveDir, second!.segment.file);
+    copyFileSync(file, `${file}.kept`);
+    rmSync(file);
+    try {
+      const verified = await tessera(['archive', 'verify', '--json']);
+      expect(verified.code).toBe(1);
+      expect(JSON.parse(verified.stdout)).toMatchObject({ ok: false, first_break: { sequence: 2, file: 'segments/00000002.parquet' } });
+      expect(verified.stderr).toMatch(/segments\/00000002\.parquet is missing, and no entry records its deletion/);
+      const checked = await auditorWalkthrough();
+      expect(checked.stdout + checked.stderr).toMatch(/segments\/00000002\.parquet: FAILED open or read/);
+    } finally {
+      copyFileSync(`${file}.kept`, file);
+      rmSync(`${file}.kept`);
+    }
+  });
+
+  withAuditorTools('an edited manifest entry breaks its signature, for verify and for the auditor', async () => {
+    const entry = join(archiveDir, 'manifest', '00000001.json');
+    const original = readFileSync(entry, 'utf8');
+    writeFileSync(entry, original.replace(/"rows": 50/, '"rows": 49'));
+    try {
+      const verified = await tessera(['archive', 'verify']);
+      expect(verified.code).toBe(1);
+      expect(verified.stderr).toMatch(/manifest entry 1, manifest\/00000001\.json: its signature does not verify/);
+      expect((await auditorWalkthrough()).stdout).toContain('BROKEN: manifest/00000001.json is not signed by');
+    } finally {
+      writeFileSync(entry, original);
+    }
+  });
+});
