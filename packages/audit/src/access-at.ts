@@ -78,6 +78,7 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'AdminTokenRevoked':
     case 'SecretHashingKeyRecorded':
     case 'SecretHashingKeyRotated':
+    case 'ControlRegionChanged':
       return undefined;
     default:
       return newerThanThisReader(event);

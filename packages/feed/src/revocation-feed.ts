@@ -166,6 +166,9 @@ export function feedKey(event: TesseraEvent): string {
     case 'SecretHashingKeyRotated':
       // Never published either: a log's own record of its key.
       return event.fingerprint;
+    case 'ControlRegionChanged':
+      // One key for every change, so they keep their order on the account topic.
+      return 'controlregion';
     default: {
       const unknownEvent: never = event;
       throw new TypeError(`no feed key for ${(unknownEvent as { type: string }).type}`);

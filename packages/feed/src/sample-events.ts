@@ -41,6 +41,7 @@ function streamOf(event: TesseraEvent): string {
   if ('adminTokenId' in event) return streams.adminToken(event.adminTokenId);
   if ('fingerprint' in event) return streams.secretHashingKey();
   if (event.type === 'AuthenticationFailuresCounted') return streams.authenticationFailures(event.accountId);
+  if (event.type === 'ControlRegionChanged') return streams.controlRegion();
   return streams.account(event.accountId);
 }
 
