@@ -93,3 +93,34 @@ export function registerGauges(metrics: Metrics, gauges: Record<string, { help: 
     });
   }
 }
+
+/** A gauge with one label, read at scrape time: one series per key of what `read` returns (e.g. per region). */
+export function registerLabeledGauge(metrics: Metrics, name: string, help: string, label: string, read: () => Readonly<Record<string, number>>): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: [label],
+    registers: [metrics.registry],
+    collect() {
+      for (const [value, reading] of Object.entries(read())) this.set({ [label]: value }, reading);
+    },
+  });
+}
+
+/** A counter with one label, read at scrape time from running totals the process keeps (each only grows). */
+export function registerLabeledCounter(metrics: Metrics, name: string, help: string, label: string, read: () => Readonly<Record<string, number>>): void {
+  const reported = new Map<string, number>();
+  new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers: [metrics.registry],
+    collect() {
+      for (const [value, total] of Object.entries(read())) {
+        const before = reported.get(value) ?? 0;
+        if (total > before) this.inc({ [label]: value }, total - before);
+        reported.set(value, total);
+      }
+    },
+  });
+}

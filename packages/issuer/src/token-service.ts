@@ -53,6 +53,11 @@ export interface TokenServiceDeps {
   readonly region?: string | undefined;
   /** Told of each refused credential exchange, for the audit trail's per-minute counts. */
   readonly onAuthenticationFailure?: (failure: AuthenticationFailure) => void;
+  /**
+   * True for a family of this region that another region revoked while this one was out of its
+   * reach (docs/decisions/0016): its refresh is refused from the moment the revocation arrives.
+   */
+  readonly isRevokedElsewhere?: (familyId: string) => boolean;
 }
 
 export interface IssuedPair {
@@ -245,6 +250,8 @@ export function createTokenService(deps: TokenServiceDeps) {
     async refreshToken(refreshToken: string, metadata: EventMetadata): Promise<IssuedPair> {
       const familyId = familyOfRefreshToken(refreshToken);
       if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
+      // Revoked is terminal, wherever it was recorded: checked before anything is read, as at home.
+      if (deps.isRevokedElsewhere?.(familyId)) throw refreshRefusal('ERR_REFRESH_TOKEN_REVOKED');
       const nextRefreshToken = newRefreshToken(familyId);
       const { event, taken: key } = await rotateFamily(
         familyId,
