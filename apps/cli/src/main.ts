@@ -25,10 +25,12 @@ const usage = `usage: tessera <command>
   audit [--account ID] [--family ID] [--api-login-id ID] [--api-id ID] [--type T]... [--since ISO] [--until ISO]
         [--limit N] [--cursor C] [--format table|ndjson | --json]
   audit access-at --account ID --at ISO [--limit N] [--cursor C] [--json]
+  regions promote-control --region NAME [--json]
 
 exit codes: 0 done, 1 unexpected failure, 2 usage error (or a secret-hashing key the log was not written with),
             3 not found (account, login, key, admin token, no data, or the log's secret-hashing key),
-            4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query)
+            4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query),
+            5 account writes belong to another region (the control region, which the message names)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -54,6 +56,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/keys.js')).runKeys(context, rest);
     case 'audit':
       return (await import('./commands/audit.js')).runAudit(context, rest);
+    case 'regions':
+      return (await import('./commands/regions.js')).runRegions(context, rest);
     default:
       throw new CliError(`unknown command "${command}"\n\n${usage}`);
   }
