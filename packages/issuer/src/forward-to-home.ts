@@ -31,8 +31,13 @@ const homeUnavailableRetryAfterSeconds = 5;
 
 const revokeRoute = '/v5/Authorization/revoke-oauth-token';
 
-/** Answers the request when `refreshToken`'s family is homed elsewhere; undefined when it is homed here. */
-export type Forwarding = (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+/**
+ * Answers the request when `refreshToken`'s family is homed elsewhere, and says so: true once it
+ * has sent the answer, false when the family is homed here. A boolean, not the reply: a reply is
+ * thenable, and awaiting one resolves to nothing once it is sent, which read as "homed here" and
+ * ran this region's own token service on a request already answered.
+ */
+export type Forwarding = (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 
 type Exchange = { readonly kind: 'answered'; readonly answer: Response; readonly body: string } | { readonly kind: 'failed'; readonly cause: string; readonly timedOut: boolean };
 
@@ -46,13 +51,15 @@ type Exchange = { readonly kind: 'answered'; readonly answer: Response; readonly
  * (`revokeHere`), and a refresh answers 503 with Retry-After: rotation happens only at home.
  */
 export function createForwarding(options: ForwardingOptions): Forwarding {
-  const homeUnavailable = (reply: FastifyReply) =>
+  const homeUnavailable = (reply: FastifyReply): true => {
     sendProblem(reply.header('retry-after', String(homeUnavailableRetryAfterSeconds)), {
       type: problemTypes.unavailable,
       title: 'Service Unavailable',
       status: 503,
       detail: 'the region that holds this refresh token cannot be reached now; try again shortly, or get a new pair with get-oauth-token',
     });
+    return true;
+  };
 
   async function exchange(origin: string, refreshToken: string, request: FastifyRequest, budgetSeconds: number): Promise<Exchange> {
     const signal = AbortSignal.timeout(budgetSeconds * 1000);
@@ -82,17 +89,18 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
 
   return async (refreshToken, request, reply) => {
     const home = decideHome(refreshToken, options.regions, isForwardedByPeer(request));
-    if (home.kind === 'local') return undefined;
+    if (home.kind === 'local') return false;
     if (home.kind === 'unknown-region') {
       request.log.info({ region: home.region }, 'refresh token names a region with no configured peer');
       throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
     }
     const revoking = request.routeOptions.url === revokeRoute;
-    const revokeHere = async () => {
+    const revokeHere = async (): Promise<true> => {
       if (!options.revokeHere) return homeUnavailable(reply);
       const { revokedAt } = await options.revokeHere(refreshToken, request);
       request.log.info({ region: home.region }, 'revoked here: the home region is out of reach');
-      return noStore(reply).send({ revoked: true as const, timestamp: isoTime(revokedAt) });
+      noStore(reply).send({ revoked: true as const, timestamp: isoTime(revokedAt) });
+      return true;
     };
     if (options.health && !options.health.isReachable(home.region)) {
       request.log.info({ region: home.region }, 'home region marked unreachable: not forwarded');
@@ -118,6 +126,7 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
       if (value !== null) reply.header(name, value);
     }
     // A string is sent as it is: the home issuer already serialized it under the same schema.
-    return reply.code(answer.status).send(body);
+    reply.code(answer.status).send(body);
+    return true;
   };
 }

@@ -18,14 +18,18 @@ import type { TokenService } from './token-service.js';
  * is decided here (revokeHere), a refresh answers 503 at once.
  */
 const secret = 'p'.repeat(40);
-const refuse = async (): Promise<never> => {
+/** What reached region b's own token service: nothing should, for an a-homed family. */
+const servedHere: string[] = [];
+const refuse = (operation: string) => async (): Promise<never> => {
+  servedHere.push(operation);
   throw new IssuerRefusal('ERR_INVALID_CLIENT', 'no');
 };
-const tokens: TokenService = { getToken: refuse, refreshToken: refuse, revokeToken: refuse, legacyAuthenticate: refuse };
+const tokens: TokenService = { getToken: refuse('get'), refreshToken: refuse('refresh'), revokeToken: refuse('revoke'), legacyAuthenticate: refuse('legacy') };
 
 let home: Server | undefined;
 let app: FastifyInstance | undefined;
 afterEach(async () => {
+  servedHere.length = 0;
   await app?.close();
   home?.closeAllConnections();
   await new Promise((resolve) => (home ? home.close(resolve) : resolve(undefined)));
@@ -57,6 +61,19 @@ const post = (route: 'revoke' | 'refresh', token: string) => app!.inject({ metho
 const aToken = () => newRefreshToken(newFamilyId('a'));
 
 describe('revoke where the request arrives, when the home region is out of reach', () => {
+  it('never hands a request it answered (forwarded, decided here, or 503) to this region\'s own token service as well', async () => {
+    await regionB(await startHome(200), async () => ({ revokedAt: 1 }));
+    expect((await post('refresh', aToken())).statusCode).toBe(200);
+    expect((await post('revoke', aToken())).statusCode).toBe(200);
+    await app!.close();
+    await regionB(await startHome('refused'), async () => ({ revokedAt: 1 }));
+    expect((await post('revoke', aToken())).statusCode).toBe(200);
+    expect((await post('refresh', aToken())).statusCode).toBe(503);
+    // The route's handler runs on after the answer; give it the turn it would take.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(servedHere).toEqual([]);
+  });
+
   it('forwards while home answers, and relays its answer: nothing is decided here', async () => {
     const decidedHere: string[] = [];
     await regionB(await startHome(200), async (token) => (decidedHere.push(token), { revokedAt: 1 }));
