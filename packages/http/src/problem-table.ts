@@ -80,7 +80,8 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
     title: 'Service Unavailable',
     detail: 'the region that holds this refresh token cannot be reached now, and this region cannot yet prove the token current; try again shortly, or get a new pair with get-oauth-token',
     retryAfterSeconds: 5,
-    log: { level: 'warn', message: 'revoke refused: the home region is out of reach and the token cannot be proven here' },
+    // Expected while a region is cut off (tessera_remote_revocations_total counts them): not a warning each.
+    log: { level: 'info', message: 'revoke refused: the home region is out of reach and the token cannot be proven here' },
   },
   // Account writes belong to the control region (docs/decisions/0016); the message names it.
   ERR_NOT_CONTROL_REGION: {
