@@ -1,8 +1,10 @@
 import { TesseraClient, type FetchLike } from '@tessera/client';
+import { createKafkaFeed, startRevocationConsumer } from '@tessera/revocations';
+import { silentLogger } from '@tessera/feed';
 import type { Credentials } from '../support/tessera-process.js';
 import type { RecordingClient } from './history.js';
 import type { Answer } from './keep-alive-client.js';
-import { GET_TOKEN, REFRESH, REVOKE, check, check401, fidOf, inBatches, ms, percentile, sleep, until, type Figure, type Pair, type SimContext } from './sim-helpers.js';
+import { GET_TOKEN, REFRESH, REVOKE, check, check401, claimsOf, fidOf, inBatches, ms, percentile, sleep, until, type Figure, type Pair, type SimContext } from './sim-helpers.js';
 import { simClients } from './sim-clients.js';
 import type { Topology } from './topology.js';
 
@@ -272,11 +274,28 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
         check(refresh.status === 401, `after the heal, a refresh at home of a family revoked in b answered ${refresh.status}, want 401`);
       }
       for (const pair of racedNext) await untilRevokedIn(a.http, pair.token, 'the pair a refresh won at home, refused once b\'s revocation arrived', 60_000, 5);
+      // And a's downstream consumers learn it like a local revocation: a records it in the family's
+      // own stream, its relay puts it on a's tessera.revocations, and @tessera/revocations applies it.
+      const feed = createKafkaFeed({ ...topology.kafkaClient('a'), logger: silentLogger });
+      const downstream = await startRevocationConsumer({ feed, logger: silentLogger });
+      const seenDownstream = await until(
+        async () => {
+          await downstream.ready;
+          return [...revokedInB, ...raced, ...racedNext].every((pair) => downstream.isRejected(fidOf(pair.token), claimsOf(pair.token).gen));
+        },
+        true,
+        'a downstream consumer of a\'s tessera.revocations (@tessera/revocations) refusing every token revoked in b',
+        30_000,
+        100,
+      ).finally(async () => {
+        await downstream.close();
+        await feed.close();
+      });
       figures.push(
         {
           scenario: `revoke from anywhere, a cut off (${settings.partitionSeconds} s partition)`,
           measure: `from the heal until a refuses each of the ${refusedInA.length} tokens revoked in b: p50 / max`,
-          value: `${ms(percentile(refusedInA, 50))} / ${ms(Math.max(...refusedInA))}; every refresh of them at a 401`,
+          value: `${ms(percentile(refusedInA, 50))} / ${ms(Math.max(...refusedInA))}; every refresh of them at a 401; on a's tessera.revocations for its downstream consumers (@tessera/revocations refusing them ${ms(seenDownstream)} after it started)`,
         },
         { scenario: 'revoke from anywhere, a blackholed link (no answer)', measure: 'first revoke in b: waits TESSERA_PEER_REVOKE_TIMEOUT (1 s), then decided in b', value: `200 in ${ms(blackholeMs)}; a marked at once: ${markedByTimeout ? 'yes' : 'no'}; reachable again ${ms(reachableAgainMs)} after the link returned` },
       );

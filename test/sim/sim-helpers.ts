@@ -39,7 +39,8 @@ export const percentile = (values: readonly number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 };
 export const ms = (value: number) => `${value.toFixed(1)} ms`;
-export const fidOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { fid: string }).fid;
+export const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { fid: string; gen: number };
+export const fidOf = (token: string) => claimsOf(token).fid;
 
 /** A bearer check at a region: forward-auth, the route a proxy in front of a downstream service calls. */
 export const check401 = (http: RecordingClient, token: string) => http.send('/forward-auth?permission=transaction:charge', { headers: { authorization: `Bearer ${token}` } });

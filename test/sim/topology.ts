@@ -66,6 +66,8 @@ export interface Topology {
   untilReady(region: RegionName, timeoutMs: number): Promise<void>;
   /** Every message of a topic in a region's Kafka, read as its admin user. */
   topicMessages(region: RegionName, topic: string): Promise<TopicMessage[]>;
+  /** How a downstream service in a region reaches its Kafka (here as the broker's admin user): `createKafkaFeed`'s options. */
+  kafkaClient(region: RegionName): { readonly brokers: string; readonly ssl: { readonly ca: string }; readonly sasl: { readonly mechanism: 'scram-sha-512'; readonly username: string; readonly password: string } };
   /** The CLI against a region's data folder with its settings: exit code and output. */
   cli(region: RegionName, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Another all-in-one in region b (its own data folder, same broker), started with `nodeArgs`. */
@@ -305,6 +307,10 @@ export async function startTopology(log: (line: string) => void): Promise<Topolo
       startServer,
       untilReady: (region, timeoutMs) => untilReady(servers[region], timeoutMs),
       topicMessages: (region, topic) => readTopic(securityOf(brokers[region]), brokers[region].bootstrap, topic),
+      kafkaClient: (region) => {
+        const security = securityOf(brokers[region]);
+        return { brokers: brokers[region].bootstrap, ssl: { ca: readFileSync(security.caFile, 'utf8') }, sasl: { mechanism: 'scram-sha-512', username: security.admin.username, password: security.admin.password } };
+      },
       cli: async (region, args) => {
         try {
           const { stdout, stderr } = await servers[region].tessera([...args]);
