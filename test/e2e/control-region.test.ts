@@ -12,7 +12,14 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
  */
 const cliPath = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
 const run = promisify(execFile);
-const regionEnv = { TESSERA_REGION: 'a', TESSERA_CONTROL_REGION: 'a', TESSERA_PEER_REGIONS: 'b=https://127.0.0.1:1', TESSERA_PEER_SECRET: 's'.repeat(40) };
+const regionEnv = {
+  TESSERA_REGION: 'a',
+  TESSERA_CONTROL_REGION: 'a',
+  TESSERA_PEER_REGIONS: 'b=https://127.0.0.1:1',
+  TESSERA_PEER_SECRET: 's'.repeat(40),
+  // No mirrored topics: with a broker in the environment (CI's) b's would be followed, and nothing makes them here.
+  TESSERA_MIRRORED_REGIONS: 'none',
+};
 
 let a: TesseraProcess;
 beforeAll(async () => {
