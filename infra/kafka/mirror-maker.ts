@@ -70,8 +70,10 @@ export interface MirrorMakerOptions {
   /**
    * tasks.max: source partitions are spread over this many tasks, each with its own consumer
    * and so its own fetch waiting at the source. With one task, every heartbeat (one a second)
-   * and every account event ended the one fetch the revocations waited on too. Default 8, one
-   * per partition for Tessera's two 3-partition topics and the heartbeats.
+   * and every account event ended the one fetch the revocations waited on too. Default 12, one
+   * per partition for Tessera's three 3-partition topics and the heartbeats, with room: a task
+   * holding a busy family partition and a revocation partition would make each revocation that
+   * lands while its fetch is on the wire wait a round trip for the next.
    */
   readonly tasks?: number;
   /**
@@ -171,6 +173,11 @@ export function mirrorMakerProperties(
         `${source}->${target}.consumer.fetch.min.bytes = 1`,
         // Records of an aborted transaction in the source region must not become facts in this one.
         `${source}->${target}.consumer.isolation.level = read_committed`,
+        // Once a cut link returns, the source consumer connects and fetches again within 200 ms,
+        // not after the client's default backoffs (each grown to a second during the cut): what was
+        // recorded on the other side meanwhile (revocations above all) starts crossing at once.
+        `${source}->${target}.consumer.reconnect.backoff.max.ms = 200`,
+        `${source}->${target}.consumer.retry.backoff.max.ms = 200`,
       );
     }
   }
@@ -221,7 +228,7 @@ export function mirrorMakerProperties(
     'sync.group.offsets.enabled = false',
     'refresh.groups.enabled = false',
     'emit.offset-syncs.enabled = false',
-    `tasks.max = ${options.tasks ?? 8}`,
+    `tasks.max = ${options.tasks ?? 12}`,
     '',
   );
   for (const [key, value] of Object.entries(options.extraProperties ?? {})) lines.push(`${key} = ${value}`);

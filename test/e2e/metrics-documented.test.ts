@@ -7,8 +7,9 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
 /**
  * docs/operations.md's metrics table and what /metrics exposes are the same list: every family a
  * process serves is documented, and every documented name is served. The process runs with
- * everything that registers metrics: the relay (Kafka), a region (the account relay) and a
- * mirrored region (the mirror followers), so no family is missing for want of a setting; a
+ * everything that registers metrics: the relay (Kafka), a region (the account and family relays,
+ * the check material), a mirrored region (the mirror followers), a peer region (the failure
+ * detector) and a control region (its fence), so no family is missing for want of a setting; a
  * Kafka-fed verifier beside it serves the families only it has.
  */
 const { brokers } = kafkaTestEnvironment('metrics table against /metrics');
@@ -35,7 +36,18 @@ describe.skipIf(!brokers)('the metrics table in docs/operations.md', () => {
   beforeAll(async () => {
     const topic = `tessera.revocations.metrics-doc.${process.pid}`;
     tessera = await startTessera(
-      { TESSERA_KAFKA_BROKERS: brokers!, TESSERA_KAFKA_TOPIC: topic, TESSERA_KAFKA_ACCOUNT_TOPIC: `${topic}.accounts`, TESSERA_REGION: 'a', TESSERA_MIRRORED_REGIONS: 'b' },
+      {
+        TESSERA_KAFKA_BROKERS: brokers!,
+        TESSERA_KAFKA_TOPIC: topic,
+        TESSERA_KAFKA_ACCOUNT_TOPIC: `${topic}.accounts`,
+        TESSERA_KAFKA_FAMILY_TOPIC: `${topic}.families`,
+        TESSERA_REGION: 'a',
+        TESSERA_MIRRORED_REGIONS: 'b',
+        // A peer (the failure detector's gauge) and a control region (the fence's), neither ever reached here.
+        TESSERA_PEER_REGIONS: 'b=https://127.0.0.1:1',
+        TESSERA_PEER_SECRET: 's'.repeat(40),
+        TESSERA_CONTROL_REGION: 'a',
+      },
       // The mirrored topic of region b does not exist: the process answers /metrics without being ready.
       { until: 'listening' },
     );

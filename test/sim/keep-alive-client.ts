@@ -12,8 +12,9 @@ export interface Answer {
  * simulation polls for seconds at a time, and a TLS handshake per poll would load the very
  * server whose answer it is timing.
  */
-export function keepAliveClient(origin: string, ca: Buffer, maxSockets = 16) {
-  const agent = new Agent({ keepAlive: true, maxSockets, ca });
+export function keepAliveClient(origin: string, ca: Buffer, maxSockets = 16, fromAddress?: string) {
+  // With `fromAddress`, every kept-alive connection starts there: a client the server's throttles count apart.
+  const agent = new Agent({ keepAlive: true, maxSockets, ca, ...(fromAddress ? { localAddress: fromAddress } : {}) });
   function send(path: string, options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {}): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const outgoing = request(

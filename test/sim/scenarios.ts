@@ -1,22 +1,14 @@
 import { TesseraClient, type FetchLike } from '@tessera/client';
+import { createKafkaFeed, startRevocationConsumer } from '@tessera/revocations';
+import { silentLogger } from '@tessera/feed';
 import type { Credentials } from '../support/tessera-process.js';
-import type { Answer, KeepAliveClient } from './keep-alive-client.js';
-import type { RegionName, Topology } from './topology.js';
+import type { RecordingClient } from './history.js';
+import type { Answer } from './keep-alive-client.js';
+import { GET_TOKEN, REFRESH, REVOKE, check, check401, claimsOf, fidOf, inBatches, ms, percentile, sleep, until, type Figure, type Pair, type SimContext } from './sim-helpers.js';
+import { simClients } from './sim-clients.js';
+import type { Topology } from './topology.js';
 
-/** One printed figure. */
-export interface Figure {
-  readonly scenario: string;
-  readonly measure: string;
-  readonly value: string;
-}
-
-export class ScenarioFailed extends Error {
-  override readonly name = 'ScenarioFailed';
-}
-
-export function check(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new ScenarioFailed(message);
-}
+export { ScenarioFailed, check, type Figure, type SimContext } from './sim-helpers.js';
 
 export interface SimSettings {
   readonly revocations: number;
@@ -34,67 +26,16 @@ export interface SimSettings {
   readonly partitionRevocations: number;
   readonly restartRevocations: number;
   readonly credentials: number;
+  /** Revokes of a-homed families made in b while a is cut off or lost, timed one at a time. */
+  readonly remoteRevocations: number;
 }
 
-interface Pair {
-  readonly token: string;
-  readonly refresh_token: string;
-}
+const verify = (http: RecordingClient, token: string) => check401(http, token).then((answer) => answer.status);
 
-const GET_TOKEN = '/v5/Authorization/get-oauth-token';
-const REFRESH = '/v5/Authorization/refresh-oauth-token';
-const REVOKE = '/v5/Authorization/revoke-oauth-token';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-export const percentile = (values: readonly number[], p: number) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-};
-const ms = (value: number) => `${value.toFixed(1)} ms`;
-const fidOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { fid: string }).fid;
-
-/** A bearer check at a region: forward-auth, the route a proxy in front of a downstream service calls. */
-const verify = (http: KeepAliveClient, token: string) =>
-  http.send('/forward-auth?permission=transaction:charge', { headers: { authorization: `Bearer ${token}` } }).then((answer) => answer.status);
-
-/** Polls until `probe` gives `want`, every `everyMs`; the time it took, or a failure after `timeoutMs`. */
-async function until<T>(probe: () => Promise<T>, want: T, what: string, timeoutMs: number, everyMs = 5): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if ((await probe()) === want) return performance.now() - started;
-    if (performance.now() - started > timeoutMs) throw new ScenarioFailed(`${what}: not within ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
-
-async function inBatches<T, R>(items: readonly T[], width: number, run: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await run(items[index]!);
-      }
-    }),
-  );
-  return results;
-}
-
-export function scenarios(topology: Topology, account: Credentials, settings: SimSettings) {
-  const { a, b } = topology;
-  const regions = { a, b };
-  const issue = async (region: RegionName): Promise<Pair> => {
-    const answer = await regions[region].http.postJson(GET_TOKEN, { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
-    check(answer.status === 200, `get-oauth-token in ${region} answered ${answer.status}: ${answer.text}`);
-    return answer.json<Pair>();
-  };
-  /** Pairs issued in a that b already accepts: a's key is known in b, so a later 401 can only be the revocation. */
-  const acceptedInB = async (count: number): Promise<Pair[]> => {
-    const pairs = await inBatches(Array.from({ length: count }), 8, () => issue('a'));
-    await inBatches(pairs, 8, (pair) => until(() => verify(b.http, pair.token), 200, 'an a-issued token accepted in b', 15_000, 10));
-    return pairs;
-  };
+export function scenarios(topology: Topology, account: Credentials, settings: SimSettings, context: SimContext) {
+  const { recorder, random } = context;
+  const clients = simClients(topology, account, context);
+  const { a, b, issue, untilRevokedIn, acceptedInB, checkableInB, untilMarked, revokeInB, forgedFor } = clients;
 
   return {
     /** A credential created in a (the control region): how long until get-oauth-token works in b. */
@@ -125,11 +66,13 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
         const warmUp = Math.min(20, count);
         const pairs = await acceptedInB(count + warmUp);
         const all = await inBatches(pairs, settings.revocationParallel, async (pair) => {
-          if (gapMs > 0) await sleep((gapMs * (1 + 2 * Math.random())) / 3);
+          if (gapMs > 0) await sleep((gapMs * (1 + 2 * random.next())) / 3);
           const revoked = await a.http.postJson(REVOKE, { refresh_token: pair.refresh_token });
           check(revoked.status === 200, `revoke in a answered ${revoked.status}`);
-          check((await verify(a.http, pair.token)) === 401, 'a token revoked in a is refused in a at once');
-          return until(() => verify(b.http, pair.token), 401, 'a revocation made in a refused in b', 20_000, 2);
+          const atHome = await check401(a.http, pair.token);
+          check(atHome.status === 401, 'a token revoked in a is refused in a at once');
+          recorder.applied('a', pair.token, atHome.calledAt, atHome.returnedAt);
+          return untilRevokedIn(b.http, pair.token, 'a revocation made in a refused in b', 20_000, 2);
         });
         // The first few warm the path (TLS sessions, JIT, MM2's first fetch of a quiet topic): not timed.
         const times = all.slice(warmUp);
@@ -163,7 +106,7 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
       }
       // Forwarding's cost: sequential refreshes of one family at home, then the same through b.
       const samples = 30;
-      const timed = async (via: KeepAliveClient, count: number) => {
+      const timed = async (via: RecordingClient, count: number) => {
         let current = await issue('a');
         const times: number[] = [];
         for (let i = 0; i < count; i++) {
@@ -194,7 +137,7 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
       const ownInB = await issue('b');
       const homedInA = await issue('a');
       // The SDK, as a client GeoDNS moves from a to b: same URL, another region behind it.
-      let behind: KeepAliveClient = a.http;
+      let behind: RecordingClient = a.http;
       const geoFetch: FetchLike = async (input, init) => {
         const url = new URL(String(input));
         const answer: Answer = await behind.send(url.pathname + url.search, {
@@ -217,10 +160,29 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
       const beforePartition = await client.getAccessToken();
       check(fidOf(beforePartition).startsWith('a_'), 'the SDK\'s first pair is homed in a');
 
+      // Revoke from anywhere: a-homed families b can check, revoked in b during the cut, and a few that race a refresh at home.
+      const revokedInB = await checkableInB(settings.remoteRevocations + 1);
+      const raced = await checkableInB(5);
+      const racedNext: Pair[] = [];
+      const remoteTimes: number[] = [];
+      // Before the cut, a link that answers nothing: the first revoke waits out TESSERA_PEER_REVOKE_TIMEOUT, and the detector marks a at once.
+      const [blackholed] = await checkableInB(1);
+      await topology.blackhole('issuer-a', true);
+      const blackholeStarted = performance.now();
+      await revokeInB(blackholed!);
+      const blackholeMs = performance.now() - blackholeStarted;
+      const markedByTimeout = (await topology.b.metric('tessera_peer_reachable{region="a"}')) === 0;
+      await topology.blackhole('issuer-a', false);
+      const reachableAgainMs = await untilMarked(1, performance.now(), 15_000);
+
       await topology.partition();
       const partitionedAt = performance.now();
+      const isolatedFrom = recorder.now();
       const figures: Figure[] = [];
       try {
+        // Revoke from anywhere: the first revoke in b right after the cut, before the detector has marked a.
+        const firstTook = await revokeInB(revokedInB[0]!);
+        const markedMs = await untilMarked(0, partitionedAt, 15_000);
         check((await verify(b.http, ownInB.token)) === 200, 'b verifies its own tokens during the partition');
         check((await verify(b.http, homedInA.token)) === 200, 'b verifies a\'s tokens during the partition (offline)');
         const fresh = await issue('b');
@@ -245,7 +207,47 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
           const revoked = await a.http.postJson(REVOKE, { refresh_token: pair.refresh_token });
           check(revoked.status === 200, `revoke in a during the partition answered ${revoked.status}`);
         }
+
+        // What b cannot prove is 503, never a false 200: a forged secret of a live family, a family b never heard of.
+        for (const pair of raced) {
+          const forged = await b.http.postJson(REVOKE, { refresh_token: forgedFor(pair) });
+          check(forged.status === 503 && typeof forged.headers['retry-after'] === 'string', `a forged token of a live a-homed family revoked in b answered ${forged.status}, want 503 with Retry-After`);
+        }
+        // What b can prove dead it refuses as home would: any token of a family revoked in b.
+        const ofRevoked = await b.http.postJson(REVOKE, { refresh_token: forgedFor(revokedInB[0]!) });
+        check(ofRevoked.status === 401, `a forged token of a family b revoked answered ${ofRevoked.status}, want 401`);
+        const unknown = await b.http.postJson(REVOKE, { refresh_token: `tsr_a_${random.text(22)}.${random.text(43)}` });
+        check(unknown.status === 503, `a revoke in b of a family b has never heard of answered ${unknown.status}, want 503`);
+        // The race the partition allows: a refresh wins at home while b revokes the token it replaced.
+        for (const [i, pair] of raced.entries()) {
+          const refreshed = await a.http.postJson(REFRESH, { refresh_token: pair.refresh_token });
+          check(refreshed.status === 200, `a refresh at home during the partition answered ${refreshed.status}`);
+          racedNext[i] = refreshed.json<Pair>();
+          await revokeInB(pair);
+        }
         const stillAccepted = (await inBatches(revokedDuringPartition, 8, (pair) => verify(b.http, pair.token))).filter((status) => status === 200).length;
+        // b records revokes of a's families itself, timed one at a time once what the steps above
+        // set off (a's relay, MirrorMaker 2 losing its links) has settled: the revoke's own cost.
+        await sleep(3_000);
+        const times = await context.quietly(async () => {
+          const taken: number[] = [];
+          for (const pair of revokedInB.slice(1)) {
+            await sleep(random.between(10, 40));
+            taken.push(await revokeInB(pair));
+          }
+          return taken;
+        });
+        figures.push(
+          { scenario: `revoke from anywhere, a cut off (${settings.partitionSeconds} s partition)`, measure: 'b marks a unreachable (failure detector), from the cut', value: ms(markedMs) },
+          { scenario: `revoke from anywhere, a cut off (${settings.partitionSeconds} s partition)`, measure: 'first revoke in b after the cut (refused connection)', value: `200 in ${ms(firstTook)}` },
+          {
+            scenario: `revoke from anywhere, a cut off (${settings.partitionSeconds} s partition)`,
+            measure: `revoke in b once marked: p50 / p99 / max of ${times.length}, one at a time (workload paused)`,
+            value: `${ms(percentile(times, 50))} / ${ms(percentile(times, 99))} / ${ms(Math.max(...times))}; each token 401 in b at the next request`,
+          },
+          { scenario: `revoke from anywhere, a cut off (${settings.partitionSeconds} s partition)`, measure: 'in b: forged token of a live family, of a revoked one; unknown family', value: '503 + Retry-After, 401; 503' },
+        );
+        remoteTimes.push(...times);
         const remaining = settings.partitionSeconds * 1000 - (performance.now() - partitionedAt);
         if (remaining > 0) await sleep(remaining);
         figures.push(
@@ -255,10 +257,51 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
           { scenario: `partition ${settings.partitionSeconds} s`, measure: 'revocations made in a, still accepted in b before the heal', value: `${stillAccepted} of ${revokedDuringPartition.length}` },
         );
       } finally {
+        const isolatedTo = recorder.now();
+        recorder.isolated('a', isolatedFrom, isolatedTo);
+        recorder.isolated('b', isolatedFrom, isolatedTo);
         await topology.heal();
       }
       const healedAt = performance.now();
-      const delivered = await inBatches(revokedDuringPartition, 8, (pair) => until(() => verify(b.http, pair.token), 401, 'a revocation from the partition refused in b after the heal', 60_000, 20).then(() => 1));
+      // a applies what b recorded: the tokens die in a, refreshes of their families are refused there,
+      // even of the pair a refresh won at home during the cut.
+      const refusedInA = await inBatches([...revokedInB, ...raced], 8, async (pair) => {
+        await untilRevokedIn(a.http, pair.token, 'a revocation recorded in b refused in a after the heal', 60_000, 5);
+        return performance.now() - healedAt;
+      });
+      for (const pair of [...revokedInB.slice(0, 20), ...racedNext]) {
+        const refresh = await a.http.postJson(REFRESH, { refresh_token: pair.refresh_token });
+        check(refresh.status === 401, `after the heal, a refresh at home of a family revoked in b answered ${refresh.status}, want 401`);
+      }
+      for (const pair of racedNext) await untilRevokedIn(a.http, pair.token, 'the pair a refresh won at home, refused once b\'s revocation arrived', 60_000, 5);
+      // And a's downstream consumers learn it like a local revocation: a records it in the family's
+      // own stream, its relay puts it on a's tessera.revocations, and @tessera/revocations applies it.
+      const feed = createKafkaFeed({ ...topology.kafkaClient('a'), logger: silentLogger });
+      const downstream = await startRevocationConsumer({ feed, logger: silentLogger });
+      const seenDownstream = await until(
+        async () => {
+          await downstream.ready;
+          return [...revokedInB, ...raced, ...racedNext].every((pair) => downstream.isRejected(fidOf(pair.token), claimsOf(pair.token).gen));
+        },
+        true,
+        'a downstream consumer of a\'s tessera.revocations (@tessera/revocations) refusing every token revoked in b',
+        30_000,
+        100,
+      ).finally(async () => {
+        await downstream.close();
+        await feed.close();
+      });
+      figures.push(
+        {
+          scenario: `revoke from anywhere, a cut off (${settings.partitionSeconds} s partition)`,
+          measure: `from the heal until a refuses each of the ${refusedInA.length} tokens revoked in b: p50 / max`,
+          value: `${ms(percentile(refusedInA, 50))} / ${ms(Math.max(...refusedInA))}; every refresh of them at a 401; on a's tessera.revocations for its downstream consumers (@tessera/revocations refusing them ${ms(seenDownstream)} after it started)`,
+        },
+        { scenario: 'revoke from anywhere, a blackholed link (no answer)', measure: 'first revoke in b: waits TESSERA_PEER_REVOKE_TIMEOUT (1 s), then decided in b', value: `200 in ${ms(blackholeMs)}; a marked at once: ${markedByTimeout ? 'yes' : 'no'}; reachable again ${ms(reachableAgainMs)} after the link returned` },
+      );
+      check(markedByTimeout, 'a forward that waited its whole budget marks the home region unreachable at once');
+      check(percentile(remoteTimes, 99) <= 50, `revoke in b while a is cut off: p99 ${ms(percentile(remoteTimes, 99))}, target ≤ 50 ms`);
+      const delivered = await inBatches(revokedDuringPartition, 8, (pair) => untilRevokedIn(b.http, pair.token, 'a revocation from the partition refused in b after the heal', 60_000, 20).then(() => 1));
       const deliveredMs = performance.now() - healedAt;
       const count = delivered.reduce((sum, one) => sum + one, 0);
       check(count === revokedDuringPartition.length, `every revocation made during the partition takes effect in b (${count} of ${revokedDuringPartition.length})`);
@@ -284,7 +327,7 @@ export function scenarios(topology: Topology, account: Credentials, settings: Si
         const restartedAt = performance.now();
         if (fault === 'mirror-maker') await topology.startMirrorMaker('b');
         else await topology.startBroker('b');
-        await inBatches(pairs, 8, (pair) => until(() => verify(b.http, pair.token), 401, `a revocation made while the ${fault} was down refused in b`, 90_000, 20));
+        await inBatches(pairs, 8, (pair) => untilRevokedIn(b.http, pair.token, `a revocation made while the ${fault} was down refused in b`, 90_000, 20));
         const tookMs = performance.now() - restartedAt;
         const duplicates = (await b.mirroredDuplicates()) - duplicatesBefore;
         figures.push({

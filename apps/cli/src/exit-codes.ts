@@ -3,9 +3,10 @@
  * 0 done; 1 an unexpected failure (the store unreachable, a bug, a start that cannot happen, a log
  * no server has recorded its secret-hashing key on yet); 2 a usage error (a secret-hashing key the
  * log was not written with, too); 3 not found (the log's secret-hashing key among it); 4 over its
- * time budget (narrow the query).
+ * time budget (narrow the query); 5 account writes belong to another region, the control region
+ * (docs/decisions/0018), which the message names.
  */
-export const exitCodes = { done: 0, failure: 1, usage: 2, notFound: 3, overBudget: 4 } as const;
+export const exitCodes = { done: 0, failure: 1, usage: 2, notFound: 3, overBudget: 4, notControlRegion: 5 } as const;
 
 const byErrorCode: Readonly<Record<string, number>> = {
   ERR_USAGE: exitCodes.usage,
@@ -27,6 +28,9 @@ const byErrorCode: Readonly<Record<string, number>> = {
   ERR_INVALID_SSF_RECEIVER_INPUT: exitCodes.usage,
   ERR_SSF_RECEIVER_NOT_FOUND: exitCodes.notFound,
   ERR_ARCHIVE_BROKEN: exitCodes.failure,
+  ERR_NOT_CONTROL_REGION: exitCodes.notControlRegion,
+  // Another region's account topic could not be read: whether this one may write is unknown, so it does not.
+  ERR_CONTROL_REGION_UNCONFIRMED: exitCodes.failure,
 };
 
 /** Whether the CLI foresaw this error: its message is written for the operator, and is the whole line. */

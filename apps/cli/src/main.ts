@@ -30,10 +30,12 @@ const usage = `usage: tessera <command>
   audit access-at --account ID --at ISO [--limit N] [--cursor C] [--json]
   archive status [--json]
   archive verify [--json]
+  regions promote-control --region NAME [--json]
 
 exit codes: 0 done, 1 unexpected failure, 2 usage error (or a secret-hashing key the log was not written with),
             3 not found (account, login, key, admin token, receiver, no data, or the log's secret-hashing key),
-            4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query);
+            4 over its time budget (TESSERA_AUDIT_QUERY_BUDGET_MS: narrow the query),
+            5 account writes belong to another region (the control region, which the message names);
             archive verify: 0 whole, 1 naming the first break
 
 Shared Signals (docs/shared-signals.md): TESSERA_PUBLIC_URL (the transmitter's issuer, an https URL;
@@ -69,6 +71,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/audit.js')).runAudit(context, rest);
     case 'archive':
       return (await import('./commands/archive.js')).runArchive(context, rest);
+    case 'regions':
+      return (await import('./commands/regions.js')).runRegions(context, rest);
     default:
       throw new CliError(`unknown command "${command}"\n\n${usage}`);
   }

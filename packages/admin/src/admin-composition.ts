@@ -20,6 +20,8 @@ export interface AdminApiHooks {
   readonly onCut?: ((event: TokenCutEvent) => void) | undefined;
   /** The audit index this process keeps: its queries join the admin API, behind audit:read. */
   readonly audit?: AuditReadModel | undefined;
+  /** The control region's fence: an account write (an account's cut) is refused where it throws. */
+  readonly checkAccountWrite?: (() => void) | undefined;
 }
 
 export interface AdminApi {
@@ -75,7 +77,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
     tessera_admin_families_entries: { help: 'Live token families the admin API\'s families read model holds (built on the first account revocation)', read: () => families.size },
   });
   const guard = createAdminGuard({ tokens });
-  const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut });
+  const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, checkAccountWrite: hooks.checkAccountWrite });
   const archiveDir = hooks.audit === undefined ? undefined : archiveDirOf(host.config);
   return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, archiveDir, now: () => host.clock.now() }), readers: [tokens.reader] };
 }

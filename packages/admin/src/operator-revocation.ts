@@ -21,6 +21,8 @@ export interface OperatorRevocationDeps {
   readonly onCut?: (event: TokenCutEvent) => void;
   /** How long to wait for the families read model to reach the cut (default 5 s). */
   readonly catchUpTimeoutMs?: number;
+  /** The control region's fence (docs/decisions/0018): throws unless this region may write accounts now. */
+  readonly checkAccountWrite?: () => void;
 }
 
 export interface RevokedFamily {
@@ -76,6 +78,8 @@ export function createOperatorRevocation(deps: OperatorRevocationDeps) {
      * refresh tokens die too. Throws ERR_ACCOUNT_NOT_FOUND for an unknown account.
      */
     async revokeAccountTokens(accountId: string, audit: AdminAudit): Promise<{ revokedFamilies: number; tokensRevokedBefore: number }> {
+      // The cut is an account event: only the control region writes one.
+      deps.checkAccountWrite?.();
       const { events, appended } = await handleCommand(deps.store, {
         stream: streams.account(accountId),
         decider: accountDecider,

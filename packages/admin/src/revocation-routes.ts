@@ -55,7 +55,8 @@ export async function revocationRoutes(app: FastifyInstance, options: Revocation
         tags: ['admin'],
         security: [{ bearer: [] }],
         params: z.object({ account_id: id }),
-        response: { 200: z.object({ revoked_families: z.number().int().nonnegative() }), ...errors },
+        // 409: this region is not the control region, which alone writes accounts (the detail names it).
+        response: { 200: z.object({ revoked_families: z.number().int().nonnegative() }), ...errors, 409: Problem },
       },
     },
     async (request, reply) => {

@@ -78,6 +78,7 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'AdminTokenRevoked':
     case 'SecretHashingKeyRecorded':
     case 'SecretHashingKeyRotated':
+    case 'ControlRegionChanged':
       return undefined;
     // The shared signals transmitter's receivers and streams say who is told, not which tokens live.
     case 'SsfReceiverRegistered':

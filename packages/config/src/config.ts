@@ -88,6 +88,8 @@ export const ConfigSchema = z
     TESSERA_KAFKA_TOPIC: z.string().min(1).default('tessera.revocations'),
     /** Account events (credentials, permissions, cuts), published when TESSERA_REGION is set, for other regions' issuers. */
     TESSERA_KAFKA_ACCOUNT_TOPIC: z.string().min(1).default('tessera.accounts'),
+    /** Family events (keyed hashes, generations, expiries), published when TESSERA_REGION is set: what lets another region check a refresh token it is asked to revoke. */
+    TESSERA_KAFKA_FAMILY_TOPIC: z.string().min(1).default('tessera.families'),
     /** TLS and SASL towards Kafka, for every Kafka client of the process (kafkaSecurityOf). */
     ...kafkaSecurityVariables,
     /**
@@ -142,6 +144,14 @@ export const ConfigSchema = z
     TESSERA_PEER_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     /** Seconds a forwarded refresh or revoke waits for the home region before answering 503. */
     TESSERA_PEER_TIMEOUT: timeout(5),
+    /** Seconds a forwarded revoke waits for the home region before this region decides it from its check material. */
+    TESSERA_PEER_REVOKE_TIMEOUT: timeout(1),
+    /** Consecutive failed exchanges with a peer region (forwards or probes) after which it is marked unreachable. */
+    TESSERA_PEER_FAILURES: z.coerce.number().int().min(1).max(1000).default(3),
+    /** Seconds between probes of each peer region; a probe unanswered within it has failed. */
+    TESSERA_PEER_PROBE_INTERVAL: timeout(1),
+    /** The region that writes accounts (epoch 0), the same in every region; `tessera regions promote-control` moves it. Unset: no fence. */
+    TESSERA_CONTROL_REGION: regionName.optional(),
     /** Milliseconds an audit query (events, access-at; the API and `tessera audit`) may run before it is stopped: 503, CLI exit 4. */
     TESSERA_AUDIT_QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
     /** The Shared Signals transmitter and the public URL it names (docs/shared-signals.md). */
@@ -174,6 +184,10 @@ export const ConfigSchema = z
   .refine((c) => c.TESSERA_REGION === undefined || !(c.TESSERA_MIRRORED_REGIONS ?? []).includes(c.TESSERA_REGION), {
     message: 'must not name this process\'s own region (TESSERA_REGION)',
     path: ['TESSERA_MIRRORED_REGIONS'],
+  })
+  .refine((c) => c.TESSERA_CONTROL_REGION === undefined || c.TESSERA_REGION !== undefined, {
+    message: 'needs TESSERA_REGION',
+    path: ['TESSERA_CONTROL_REGION'],
   })
   .refine((c) => c.TESSERA_BARE_FAMILY_REGION === undefined || c.TESSERA_REGION !== undefined, {
     message: 'needs TESSERA_REGION',

@@ -69,6 +69,19 @@ describe('config', () => {
     }
   });
 
+  it('reads the peer link\'s failure detector, the family topic and the control region, with their defaults', () => {
+    const defaults = loadConfig({});
+    expect([defaults.TESSERA_PEER_REVOKE_TIMEOUT, defaults.TESSERA_PEER_FAILURES, defaults.TESSERA_PEER_PROBE_INTERVAL]).toEqual([1, 3, 1]);
+    expect(defaults.TESSERA_KAFKA_FAMILY_TOPIC).toBe('tessera.families');
+    expect(defaults.TESSERA_CONTROL_REGION).toBeUndefined();
+    const set = loadConfig({ TESSERA_REGION: 'eu1', TESSERA_CONTROL_REGION: 'us1', TESSERA_PEER_REVOKE_TIMEOUT: '0.5', TESSERA_PEER_FAILURES: '5', TESSERA_PEER_PROBE_INTERVAL: '0.25' });
+    expect([set.TESSERA_CONTROL_REGION, set.TESSERA_PEER_REVOKE_TIMEOUT, set.TESSERA_PEER_FAILURES, set.TESSERA_PEER_PROBE_INTERVAL]).toEqual(['us1', 0.5, 5, 0.25]);
+    expect(() => loadConfig({ TESSERA_CONTROL_REGION: 'us1' })).toThrow(/TESSERA_CONTROL_REGION: needs TESSERA_REGION/);
+    for (const bad of [{ TESSERA_REGION: 'eu1', TESSERA_CONTROL_REGION: 'US1' }, { TESSERA_PEER_FAILURES: '0' }, { TESSERA_PEER_FAILURES: '1.5' }, { TESSERA_PEER_PROBE_INTERVAL: '0' }, { TESSERA_PEER_REVOKE_TIMEOUT: '-1' }]) {
+      expect(() => loadConfig(bad), JSON.stringify(bad)).toThrow(Object.keys(bad).at(-1)!);
+    }
+  });
+
   it('wants TLS certificate and key together', () => {
     expect(() => loadConfig({ TESSERA_TLS_CERT: 'cert.pem' })).toThrow(/TESSERA_TLS_CERT/);
     expect(loadConfig({ TESSERA_TLS_CERT: 'c', TESSERA_TLS_KEY: 'k' }).TESSERA_TLS_KEY).toBe('k');

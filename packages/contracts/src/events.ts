@@ -283,6 +283,24 @@ export const SecretHashingKeyRotated = z.object({
   at: epochSeconds,
 });
 
+/**
+ * Which region writes accounts (docs/multi-region.md, "Control region"): `tessera regions
+ * promote-control`. Each change carries an epoch one higher than any its writer had seen; every
+ * writer of accounts refuses to append once it has seen an epoch naming another region, so a
+ * region that was the control region cannot go on writing beside the new one. The epoch before
+ * any change is 0 and names TESSERA_CONTROL_REGION. Published on the account topic.
+ */
+export const ControlRegionChanged = z.object({
+  type: z.literal('ControlRegionChanged'),
+  v: z.literal(1),
+  /** The region that writes accounts from this epoch on. */
+  region: z.string().regex(/^[a-z0-9]{1,16}$/),
+  epoch: z.number().int().positive(),
+  /** The region whose log recorded the change: where the command ran. */
+  recordedIn: z.string().regex(/^[a-z0-9]{1,16}$/),
+  at: epochSeconds,
+});
+
 export const TesseraEvent = z.discriminatedUnion('type', [
   AccountRegistered,
   ApiCredentialIssued,
@@ -304,6 +322,7 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   SecretHashingKeyRecorded,
   SecretHashingKeyRotated,
   ...sharedSignalsEvents,
+  ControlRegionChanged,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -326,6 +345,7 @@ export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
 export type SecretHashingKeyRecorded = z.infer<typeof SecretHashingKeyRecorded>;
 export type SecretHashingKeyRotated = z.infer<typeof SecretHashingKeyRotated>;
 export * from './shared-signals-events.js';
+export type ControlRegionChanged = z.infer<typeof ControlRegionChanged>;
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
 export type TesseraEventType = TesseraEvent['type'];
 /** The events whose `type` is one of `Types`. */
@@ -367,6 +387,13 @@ export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] 
 export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired'] as const satisfies readonly SigningKeyEvent['type'][];
 export const adminTokenEventTypes = ['AdminTokenIssued', 'AdminTokenRevoked'] as const satisfies readonly AdminTokenEvent['type'][];
 export const secretHashingKeyEventTypes = ['SecretHashingKeyRecorded', 'SecretHashingKeyRotated'] as const satisfies readonly SecretHashingKeyEvent['type'][];
+/**
+ * What another region needs to check a refresh token of a family homed here, and to see the family
+ * end: every family event, with its keyed hash, generation and expiries (`tessera.families`).
+ */
+export const familyCheckEventTypes = familyEventTypes;
+/** The account topic carries the account events and the control region's changes. */
+export const accountTopicEventTypes = [...accountEventTypes, 'ControlRegionChanged'] as const satisfies readonly TesseraEventType[];
 /** What a verifier needs: rotations, revocations and cuts, plus keys. The relay publishes these. */
 export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes, ...signingKeyEventTypes] as const;
 
@@ -413,6 +440,13 @@ export interface RecordedEvent<E extends TesseraEvent = TesseraEvent> {
 export const streams = {
   account: (accountId: string) => `account-${accountId}`,
   family: (familyId: string) => `tokenfamily-${familyId}`,
+  /**
+   * A revocation of a family homed in another region, recorded where it arrived while the home
+   * region was out of reach (docs/decisions/0018). Archived like family streams: keep the prefix.
+   */
+  revocations: (familyId: string) => `revocations-${familyId}`,
+  /** This region's record of the control region's changes (`tessera regions promote-control`). */
+  controlRegion: () => 'controlregion',
   legacyTokens: (accountId: string) => `legacytokens-${accountId}`,
   signingKeys: () => 'signingkeys',
   /** Failed-authentication counts of one account, or of attempts that named no known credential. */

@@ -4,6 +4,12 @@ export type DomainErrorCode =
   | 'ERR_REFRESH_TOKEN_USED'
   | 'ERR_REFRESH_TOKEN_REVOKED'
   | 'ERR_REFRESH_TOKEN_EXPIRED'
+  /** Away from home: the presented token cannot be proven the family's current one here (only the home region can tell). */
+  | 'ERR_REFRESH_TOKEN_UNPROVEN'
+  /** Account writes belong to another region (the control region, named in the message). */
+  | 'ERR_NOT_CONTROL_REGION'
+  /** This region has not yet read what every other region said about the control region. */
+  | 'ERR_CONTROL_REGION_UNCONFIRMED'
   | 'ERR_FAMILY_EXISTS'
   | 'ERR_ACCOUNT_EXISTS'
   | 'ERR_ACCOUNT_NOT_FOUND'

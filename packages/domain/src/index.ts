@@ -10,3 +10,6 @@ export * from './admin-token.js';
 export * from './names.js';
 export * from './secret-hashing-key.js';
 export * from './hashing-key-use.js';
+export * from './family-check-material.js';
+export * from './remote-revocation.js';
+export * from './control-region.js';

@@ -191,6 +191,9 @@ export function feedKey(event: TesseraEvent): string {
     case 'SsfVerificationRequested':
       // Never published: the Shared Signals transmitter's receivers and streams, keyed all the same.
       return 'receiverId' in event ? event.receiverId : 'unknown';
+    case 'ControlRegionChanged':
+      // One key for every change, so they keep their order on the account topic.
+      return 'controlregion';
     default: {
       // Every known type is handled above, or this fails to compile; a newer writer's event still has a type.
       const unknownEvent: { readonly type: string } = event satisfies never;

@@ -43,6 +43,7 @@ function streamOf(event: TesseraEvent): string {
   if (event.type === 'AuthenticationFailuresCounted') return streams.authenticationFailures(event.accountId);
   if ('streamId' in event) return ssfStreams.stream(event.streamId);
   if ('receiverId' in event) return ssfStreams.receiver(event.receiverId);
+  if (event.type === 'ControlRegionChanged') return streams.controlRegion();
   return streams.account(event.accountId);
 }
 

@@ -1,7 +1,7 @@
 export { createHost, type Host, type HostOptions, type HostProcess } from './host.js';
 export type { Role } from '@tessera/config';
 export { followInto, openGuardedStore, untilAvailable, type Follower } from './log-store.js';
-export { createMetrics, instrumentEventStore, registerCounter, registerGauges, registerLabelledGauge, type Metrics } from './metrics.js';
+export { createMetrics, instrumentEventStore, registerCounter, registerGauges, registerLabelledCounter, registerLabelledGauge, type Metrics } from './metrics.js';
 export { createReadiness, type Readiness } from './readiness.js';
 export { loggerOptions, redactedPaths } from './logger.js';
 export { ownerOnlyDataFolder } from './data-folder.js';

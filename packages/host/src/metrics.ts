@@ -124,3 +124,21 @@ export function registerLabelledGauge<L extends string>(
     },
   });
 }
+
+/** A counter with one label, read at scrape time from running totals the process keeps (each only grows). */
+export function registerLabelledCounter(metrics: Metrics, name: string, help: string, label: string, read: () => Readonly<Record<string, number>>): void {
+  const reported = new Map<string, number>();
+  new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers: [metrics.registry],
+    collect() {
+      for (const [value, total] of Object.entries(read())) {
+        const before = reported.get(value) ?? 0;
+        if (total > before) this.inc({ [label]: value }, total - before);
+        reported.set(value, total);
+      }
+    },
+  });
+}

@@ -72,6 +72,32 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
   ERR_REFRESH_TOKEN_REUSED: tokenRefused,
   ERR_REFRESH_TOKEN_REVOKED: tokenRefused,
   ERR_REFRESH_TOKEN_EXPIRED: tokenRefused,
+  // Away from its home region, a revoke this region cannot prove (docs/decisions/0018): only home can
+  // tell a token newer than the mirror from one never issued, so the client tries again, never a false 200.
+  ERR_REFRESH_TOKEN_UNPROVEN: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    detail: 'the region that holds this refresh token cannot be reached now, and this region cannot yet prove the token current; try again shortly, or get a new pair with get-oauth-token',
+    retryAfterSeconds: 5,
+    // Expected while a region is cut off (tessera_remote_revocations_total counts them): not a warning each.
+    log: { level: 'info', message: 'revoke refused: the home region is out of reach and the token cannot be proven here' },
+  },
+  // Account writes belong to the control region (docs/decisions/0018); the message names it.
+  ERR_NOT_CONTROL_REGION: {
+    status: 409,
+    type: problemTypes.notControlRegion,
+    title: 'Conflict',
+    log: { level: 'info', message: 'account write refused: not the control region' },
+  },
+  // After a start, account writes wait until every other region's account topic has been read.
+  ERR_CONTROL_REGION_UNCONFIRMED: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    retryAfterSeconds: outageRetryAfterSeconds,
+    log: { level: 'warn', message: 'account write refused: the control region is not confirmed yet' },
+  },
   // What an admin route names does not exist.
   ERR_FAMILY_NOT_FOUND: notFound,
   ERR_ACCOUNT_NOT_FOUND: notFound,

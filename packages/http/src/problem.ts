@@ -18,6 +18,7 @@ export const problemTypes = {
   tooManyRequests: 'urn:tessera:problem:too-many-requests',
   unavailable: 'urn:tessera:problem:unavailable',
   internal: 'urn:tessera:problem:internal',
+  notControlRegion: 'urn:tessera:problem:not-control-region',
 } as const;
 
 /** Sends a problem document. A challenge, when one is due, is the caller's: see bearer-challenge.ts. */

@@ -2,15 +2,26 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { problemTypes, sendProblem } from '@tessera/http';
 import { traceContextHeaders } from '@tessera/tracing';
 import { decideHome, type RegionMap } from './home-region.js';
+import { isoTime, noStore } from './http-request.js';
 import { refreshRefusal } from './issuer-errors.js';
+import type { PeerHealth } from './peer-health.js';
 import { isForwardedByPeer, peerHeaders } from './peer-link.js';
 
 export interface ForwardingOptions {
   readonly regions: RegionMap;
   /** TESSERA_PEER_SECRET; forwarding is configured only with it (the config insists). */
   readonly secret: string;
-  /** Seconds to wait for the home issuer's whole answer. */
+  /** Seconds a forwarded refresh waits for the home issuer's whole answer (TESSERA_PEER_TIMEOUT). */
   readonly timeoutSeconds: number;
+  /** Seconds a forwarded revoke waits before it is decided here instead (TESSERA_PEER_REVOKE_TIMEOUT). */
+  readonly revokeTimeoutSeconds?: number;
+  /** The failure detector: a region it marks unreachable is not waited on. */
+  readonly health?: PeerHealth;
+  /**
+   * Revokes here a family whose home region is out of reach, from the check material (docs/decisions/0018);
+   * throws the refusal (401) or ERR_REFRESH_TOKEN_UNPROVEN (503) when it cannot. Without it such a revoke answers 503.
+   */
+  readonly revokeHere?: (refreshToken: string, request: FastifyRequest) => Promise<{ revokedAt: number }>;
 }
 
 /** The home issuer's headers that belong to the answer the client sees; the rest are hop-by-hop or the peer's own. */
@@ -19,26 +30,42 @@ const relayedHeaders = ['content-type', 'cache-control', 'pragma', 'retry-after'
 /** A home region that does not answer is a short outage for its families, not the client's fault. */
 const homeUnavailableRetryAfterSeconds = 5;
 
-/** Answers the request when `refreshToken`'s family is homed elsewhere; undefined when it is homed here. */
-export type Forwarding = (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+const revokeRoute = '/v5/Authorization/revoke-oauth-token';
+
+/**
+ * Answers the request when `refreshToken`'s family is homed elsewhere, and says so: true once it
+ * has sent the answer, false when the family is homed here. A boolean, not the reply: a reply is
+ * thenable, and awaiting one resolves to nothing once it is sent, which read as "homed here" and
+ * ran this region's own token service on a request already answered.
+ */
+export type Forwarding = (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+
+type Exchange = { readonly kind: 'answered'; readonly answer: Response; readonly body: string } | { readonly kind: 'failed'; readonly cause: string; readonly timedOut: boolean };
 
 /**
  * Refresh and revoke of a family homed in another region: sent to the home issuer's same route
  * over the authenticated peer link, and its answer (status, body, the headers above) relayed as
  * it is, so the client sees the interface of docs/interface.md. Answers undefined when the family is homed here.
+ *
+ * When the home region is out of reach (the failure detector marks it so, or this forward fails
+ * within its budget, or home answers 5xx), a revoke is decided here from the check material
+ * (`revokeHere`), and a refresh answers 503 with Retry-After: rotation happens only at home.
  */
 export function createForwarding(options: ForwardingOptions): Forwarding {
-  return async (refreshToken, request, reply) => {
-    const home = decideHome(refreshToken, options.regions, isForwardedByPeer(request));
-    if (home.kind === 'local') return undefined;
-    if (home.kind === 'unknown-region') {
-      request.log.info({ region: home.region }, 'refresh token names a region with no configured peer');
-      throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
-    }
-    let answer: Response;
-    let body: string;
+  const homeUnavailable = (reply: FastifyReply): true => {
+    sendProblem(reply.header('retry-after', String(homeUnavailableRetryAfterSeconds)), {
+      type: problemTypes.unavailable,
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'the region that holds this refresh token cannot be reached now; try again shortly, or get a new pair with get-oauth-token',
+    });
+    return true;
+  };
+
+  async function exchange(origin: string, refreshToken: string, request: FastifyRequest, budgetSeconds: number): Promise<Exchange> {
+    const signal = AbortSignal.timeout(budgetSeconds * 1000);
     try {
-      answer = await fetch(new URL(request.routeOptions.url ?? '', home.origin), {
+      const answer = await fetch(new URL(request.routeOptions.url ?? '', origin), {
         method: 'POST',
         headers: {
           // The home issuer's spans join this request's trace.
@@ -50,22 +77,51 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
         },
         // Only the validated field: nothing else the client sent crosses the link.
         body: JSON.stringify({ refresh_token: refreshToken }),
-        signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
+        signal,
         // A redirect would carry the peer secret and the refresh token to another origin: a home
         // issuer never answers with one, so it is a failure like a refused connection (503).
         redirect: 'error',
       });
-      body = await answer.text();
+      return { kind: 'answered', answer, body: await answer.text() };
     } catch (error) {
-      // Refused connection, TLS failure, timeout, a redirect: the cause for the operator, a 503 for the client.
+      // Refused connection, TLS failure, timeout, a redirect: the cause for the operator, never the secret.
       const cause = error instanceof Error ? `${error.name}: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
-      request.log.warn({ region: home.region, cause }, 'home region unreachable for a forwarded request');
-      return sendProblem(reply.header('retry-after', String(homeUnavailableRetryAfterSeconds)), {
-        type: problemTypes.unavailable,
-        title: 'Service Unavailable',
-        status: 503,
-        detail: 'the region that holds this refresh token cannot be reached now; try again shortly, or get a new pair with get-oauth-token',
-      });
+      return { kind: 'failed', cause, timedOut: signal.aborted };
+    }
+  }
+
+  return async (refreshToken, request, reply) => {
+    const home = decideHome(refreshToken, options.regions, isForwardedByPeer(request));
+    if (home.kind === 'local') return false;
+    if (home.kind === 'unknown-region') {
+      request.log.info({ region: home.region }, 'refresh token names a region with no configured peer');
+      throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
+    }
+    const revoking = request.routeOptions.url === revokeRoute;
+    const revokeHere = async (): Promise<true> => {
+      if (!options.revokeHere) return homeUnavailable(reply);
+      const { revokedAt } = await options.revokeHere(refreshToken, request);
+      request.log.info({ region: home.region }, 'revoked here: the home region is out of reach');
+      noStore(reply).send({ revoked: true as const, timestamp: isoTime(revokedAt) });
+      return true;
+    };
+    if (options.health && !options.health.isReachable(home.region)) {
+      request.log.info({ region: home.region }, 'home region marked unreachable: not forwarded');
+      return revoking ? revokeHere() : homeUnavailable(reply);
+    }
+    const budget = revoking ? (options.revokeTimeoutSeconds ?? options.timeoutSeconds) : options.timeoutSeconds;
+    const outcome = await exchange(home.origin, refreshToken, request, budget);
+    if (outcome.kind === 'failed') {
+      request.log.warn({ region: home.region, cause: outcome.cause }, 'home region unreachable for a forwarded request');
+      options.health?.failed(home.region, outcome.cause, { wholeBudget: outcome.timedOut });
+      return revoking ? revokeHere() : homeUnavailable(reply);
+    }
+    options.health?.succeeded(home.region);
+    const { answer, body } = outcome;
+    // Home answered but could not decide (its store is out, say): a revoke is not left waiting on it.
+    if (revoking && answer.status >= 500) {
+      request.log.warn({ region: home.region, status: answer.status }, 'home region could not decide a forwarded revoke');
+      return revokeHere();
     }
     request.log.info({ region: home.region, status: answer.status }, 'forwarded to the home region');
     for (const name of relayedHeaders) {
@@ -73,6 +129,7 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
       if (value !== null) reply.header(name, value);
     }
     // A string is sent as it is: the home issuer already serialized it under the same schema.
-    return reply.code(answer.status).send(body);
+    reply.code(answer.status).send(body);
+    return true;
   };
 }

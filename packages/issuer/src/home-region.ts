@@ -31,3 +31,8 @@ export function decideHome(refreshToken: string, regions: RegionMap, alreadyForw
   const origin = regions.peers[home];
   return origin === undefined ? { kind: 'unknown-region', region: home } : { kind: 'forward', region: home, origin };
 }
+
+/** Whether a family id is homed in `region` (a bare id is homed in `bareFamilies`, else in `region` itself). */
+export function familyHomedIn(familyId: string, region: string, bareFamilies?: string): boolean {
+  return (homeRegionOfFamily(familyId) ?? bareFamilies ?? region) === region;
+}

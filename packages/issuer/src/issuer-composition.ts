@@ -3,14 +3,18 @@ import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import { Jwks } from '@tessera/contracts';
 import type { GuardedEventStore } from '@tessera/event-store';
-import { epochSeconds, followInto, openGuardedStore, registerGauges, untilAvailable, type Host } from '@tessera/host';
+import { epochSeconds, followInto, openGuardedStore, registerGauges, registerLabelledCounter, registerLabelledGauge, untilAvailable, type Host } from '@tessera/host';
 import { problemResponses } from '@tessera/http';
 import type { Composition, RouteRegistrar } from '@tessera/server';
 import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
 import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
+import { wireControlRegionFence } from './control-region-fence.js';
 import { createForwarding, type Forwarding } from './forward-to-home.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
+import { requestMetadata } from './http-request.js';
 import { createIssuerParts, type IssuerParts } from './issuer-parts.js';
+import { PeerHealth } from './peer-health.js';
+import { recordRevokedElsewhere } from './revoked-elsewhere.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
@@ -28,10 +32,11 @@ export async function composeIssuer(host: Host): Promise<Composition> {
   const hashing = wireSecretHashing(host, store);
   const issuer = createIssuerParts(host, store, hashing.keyring);
   const audit = wireAudit(host);
-  const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onCut: (event) => issuer.directory.apply(event), audit });
+  const control = await wireControlRegionFence(host);
+  const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onCut: (event) => issuer.directory.apply(event), audit, checkAccountWrite: control && (() => control.fence.checkAccountWrite()) });
   // The Shared Signals transmitter: its read models join the process's follower, its SETs are signed with this issuer's keys.
   const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
-  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...admin.readers, ...signals.readers], {
+  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
     positionGauge: true,
@@ -39,12 +44,41 @@ export async function composeIssuer(host: Host): Promise<Composition> {
   signals.deliverOnceCaughtUp(following.whenCaughtUp);
   // Archiving removes nothing this process's read models have not applied (docs/decisions/0017).
   audit.holdArchivingFor(following);
+  if (control) void following.whenCaughtUp.then(control.logCaughtUp, () => undefined);
+  const writable = Promise.all([hashing.checked, following.whenCaughtUp]);
   if (mirroredRegionsOf(host.config).length > 0) {
-    // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2.
+    // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2;
+    // their families' check material, the revocations they recorded of this region's families, and their promotions.
     const { wireMirroredRegions } = await import('@tessera/mirror');
-    wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory });
+    wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory, ...issuerMirrorTargets(host, store, issuer, writable), ...(control ? { control: control.fence } : {}) });
   }
-  return { routes: [wireIssuer(host, store, issuer, Promise.all([hashing.checked, following.whenCaughtUp])), signals.routes], adminRoutes: [admin.routes, signals.adminRoutes] };
+  return { routes: [wireIssuer(host, store, issuer, writable), signals.routes], adminRoutes: [admin.routes, signals.adminRoutes] };
+}
+
+/**
+ * What an issuer takes from other regions' mirrored topics beyond keys and accounts (docs/decisions/0018):
+ * their family events, the check material a revoke of their families is decided from here; and the
+ * revocations they recorded of this region's families, folded into refresh decisions at once and
+ * recorded in the family's own stream once this process may write.
+ */
+export function issuerMirrorTargets(
+  host: Host,
+  store: GuardedEventStore,
+  issuer: Pick<IssuerParts, 'regions' | 'now'>,
+  writable: Promise<unknown>,
+  onFamilyEvent?: Parameters<typeof recordRevokedElsewhere>[2]['onFamilyEvent'],
+) {
+  const regions = issuer.regions;
+  if (!regions) return {};
+  const record = recordRevokedElsewhere(host, store, { now: issuer.now, writable, onFamilyEvent });
+  return {
+    families: regions.material,
+    remoteRevocations: {
+      apply: (event: Parameters<typeof regions.revokedElsewhere.apply>[0], recordedIn: string) => {
+        if (regions.revokedElsewhere.apply(event)) record(event, recordedIn);
+      },
+    },
+  };
 }
 
 /** What the Shared Signals transmitter needs of an issuer process: its keyring, the secret-hashing keys, and the admin API's guard for the receivers' routes. */
@@ -97,16 +131,59 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   );
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
   host.onClose(issuer.authenticationFailures.start());
-  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host));
+  if (issuer.regions) wireRegionReadModels(host, issuer.regions, issuer.now);
+  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host, issuer));
 }
 
-/** The link to other regions' issuers, from TESSERA_REGION, TESSERA_PEER_* (docs/multi-region.md, docs/decisions/0012). */
-function peerLink(host: Host): PeerLink {
+/** The check material and the revocations folded in from elsewhere: forgotten once they can matter no more, and counted. */
+function wireRegionReadModels(host: Host, regions: NonNullable<IssuerParts['regions']>, now: () => number): void {
+  const forget = setInterval(() => {
+    regions.material.forgetExpired(now());
+    regions.revokedElsewhere.forgetExpired(now());
+  }, 60_000);
+  forget.unref();
+  host.onClose(async () => clearInterval(forget));
+  registerGauges(host.metrics, {
+    tessera_family_check_entries: { help: 'Families of other regions whose check material this process holds (from their mirrored family topics)', read: () => regions.material.size },
+  });
+  registerLabelledCounter(
+    host.metrics,
+    'tessera_remote_revocations_total',
+    'Revokes of other regions\' families decided here while their home region was out of reach, by outcome (recorded: 200; unproven: 503; refused: 401)',
+    'outcome',
+    () => regions.remoteRevocation.outcomes(),
+  );
+  registerLabelledCounter(host.metrics, 'tessera_revoked_elsewhere_total', 'Revocations of this region\'s families that another region recorded, folded into refresh decisions here', 'source', () => ({ mirror: regions.revokedElsewhere.applied }));
+}
+
+/** The link to other regions' issuers, from TESSERA_REGION, TESSERA_PEER_* (docs/multi-region.md, docs/decisions/0012 and 0018). */
+function peerLink(host: Host, issuer: Pick<IssuerParts, 'regions'>): PeerLink {
   const { config } = host;
   const secret = config.TESSERA_PEER_SECRET;
   const regions = { own: config.TESSERA_REGION, bareFamilies: config.TESSERA_BARE_FAMILY_REGION, peers: config.TESSERA_PEER_REGIONS ?? {} };
   // With a region, forwarding is on: a family named for an unconfigured region is refused, not looked up here.
-  const forwarding = config.TESSERA_REGION !== undefined && secret !== undefined ? createForwarding({ regions, secret, timeoutSeconds: config.TESSERA_PEER_TIMEOUT }) : undefined;
+  if (config.TESSERA_REGION === undefined || secret === undefined) return { secret, forwarding: undefined };
+  const health = new PeerHealth({
+    peers: regions.peers,
+    failures: config.TESSERA_PEER_FAILURES,
+    probeIntervalSeconds: config.TESSERA_PEER_PROBE_INTERVAL,
+    onChange: (region, reachable, cause) =>
+      reachable ? host.log.warn({ region }, 'peer region reachable again') : host.log.warn({ region, cause }, 'peer region marked unreachable: revokes of its families are decided here, refreshes answer 503'),
+  });
+  const stopProbing = health.start();
+  host.onClose(async () => stopProbing());
+  registerLabelledGauge(host.metrics, 'tessera_peer_reachable', 'Each peer region as the failure detector sees it: 1 reachable, 0 marked unreachable', ['region'], async () =>
+    Object.entries(health.snapshot()).map(([region, reachable]) => [{ region }, reachable] as const),
+  );
+  const remote = issuer.regions?.remoteRevocation;
+  const forwarding = createForwarding({
+    regions,
+    secret,
+    timeoutSeconds: config.TESSERA_PEER_TIMEOUT,
+    revokeTimeoutSeconds: config.TESSERA_PEER_REVOKE_TIMEOUT,
+    health,
+    ...(remote ? { revokeHere: (refreshToken: string, request: Parameters<typeof requestMetadata>[0]) => remote.revoke(refreshToken, requestMetadata(request)) } : {}),
+  });
   return { secret, forwarding };
 }
 

@@ -28,7 +28,7 @@ export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: Tok
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // A family homed in another region is refreshed and revoked there: only its home can check the
   // presented token (docs/multi-region.md, docs/decisions/0012). The forwarded answer is relayed as it is.
-  const forwardedHome = (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => forwarding?.(refreshToken, request, reply);
+  const forwardedHome = async (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => (await forwarding?.(refreshToken, request, reply)) ?? false;
 
   routes.post(
     '/v5/Authorization/get-oauth-token',
@@ -39,16 +39,18 @@ export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: Tok
   routes.post(
     '/v5/Authorization/refresh-oauth-token',
     operation('Exchange the current refresh token for a new access token and refresh token (single use)', RefreshTokenRequest, TokenResponse),
-    async (request, reply) =>
-      (await forwardedHome(request.body.refresh_token, request, reply)) ??
-      noStore(reply).send(tokenResponse(await tokens.refreshToken(request.body.refresh_token, requestMetadata(request)))),
+    async (request, reply) => {
+      if (await forwardedHome(request.body.refresh_token, request, reply)) return reply;
+      return noStore(reply).send(tokenResponse(await tokens.refreshToken(request.body.refresh_token, requestMetadata(request))));
+    },
   );
 
   routes.post(
     '/v5/Authorization/revoke-oauth-token',
     operation('Revoke a refresh token and the access token issued with it', RefreshTokenRequest, RevokeResponse),
-    async (request, reply) =>
-      (await forwardedHome(request.body.refresh_token, request, reply)) ??
-      noStore(reply).send({ revoked: true as const, timestamp: isoTime((await tokens.revokeToken(request.body.refresh_token, requestMetadata(request))).revokedAt) }),
+    async (request, reply) => {
+      if (await forwardedHome(request.body.refresh_token, request, reply)) return reply;
+      return noStore(reply).send({ revoked: true as const, timestamp: isoTime((await tokens.revokeToken(request.body.refresh_token, requestMetadata(request))).revokedAt) });
+    },
   );
 }

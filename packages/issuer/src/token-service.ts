@@ -55,6 +55,11 @@ export interface TokenServiceDeps {
   readonly region?: string | undefined;
   /** Told of each refused credential exchange, for the audit trail's per-minute counts. */
   readonly onAuthenticationFailure?: (failure: AuthenticationFailure) => void;
+  /**
+   * True for a family of this region that another region revoked while this one was out of its
+   * reach (docs/decisions/0018): its refresh is refused from the moment the revocation arrives.
+   */
+  readonly isRevokedElsewhere?: (familyId: string) => boolean;
 }
 
 export interface IssuedPair {
@@ -269,6 +274,8 @@ export function createTokenService(deps: TokenServiceDeps) {
     async refreshToken(refreshToken: string, metadata: EventMetadata): Promise<IssuedPair> {
       const familyId = familyOfRefreshToken(refreshToken);
       if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
+      // Revoked is terminal, wherever it was recorded: checked before anything is read, as at home.
+      if (deps.isRevokedElsewhere?.(familyId)) throw refreshRefusal('ERR_REFRESH_TOKEN_REVOKED');
       const nextRefreshToken = newRefreshToken(familyId);
       const { event, taken: key } = await rotateFamily(
         familyId,
@@ -353,9 +360,13 @@ export function createTokenService(deps: TokenServiceDeps) {
 
 export type TokenService = ReturnType<typeof createTokenService>;
 
-/** The domain's refusals of a refresh token, each also an issuer refusal (a new one fails to compile until it is). */
-type RefreshTokenCode = Extract<DomainErrorCode, `ERR_REFRESH_TOKEN_${string}`>;
+/**
+ * The domain's refusals of a refresh token, each also an issuer refusal (a new one fails to compile
+ * until it is). ERR_REFRESH_TOKEN_UNPROVEN is no refusal: a region away from home could not tell, so
+ * it stays a 503 and never becomes a 401.
+ */
+type RefreshTokenCode = Exclude<Extract<DomainErrorCode, `ERR_REFRESH_TOKEN_${string}`>, 'ERR_REFRESH_TOKEN_UNPROVEN'>;
 
 function isRefreshTokenCode(code: DomainErrorCode): code is RefreshTokenCode {
-  return code.startsWith('ERR_REFRESH_TOKEN_');
+  return code.startsWith('ERR_REFRESH_TOKEN_') && code !== 'ERR_REFRESH_TOKEN_UNPROVEN';
 }

@@ -168,6 +168,19 @@ describe('revokeToken (revoke-oauth-token)', () => {
   });
 });
 
+describe('a family of this region revoked in another region (docs/decisions/0018)', () => {
+  it('refuses its refresh as revoked from the moment the revocation arrives, appending nothing; other families refresh as before', async () => {
+    const revokedElsewhere = new Set<string>();
+    tokens = createTokenService({ store, directory, keyring, hashers: singleKeyHashers(hasher), issuer, lifetimes, now: () => now, isRevokedElsewhere: (familyId) => revokedElsewhere.has(familyId) });
+    const [pair, other] = [await issue(), await issue()];
+    const fid = familyOfRefreshToken(pair.refreshToken)!;
+    revokedElsewhere.add(fid);
+    expect(await refusalOf(tokens.refreshToken(pair.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REVOKED');
+    expect(await store.readStream(streams.family(fid))).toHaveLength(1);
+    expect((await tokens.refreshToken(other.refreshToken, metadata)).refreshToken).toMatch(/^tsr_/);
+  });
+});
+
 /** TESSERA_REFRESH_REUSE (RFC 9700 section 4.14.2), docs/decisions/0010. */
 describe('a used refresh token presented again', () => {
   const familyTypes = async (refreshToken: string) =>

@@ -1,11 +1,13 @@
 import {
   accountEventTypes,
+  familyCheckEventTypes,
   isEventOf,
   signingKeyEventTypes,
   tokenCutEventTypes,
   type AccountEvent,
+  type ControlRegionChanged,
+  type FamilyEvent,
   type SigningKeyEvent,
-  type TesseraEvent,
   type TokenCutEvent,
   type TokenRevoked,
   type TokenRotated,
@@ -26,23 +28,44 @@ export interface MirrorTargets {
   readonly accounts?: { apply(event: AccountEvent): void };
   /** Rotations, revocations and cuts of other regions' families and accounts. */
   readonly projection?: { apply(event: TokenRotated | TokenRevoked | TokenCutEvent): void };
+  /**
+   * Other regions' family events (`<region>.tessera.families`): the check material a revoke of
+   * their families is decided from here while their region is out of reach. Followed only by a
+   * process that revokes (an issuer, the all-in-one), and not a condition of readiness: material
+   * not read yet only makes such a revoke answer 503, as it did before the material existed.
+   */
+  readonly families?: { apply(event: FamilyEvent): void };
+  /**
+   * A revocation another region recorded where it arrived (a `revocations-<familyId>` stream there),
+   * handed over before the projection applies it: the home region folds it into its refresh decisions.
+   */
+  readonly remoteRevocations?: { apply(event: TokenRevoked, recordedIn: string): void };
+  /** The control region's changes recorded in other regions, and when each account topic has been read up to where it stood. */
+  readonly control?: { apply(event: ControlRegionChanged): void; caughtUp(source: string): void };
 }
 
 export interface MirroredTopic {
   readonly region: string;
   /** `<region>.<topic>`: MirrorMaker 2's default replication policy, with the region as the cluster alias. */
   readonly topic: string;
-  /** What the topic carries: the revocation feed (keys, rotations, revocations, cuts) or account events. */
-  readonly carries: 'revocations' | 'accounts';
+  /** What the topic carries: the revocation feed (keys, rotations, revocations, cuts), account events, or family events. */
+  readonly carries: 'revocations' | 'accounts' | 'families';
 }
 
-/** The mirrored topics this process follows, from TESSERA_MIRRORED_REGIONS (default: the peer regions). */
-export function mirroredTopicsOf(config: TesseraConfig): MirroredTopic[] {
+/**
+ * The mirrored topics this process follows, from TESSERA_MIRRORED_REGIONS (default: the peer
+ * regions); the family topics only with `families` (a process that revokes).
+ */
+export function mirroredTopicsOf(config: TesseraConfig, options: { readonly families?: boolean } = {}): MirroredTopic[] {
   return mirroredRegionsOf(config).flatMap((region) => [
     { region, topic: `${region}.${config.TESSERA_KAFKA_TOPIC}`, carries: 'revocations' as const },
     { region, topic: `${region}.${config.TESSERA_KAFKA_ACCOUNT_TOPIC}`, carries: 'accounts' as const },
+    ...(options.families ? [{ region, topic: `${region}.${config.TESSERA_KAFKA_FAMILY_TOPIC}`, carries: 'families' as const }] : []),
   ]);
 }
+
+/** The stream a region records a revocation of another region's family in: `revocations-<familyId>`. */
+const remoteRevocationStream = /^revocations-/;
 
 /** What the revocation topic carries into the projection: rotations, revocations and cuts. */
 const projectionTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes] as const;
@@ -54,10 +77,20 @@ const projectionTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes] 
  * Every apply is idempotent and order-insensitive across families (highest generation wins,
  * revoked is terminal), so redeliveries by the relay or MirrorMaker 2 change nothing.
  */
-function routeEvent(event: TesseraEvent, carries: MirroredTopic['carries'], targets: MirrorTargets): boolean {
-  if (carries === 'accounts') {
+function routeEvent(feedEvent: FeedEvent, mirrored: MirroredTopic, targets: MirrorTargets): boolean {
+  const { event } = feedEvent;
+  if (mirrored.carries === 'accounts') {
+    if (event.type === 'ControlRegionChanged') {
+      targets.control?.apply(event);
+      return targets.control !== undefined;
+    }
     if (!isEventOf(accountEventTypes, event) || !targets.accounts) return false;
     targets.accounts.apply(event);
+    return true;
+  }
+  if (mirrored.carries === 'families') {
+    if (!isEventOf(familyCheckEventTypes, event) || !targets.families) return false;
+    targets.families.apply(event);
     return true;
   }
   if (isEventOf(signingKeyEventTypes, event)) {
@@ -65,8 +98,10 @@ function routeEvent(event: TesseraEvent, carries: MirroredTopic['carries'], targ
     return targets.keys !== undefined;
   }
   if (isEventOf(projectionTypes, event)) {
+    // First the refresh decisions, then the verifier: once a token is refused here, so is a refresh of its family.
+    if (event.type === 'TokenRevoked' && remoteRevocationStream.test(feedEvent.stream)) targets.remoteRevocations?.apply(event, mirrored.region);
     targets.projection?.apply(event);
-    return targets.projection !== undefined;
+    return targets.projection !== undefined || targets.remoteRevocations !== undefined;
   }
   return false;
 }
@@ -86,7 +121,7 @@ function routeEvent(event: TesseraEvent, carries: MirroredTopic['carries'], targ
  */
 export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
   const { config, log } = host;
-  const topics = mirroredTopicsOf(config);
+  const topics = mirroredTopicsOf(config, { families: targets.families !== undefined });
   if (topics.length === 0 || config.TESSERA_KAFKA_BROKERS === undefined) return;
   const brokers = config.TESSERA_KAFKA_BROKERS;
   const security = kafkaSecurityOf(config);
@@ -100,7 +135,8 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
 
   for (const mirrored of topics) {
     let state: 'missing' | 'catching up' | 'ready' = 'missing';
-    host.readiness.add(`mirror ${mirrored.topic}`, () =>
+    // Family topics are not waited for (see MirrorTargets.families); the others are.
+    if (mirrored.carries !== 'families') host.readiness.add(`mirror ${mirrored.topic}`, () =>
       state === 'ready'
         ? undefined
         : state === 'missing'
@@ -117,7 +153,7 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
         duplicates += 1;
         return;
       }
-      if (routeEvent(feedEvent.event, mirrored.carries, targets)) applied += 1;
+      if (routeEvent(feedEvent, mirrored, targets)) applied += 1;
     };
     // Once at first, then every half minute: a region without its mirror yet is a setup step, not an emergency.
     const following = new Retry({
@@ -143,6 +179,7 @@ export function wireMirroredRegions(host: Host, targets: MirrorTargets): void {
       );
       if (!outcome.done) return;
       state = 'ready';
+      if (mirrored.carries === 'accounts') targets.control?.caughtUp(mirrored.topic);
       log.info({ topic: mirrored.topic, region: mirrored.region }, 'following mirrored topic');
     };
     // Not awaited: the start goes on, and /readyz says what is still missing.

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { kafkaSecurityOf } from '@tessera/config';
-import { accountEventTypes, type TesseraEventType } from '@tessera/contracts';
+import { accountTopicEventTypes, familyCheckEventTypes, type TesseraEventType } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { createKafkaFeed, feedEventTypes } from '@tessera/feed';
 import { openGuardedStore, registerCounter, registerGauges, type Host } from '@tessera/host';
@@ -19,9 +19,11 @@ interface RelayFlow {
 
 /**
  * The flows this process relays. Revocations always. Account events (credentials, permissions,
- * cuts) only when the process has a region: they are what lets another region's issuer
- * authenticate this region's credentials through MirrorMaker 2 (docs/multi-region.md), and a
- * single-region deployment has no reader for them.
+ * cuts, and the control region's changes) and family events only when the process has a region:
+ * the first let another region's issuer authenticate this region's credentials through
+ * MirrorMaker 2, the second let it check a refresh token of this region's families that it is
+ * asked to revoke while this region is out of reach (docs/multi-region.md). A single-region
+ * deployment has no reader for either.
  */
 export function relayFlows(config: Host['config']): RelayFlow[] {
   const flows: RelayFlow[] = [
@@ -36,10 +38,17 @@ export function relayFlows(config: Host['config']): RelayFlow[] {
   if (config.TESSERA_REGION !== undefined) {
     flows.push({
       topic: config.TESSERA_KAFKA_ACCOUNT_TOPIC,
-      types: accountEventTypes,
+      types: accountTopicEventTypes,
       checkpointFile: join(config.TESSERA_DATA_DIR, 'relay-accounts-checkpoint.json'),
       metricPrefix: 'tessera_account_relay',
       describes: 'account events',
+    });
+    flows.push({
+      topic: config.TESSERA_KAFKA_FAMILY_TOPIC,
+      types: familyCheckEventTypes,
+      checkpointFile: join(config.TESSERA_DATA_DIR, 'relay-families-checkpoint.json'),
+      metricPrefix: 'tessera_family_relay',
+      describes: 'family events',
     });
   }
   return flows;

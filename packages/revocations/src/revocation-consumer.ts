@@ -102,7 +102,8 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'AdminTokenRevoked':
       case 'SecretHashingKeyRecorded':
       case 'SecretHashingKeyRotated':
-        // Not published; nothing for a verifier.
+      case 'ControlRegionChanged':
+        // Not on the revocation topic; nothing for a verifier.
         return;
       case 'SsfReceiverRegistered':
       case 'SsfReceiverRevoked':

@@ -45,7 +45,7 @@ func newChecker(h history) checker {
 		}
 		return porcupine.Operation{
 			ClientId: clients[op.client],
-			Input:    input{family: op.family, kind: op.kind, region: regionIndex[op.region], home: regionIndex[op.home], generation: op.generation, forged: op.forged},
+			Input:    input{family: op.family, kind: op.kind, region: regionIndex[op.region], home: regionIndex[op.home], generation: op.generation, forged: op.forged, cutOffFromHome: h.cutOffFromHome(op)},
 			Output:   output{status: op.status, newGeneration: op.newGeneration},
 			Call:     op.call,
 			Return:   ret,

@@ -19,6 +19,9 @@ const (
 	opRevoke  kind = "revoke"
 	opCharge  kind = "charge"
 	opApplied kind = "applied"
+	// opIsolated is not a client's: the run cut a region off from every other (a partition, or
+	// the region stopped) for the whole of [call, return].
+	opIsolated kind = "isolated"
 )
 
 // operation is one line of a history, checked against README.md's "History format".
@@ -37,12 +40,33 @@ type operation struct {
 	call, ret     int64
 }
 
+// isolation is a span during which a region exchanged nothing with any other region.
+type isolation struct {
+	region   string
+	from, to int64
+}
+
 // history is a whole file: its operations in file order, grouped by family for the checker.
 type history struct {
 	operations []operation
 	families   []string               // in order of first appearance
 	byFamily   map[string][]operation // each family's operations, in file order
 	regions    []string               // every region named, homes included, in order of first appearance
+	isolations []isolation            // the isolated lines, in file order
+}
+
+// cutOffFromHome tells whether a request away from its family's home was made and answered
+// entirely while one of the two regions was isolated: it cannot have been forwarded home.
+func (h history) cutOffFromHome(op operation) bool {
+	if op.region == op.home {
+		return false
+	}
+	for _, i := range h.isolations {
+		if (i.region == op.region || i.region == op.home) && i.from <= op.call && op.ret <= i.to {
+			return true
+		}
+	}
+	return false
 }
 
 // line is a history line as decoded (a nil field was absent, or null) or as written.
@@ -111,6 +135,11 @@ func readHistory(r io.Reader) (history, error) {
 			return history{}, &malformedError{number, fmt.Sprintf("id %d is already used on line %d", op.id, first)}
 		}
 		ids[op.id] = number
+		if op.kind == opIsolated {
+			addRegion(op.region)
+			h.isolations = append(h.isolations, isolation{region: op.region, from: op.call, to: op.ret})
+			continue
+		}
 		addRegion(op.home)
 		addRegion(op.region)
 		if len(h.regions) > maxRegions {
@@ -159,11 +188,17 @@ func parseLine(text []byte) (operation, error) {
 	required := []struct {
 		name    string
 		present bool
-	}{{"id", l.ID != nil}, {"client", l.Client != nil}, {"region", l.Region != nil}, {"family", l.Family != nil}, {"op", l.Op != nil}, {"call", l.Call != nil}, {"return", l.Return != nil}}
+	}{{"id", l.ID != nil}, {"client", l.Client != nil}, {"region", l.Region != nil}, {"op", l.Op != nil}, {"call", l.Call != nil}, {"return", l.Return != nil}}
 	for _, field := range required {
 		if !field.present {
 			return operation{}, fmt.Errorf("%s is missing", field.name)
 		}
+	}
+	if kind(*l.Op) == opIsolated {
+		return parseIsolated(l)
+	}
+	if l.Family == nil {
+		return operation{}, errors.New("family is missing")
 	}
 	op := operation{id: *l.ID, client: *l.Client, region: *l.Region, family: *l.Family, kind: kind(*l.Op), generation: -1, newGeneration: -1, call: *l.Call, ret: *l.Return}
 	if op.client < 0 {
@@ -183,7 +218,7 @@ func parseLine(text []byte) (operation, error) {
 	switch op.kind {
 	case opGet, opRefresh, opRevoke, opCharge, opApplied:
 	default:
-		return operation{}, fmt.Errorf("op %q is not one of get, refresh, revoke, charge, applied", op.kind)
+		return operation{}, fmt.Errorf("op %q is not one of get, refresh, revoke, charge, applied, isolated", op.kind)
 	}
 	if l.Forged != nil {
 		if op.kind != opRefresh && op.kind != opRevoke {
@@ -198,6 +233,22 @@ func parseLine(text []byte) (operation, error) {
 		return operation{}, err
 	}
 	return op, takeNewGeneration(&op, l.NewGeneration)
+}
+
+// parseIsolated reads an isolated line: a region and a span, nothing of a family or a request.
+func parseIsolated(l line) (operation, error) {
+	op := operation{id: *l.ID, client: *l.Client, region: *l.Region, kind: opIsolated, generation: -1, newGeneration: -1, call: *l.Call, ret: *l.Return}
+	switch {
+	case op.client < 0:
+		return operation{}, errors.New("client must be 0 or more")
+	case !regionCode.MatchString(op.region):
+		return operation{}, fmt.Errorf("region %q is not a region code (1 to 16 of a-z, 0-9)", op.region)
+	case op.ret < op.call:
+		return operation{}, errors.New("return is before call")
+	case l.Family != nil || l.Generation != nil || l.Forged != nil || l.Status != nil || l.NewGeneration != nil:
+		return operation{}, errors.New("isolated has only id, client, region, op, call and return: it is the run's doing, not a request")
+	}
+	return op, nil
 }
 
 func takeGeneration(op *operation, generation *int) error {

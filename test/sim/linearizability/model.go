@@ -34,6 +34,9 @@ type input struct {
 	home       int
 	generation int
 	forged     bool
+	// cutOffFromHome: made and answered away from home while one of the two regions was isolated,
+	// so it was not forwarded: a refresh cannot succeed, a revoke can only have been recorded here.
+	cutOffFromHome bool
 }
 
 // output is what the client got back.
@@ -79,6 +82,8 @@ func step(s familyState, in input, out output) []familyState {
 		canRotate := !in.forged && s.generation != unissued && in.generation == s.generation && !s.revokedAt(in.home)
 		rotated := familyState{generation: s.generation + 1, revokedIn: s.revokedIn}
 		switch {
+		case result == succeeded && in.cutOffFromHome:
+			return nil
 		case result == succeeded && canRotate && out.newGeneration == in.generation+1:
 			return []familyState{rotated}
 		case result == succeeded:
@@ -96,7 +101,10 @@ func step(s familyState, in input, out output) []familyState {
 		// its mirror has caught up, which is never ahead of home.
 		var committed []familyState
 		if !in.forged && in.generation <= s.generation {
-			committed = append(committed, s.revoking(in.home))
+			// Cut off from home, a revoke answered 200 was recorded here, and refused here at once.
+			if !(in.cutOffFromHome && result == succeeded) {
+				committed = append(committed, s.revoking(in.home))
+			}
 			if in.region != in.home {
 				committed = append(committed, s.revoking(in.region))
 			}
@@ -185,6 +193,9 @@ func describe(in input, out output, regions []string) string {
 		fmt.Fprintf(&b, " g%d", in.generation)
 	}
 	fmt.Fprintf(&b, " in %s", regions[in.region])
+	if in.cutOffFromHome {
+		b.WriteString(" (cut off from home)")
+	}
 	if in.kind == opApplied {
 		return b.String()
 	}

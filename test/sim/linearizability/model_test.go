@@ -84,6 +84,16 @@ func TestCorrectHistoriesAreLinearizable(t *testing.T) {
 {"id":3,"client":2,"region":"b","family":"a_f","op":"revoke","generation":0,"status":200,"call":30,"return":31}
 {"id":4,"client":1,"region":"b","family":"a_f","op":"charge","generation":1,"status":401,"call":32,"return":33}
 `},
+		{"while a is isolated, b records a revoke of a's family (refused in b at once, accepted in a until applied there), answers 503 to its refresh, and the refresh at home fails once applied", `
+{"id":1,"client":1,"region":"a","family":"a_f","op":"get","status":200,"call":0,"return":10}
+{"id":2,"client":0,"region":"a","op":"isolated","call":100,"return":200}
+{"id":3,"client":1,"region":"b","family":"a_f","op":"revoke","generation":0,"status":200,"call":110,"return":120}
+{"id":4,"client":1,"region":"b","family":"a_f","op":"charge","generation":0,"status":401,"call":121,"return":122}
+{"id":5,"client":2,"region":"a","family":"a_f","op":"charge","generation":0,"status":200,"call":130,"return":131}
+{"id":6,"client":2,"region":"b","family":"a_f","op":"refresh","generation":0,"status":503,"call":140,"return":141}
+{"id":7,"client":9,"region":"a","family":"a_f","op":"applied","call":300,"return":301}
+{"id":8,"client":2,"region":"a","family":"a_f","op":"refresh","generation":0,"status":401,"call":310,"return":311}
+`},
 		{"forged tokens are refused, with 401 or 503, anywhere", `
 {"id":1,"client":1,"region":"a","family":"a_f","op":"get","status":200,"call":0,"return":10}
 {"id":2,"client":6,"region":"b","family":"a_f","op":"revoke","forged":true,"status":401,"call":20,"return":21}
@@ -167,6 +177,17 @@ func TestEachRuleCatchesItsViolation(t *testing.T) {
 {"id":2,"client":9,"region":"b","family":"a_f","op":"applied","call":20,"return":21}
 {"id":3,"client":1,"region":"a","family":"a_f","op":"revoke","generation":0,"status":0,"call":30,"return":1000}
 `},
+		{"a refresh away from home answered 200 while home was isolated: it cannot have been forwarded", `
+{"id":1,"client":1,"region":"a","family":"a_f","op":"get","status":200,"call":0,"return":10}
+{"id":2,"client":0,"region":"a","op":"isolated","call":100,"return":200}
+{"id":3,"client":1,"region":"b","family":"a_f","op":"refresh","generation":0,"status":200,"new_generation":1,"call":110,"return":120}
+`},
+		{"a revoke recorded in b while b was isolated, and a charge answered 200 in b after it", `
+{"id":1,"client":1,"region":"a","family":"a_f","op":"get","status":200,"call":0,"return":10}
+{"id":2,"client":0,"region":"b","op":"isolated","call":100,"return":200}
+{"id":3,"client":1,"region":"b","family":"a_f","op":"revoke","generation":0,"status":200,"call":110,"return":120}
+{"id":4,"client":1,"region":"b","family":"a_f","op":"charge","generation":0,"status":200,"call":121,"return":122}
+`},
 		{"a family issued by get-oauth-token outside its home region", `
 {"id":1,"client":1,"region":"b","family":"a_f","op":"get","status":200,"call":0,"return":10}
 `},
@@ -209,5 +230,25 @@ func TestARequestWithoutAnswerStaysPendingToTheEndOfTheRun(t *testing.T) {
 	ops := newChecker(h).operations["a_f"]
 	if ops[1].Return != 77 || ops[2].Return != 77 || ops[0].Return != 10 {
 		t.Errorf("returns %d, %d, %d; want 10, 77 (the end of the run), 77", ops[0].Return, ops[1].Return, ops[2].Return)
+	}
+}
+
+// What the isolated lines add: the same history without them is linearizable (the revoke could
+// have been forwarded home, and b accept the token until the mirror brought it), with them it is not.
+func TestIsolationTellsARevokeRecordedAwayFromHome(t *testing.T) {
+	requests := `
+{"id":1,"client":1,"region":"a","family":"a_f","op":"get","status":200,"call":0,"return":10}
+{"id":3,"client":1,"region":"b","family":"a_f","op":"revoke","generation":0,"status":200,"call":110,"return":120}
+{"id":4,"client":1,"region":"b","family":"a_f","op":"charge","generation":0,"status":200,"call":121,"return":122}
+`
+	if v := checkText(t, requests); v.result != porcupine.Ok {
+		t.Fatalf("without isolation: got %s, want Ok", v.result)
+	}
+	if v := checkText(t, requests+`{"id":2,"client":0,"region":"a","op":"isolated","call":100,"return":200}`); v.result != porcupine.Illegal {
+		t.Errorf("with a isolated throughout the revoke: got %s, want Illegal", v.result)
+	}
+	// Isolated for only part of the revoke: it may have been forwarded before the cut.
+	if v := checkText(t, requests+`{"id":2,"client":0,"region":"a","op":"isolated","call":115,"return":200}`); v.result != porcupine.Ok {
+		t.Errorf("with a isolated from the middle of the revoke: got %s, want Ok", v.result)
 	}
 }

@@ -4,6 +4,7 @@ import { DomainError } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
 import { withAdminContext, withExistingLog } from '../admin-store.js';
 import { CliError, NotFound } from '../cli-error.js';
+import { checkAccountWrite } from '../control-region.js';
 import type { CommandContext } from '../command-context.js';
 import { parseCommandOptions } from '../command-options.js';
 import { print, shown } from '../output.js';
@@ -35,6 +36,8 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
     throw new CliError('--revoke-tokens goes with rotate-key, set-permissions or revoke-legacy-key');
   }
   return withAdminContext(command, async ({ store, hasher, now }) => {
+    // Only the control region writes accounts (docs/decisions/0018): checked before anything is appended.
+    await checkAccountWrite(command, store);
     // How long a cut must last comes from the tokens in the log (docs/decisions/0011), read only when one is made.
     const accounts = createAccountService({ store, hasher, now: () => now, actor: 'cli', longestTokenLifetime: () => longestLiveTokenLifetime(store, now) });
     try {
