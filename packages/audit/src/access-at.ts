@@ -80,6 +80,10 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'SecretHashingKeyRotated':
     case 'ControlRegionChanged':
       return undefined;
+    // Another region's revocation, kept for this region's Shared Signals receivers: the tokens it
+    // ends were issued there, and that region's own trail answers for them.
+    case 'RevocationMirrored':
+      return undefined;
     // The shared signals transmitter's receivers and streams say who is told, not which tokens live.
     case 'SsfReceiverRegistered':
     case 'SsfReceiverRevoked':

@@ -301,6 +301,25 @@ export const ControlRegionChanged = z.object({
   at: epochSeconds,
 });
 
+/**
+ * A revocation another region made, as this region's Shared Signals transmitter received it from
+ * the mirrored topic (docs/shared-signals.md, "Several regions"): recorded so that this region's
+ * receivers get it like a local one, from the log, with the same durable delivery. Never published
+ * by the relay (the other region already did), and read by nothing but the transmitter and the
+ * audit trail: the revocation itself reached this region's read models from the topic.
+ */
+export const RevocationMirrored = z.object({
+  type: z.literal('RevocationMirrored'),
+  v: z.literal(1),
+  /** The region whose log recorded the revocation. */
+  region: z.string().regex(/^[a-z0-9]{1,16}$/),
+  /** Its event id there: a redelivery is recorded once. */
+  sourceEventId: id,
+  /** Epoch milliseconds when that region's log recorded it. */
+  sourceRecordedAt: z.number().int().nonnegative(),
+  revocation: z.discriminatedUnion('type', [TokenRevoked, AccountTokensRevoked, CredentialTokensRevoked]),
+});
+
 export const TesseraEvent = z.discriminatedUnion('type', [
   AccountRegistered,
   ApiCredentialIssued,
@@ -323,6 +342,7 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   SecretHashingKeyRotated,
   ...sharedSignalsEvents,
   ControlRegionChanged,
+  RevocationMirrored,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -346,6 +366,7 @@ export type SecretHashingKeyRecorded = z.infer<typeof SecretHashingKeyRecorded>;
 export type SecretHashingKeyRotated = z.infer<typeof SecretHashingKeyRotated>;
 export * from './shared-signals-events.js';
 export type ControlRegionChanged = z.infer<typeof ControlRegionChanged>;
+export type RevocationMirrored = z.infer<typeof RevocationMirrored>;
 export type TesseraEvent = z.infer<typeof TesseraEvent>;
 export type TesseraEventType = TesseraEvent['type'];
 /** The events whose `type` is one of `Types`. */
@@ -445,6 +466,8 @@ export const streams = {
    * region was out of reach (docs/decisions/0018). Archived like family streams: keep the prefix.
    */
   revocations: (familyId: string) => `revocations-${familyId}`,
+  /** Revocations another region made, received for this region's Shared Signals receivers; rolling, archived by age. */
+  mirroredRevocations: (region: string) => `mirroredrevocations-${region}`,
   /** This region's record of the control region's changes (`tessera regions promote-control`). */
   controlRegion: () => 'controlregion',
   legacyTokens: (accountId: string) => `legacytokens-${accountId}`,

@@ -194,6 +194,9 @@ export function feedKey(event: TesseraEvent): string {
     case 'ControlRegionChanged':
       // One key for every change, so they keep their order on the account topic.
       return 'controlregion';
+    case 'RevocationMirrored':
+      // Never published: the region that made the revocation published it already; keyed all the same.
+      return event.revocation.type === 'TokenRevoked' ? event.revocation.familyId : event.revocation.accountId;
     default: {
       // Every known type is handled above, or this fails to compile; a newer writer's event still has a type.
       const unknownEvent: { readonly type: string } = event satisfies never;

@@ -44,6 +44,7 @@ function streamOf(event: TesseraEvent): string {
   if ('streamId' in event) return ssfStreams.stream(event.streamId);
   if ('receiverId' in event) return ssfStreams.receiver(event.receiverId);
   if (event.type === 'ControlRegionChanged') return streams.controlRegion();
+  if (event.type === 'RevocationMirrored') return streams.mirroredRevocations(event.region);
   return streams.account(event.accountId);
 }
 

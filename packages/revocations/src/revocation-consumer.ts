@@ -103,6 +103,7 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'SecretHashingKeyRecorded':
       case 'SecretHashingKeyRotated':
       case 'ControlRegionChanged':
+      case 'RevocationMirrored':
         // Not on the revocation topic; nothing for a verifier.
         return;
       case 'SsfReceiverRegistered':
