@@ -4,15 +4,16 @@
  *
  * - **Kept for good**: accounts, signing keys, admin tokens, the secret-hashing key, and any
  *   stream of a kind not named here (a stream kind added later stays until someone decides).
- * - **Closing streams** (`tokenfamily-`): archived whole once closed, when no token the family
- *   issued can still be valid (every access and refresh token expired, and every revocation past
- *   the last expiry it rejects, plus clock skew), and its last event is older than the hot window.
- * - **Rolling streams** (`legacytokens-`, `authfailures-`, `revocations-`): they never close; their
+ * - **Closing streams** (`tokenfamily-`, and `revocations-<familyId>`, a revocation of another
+ *   region's family recorded here): archived whole once closed, when no token the family issued can
+ *   still be valid (every access and refresh token expired, and every revocation past the last
+ *   expiry it rejects, plus clock skew), and its last event is older than the hot window.
+ * - **Rolling streams** (`legacytokens-`, `authfailures-`, `mirroredrevocations-`): they never close; their
  *   events older than the hot window leave it, each once it can reject or admit nothing any more,
  *   except the stream's newest event, which stays so that the stream's revisions go on from it.
  */
-export const closingStreamPrefixes = ['tokenfamily-'] as const;
-export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'revocations-'] as const;
+export const closingStreamPrefixes = ['tokenfamily-', 'revocations-'] as const;
+export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'mirroredrevocations-'] as const;
 export const keptStreamPrefixes = ['account-', 'signingkeys', 'admintoken-', 'secrethashingkey'] as const;
 
 export type StreamRetention = 'kept' | 'closing' | 'rolling';

@@ -137,6 +137,42 @@ describe('archiving the hot log', () => {
     expect((await archiver().run(t0 + 8 * day)).archived).toBe(0);
   });
 
+  it('archives a revocations-<familyId> stream whole once closed, and mirroredrevocations-<region> event by event, keeping its newest', async () => {
+    const remoteFamily = familyId();
+    const liveRemoteFamily = familyId();
+    const revoked = (id: string, at: number): BulkEntry => ({
+      stream: `revocations-${id}`,
+      event: { type: 'TokenRevoked', v: 1, familyId: id, accountId, generation: 0, revokedAt: s(at), accessExpiresAt: s(at) + 3600, rejectsUntil: s(at) + 7 * 86_400 },
+      recordedAt: at,
+      metadata: { accountId },
+    });
+    const mirrored = (at: number): BulkEntry => ({
+      stream: 'mirroredrevocations-b',
+      event: {
+        type: 'RevocationMirrored',
+        v: 1,
+        region: 'b',
+        sourceEventId: randomUUID(),
+        sourceRecordedAt: at,
+        revocation: { type: 'TokenRevoked', v: 1, familyId: familyId(), accountId, generation: 0, revokedAt: s(at), accessExpiresAt: s(at) + 3600, rejectsUntil: s(at) + 7 * 86_400 },
+      },
+      recordedAt: at,
+      metadata: { accountId },
+    });
+    // After everything else in the log, as a real log records them.
+    writeBulkLog(log, [revoked(remoteFamily, t0 + 11 * day), mirrored(t0 + 11 * day), mirrored(t0 + 12 * day), revoked(liveRemoteFamily, t0 + 25 * day)]);
+    await catchUpIndex(index, store);
+
+    await archiver().run(t0 + 30 * day);
+
+    const db = new Database(log, { readonly: true });
+    const left = db.prepare("SELECT stream FROM events WHERE stream LIKE '%revocations-%' ORDER BY position").pluck().all() as string[];
+    db.close();
+    // The closed one went whole; the one revoked on day 25 is inside the window and stays; of the mirrored, the newest stays.
+    expect(left).toEqual(['mirroredrevocations-b', `revocations-${liveRemoteFamily}`]);
+    expect(verifyArchive(join(folder, 'archive')).ok).toBe(true);
+  });
+
   it('gives the space back: the log file shrinks once the removed events are vacuumed', async () => {
     writeBulkLog(log, Array.from({ length: 20_000 }, (_, i) => familyIssued(familyId(), t0 + 11 * day + i)));
     await catchUpIndex(index, store);
