@@ -61,7 +61,7 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
       accounts: verifier.state.accounts,
       projection: verifier.state.projection,
       ...issuerMirrorTargets(host, store, issuer, writable, verifier.state.applyFamilyEvent),
-      ...(control ? { control: control.fence } : {}),
+      ...(control ? { control: control.fence } : {}), ...(signals.mirrored ? { signals: signals.mirrored } : {}),
     });
   }
   const routes = [wireIssuer(host, store, issuer, writable), verifierRoutes(host, verifier), signals.routes];

@@ -50,7 +50,7 @@ export async function composeIssuer(host: Host): Promise<Composition> {
     // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2;
     // their families' check material, the revocations they recorded of this region's families, and their promotions.
     const { wireMirroredRegions } = await import('@tessera/mirror');
-    wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory, ...issuerMirrorTargets(host, store, issuer, writable), ...(control ? { control: control.fence } : {}) });
+    wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory, ...issuerMirrorTargets(host, store, issuer, writable), ...(control ? { control: control.fence } : {}), ...(signals.mirrored ? { signals: signals.mirrored } : {}) });
   }
   return { routes: [wireIssuer(host, store, issuer, writable), signals.routes], adminRoutes: [admin.routes, signals.adminRoutes] };
 }

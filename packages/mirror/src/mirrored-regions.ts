@@ -40,6 +40,11 @@ export interface MirrorTargets {
    * handed over before the projection applies it: the home region folds it into its refresh decisions.
    */
   readonly remoteRevocations?: { apply(event: TokenRevoked, recordedIn: string): void };
+  /**
+   * Other regions' revocations and cuts, from their revocation topics, with where each was recorded:
+   * the Shared Signals transmitter records them for this region's receivers.
+   */
+  readonly signals?: { receive(event: TokenRevoked | TokenCutEvent, source: { readonly region: string; readonly eventId: string; readonly recordedAt: number }): void };
   /** The control region's changes recorded in other regions, and when each account topic has been read up to where it stood. */
   readonly control?: { apply(event: ControlRegionChanged): void; caughtUp(source: string): void };
 }
@@ -101,7 +106,8 @@ function routeEvent(feedEvent: FeedEvent, mirrored: MirroredTopic, targets: Mirr
     // First the refresh decisions, then the verifier: once a token is refused here, so is a refresh of its family.
     if (event.type === 'TokenRevoked' && remoteRevocationStream.test(feedEvent.stream)) targets.remoteRevocations?.apply(event, mirrored.region);
     targets.projection?.apply(event);
-    return targets.projection !== undefined || targets.remoteRevocations !== undefined;
+    if (event.type !== 'TokenRotated') targets.signals?.receive(event, { region: mirrored.region, eventId: feedEvent.eventId, recordedAt: feedEvent.recordedAt });
+    return targets.projection !== undefined || targets.remoteRevocations !== undefined || targets.signals !== undefined;
   }
   return false;
 }

@@ -5,7 +5,8 @@ import { ssfEventTypes } from './event-types.js';
 /**
  * The log events a stream can carry as SETs: a family's revocation (revoke-oauth-token, an
  * operator's, reuse detection), the cuts, a credential revoked (or rotated away), permissions
- * changed, and the receiver's verification requests. TokenIssued and TokenRotated send nothing.
+ * changed, and the receiver's verification requests; and another region's revocation or cut as
+ * this region recorded it (RevocationMirrored), like a local one. TokenIssued and TokenRotated send nothing.
  */
 export const signalEventTypes = [
   'TokenRevoked',
@@ -15,6 +16,7 @@ export const signalEventTypes = [
   'LegacyCredentialRevoked',
   'PermissionsChanged',
   'SsfVerificationRequested',
+  'RevocationMirrored',
 ] as const;
 
 export type SignalEvent = EventOfType<(typeof signalEventTypes)[number]>;
@@ -64,7 +66,9 @@ export function setFor(recorded: RecordedEvent, stream: StreamView, issuer: stri
     aud: stream.audience,
     jti: setJti(stream.streamId, recorded.eventId),
     iat: Math.floor(recorded.recordedAt / 1000),
-    txn: recorded.eventId,
+    // Another region's revocation carries that region's event id: a receiver that follows both
+    // regions' transmitters sees one transaction in the SETs each sends of it.
+    txn: recorded.event.type === 'RevocationMirrored' ? recorded.event.sourceEventId : recorded.eventId,
     sub_id: subject,
     events: { [type]: payload },
   };
@@ -130,6 +134,19 @@ function eventOf(recorded: RecordedEvent, stream: StreamView, issuer: string): [
     case 'PermissionsChanged':
       if (!followsAccount(event.accountId)) return undefined;
       return [ssfEventTypes.tokenClaimsChange, complex(account(issuer, event.accountId)), { event_timestamp: event.at, claims: { scope: event.permissions.join(' ') } }];
+    case 'RevocationMirrored': {
+      // As the region that made it would map it, but this region cannot tell who asked there
+      // (the feed carries no actor): a client's revoke and an operator's read the same.
+      const made = eventOf({ ...recorded, event: event.revocation, metadata: {} }, stream, issuer);
+      if (!made) return undefined;
+      const [type, subject, payload] = made;
+      if (event.revocation.type !== 'TokenRevoked' || event.revocation.reason === 'refresh-token-reused') {
+        const said: unknown = payload.reason_admin;
+        const reason = typeof said === 'object' && said !== null && 'en' in said ? String(said.en) : 'revoked';
+        return [type, subject, { ...payload, reason_admin: english(`${reason} (in region ${event.region})`) }];
+      }
+      return [type, subject, { ...payload, initiating_entity: 'system', reason_admin: english(`revoked in region ${event.region}`) }];
+    }
     case 'SsfVerificationRequested':
       if (event.streamId !== stream.streamId) return undefined;
       return [ssfEventTypes.verification, { format: 'opaque', id: stream.streamId }, event.state === undefined ? {} : { state: event.state }];

@@ -45,6 +45,16 @@ describe('events mapped to SETs', () => {
     expect(reused.events[ssfEventTypes.sessionRevoked]).toMatchObject({ initiating_entity: 'policy', reason_admin: { en: expect.stringContaining('presented again') } });
   });
 
+  it("another region's revocation, recorded here, is a session-revoked like a local one, naming the region, with that region's event as txn", () => {
+    const event = recorded({ type: 'RevocationMirrored', v: 1, region: 'eu1', sourceEventId: 'eu1-event-9', sourceRecordedAt: 1_799_999_999_000, revocation: { type: 'TokenRevoked', v: 1, familyId: 'fam-1', accountId: 'acct-1', generation: 2, revokedAt: 1_800_000_000, accessExpiresAt: 1_800_003_600 } });
+    const set = setFor(event, stream(['account:acct-1']), issuer)!;
+    expect(set).toMatchObject({ jti: setJti('stream-1', event.eventId), txn: 'eu1-event-9', sub_id: { format: 'complex', user, session: { format: 'opaque', id: 'fam-1' } } });
+    expect(set.events[ssfEventTypes.sessionRevoked]).toEqual({ event_timestamp: 1_800_000_000, initiating_entity: 'system', reason_admin: { en: 'revoked in region eu1' } });
+    const cut = recorded({ type: 'RevocationMirrored', v: 1, region: 'eu1', sourceEventId: 'eu1-event-10', sourceRecordedAt: 1_800_000_000_000, revocation: { type: 'AccountTokensRevoked', v: 1, accountId: 'acct-1', notBefore: 1_800_000_000, rejectsUntil: 1_800_003_600, reason: 'operator', at: 1_800_000_000 } });
+    expect(setFor(cut, stream(['account:acct-1']), issuer)!.events[ssfEventTypes.sessionRevoked]).toMatchObject({ initiating_entity: 'admin', reason_admin: { en: expect.stringMatching(/\(in region eu1\)$/) } });
+    expect(setFor(event, stream(['account:acct-2']), issuer)).toBeUndefined();
+  });
+
   it('sends only for the subjects the stream follows: the account, or that family', () => {
     expect(setFor(recorded(revoked()), stream(['family:fam-1']), issuer)).toBeDefined();
     expect(setFor(recorded(revoked()), stream(['account:acct-2', 'family:fam-2']), issuer)).toBeUndefined();

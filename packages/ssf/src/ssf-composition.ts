@@ -1,14 +1,15 @@
 import { join } from 'node:path';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { publicUrlOf } from '@tessera/config';
-import type { AdminScope } from '@tessera/contracts';
+import type { AdminScope, TokenCutEvent, TokenRevoked } from '@tessera/contracts';
 import type { GuardedEventStore, LogReader } from '@tessera/event-store';
-import { epochSeconds, untilAvailable, type Host } from '@tessera/host';
+import { epochSeconds, registerCounter, untilAvailable, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar, RouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
 import { createFileCheckpoints } from './delivery/delivery-checkpoints.js';
 import { firstEventHorizon } from './delivery/retention.js';
 import { Transmitter } from './delivery/transmitter.js';
+import { MirroredRevocations, type MirroredRevocationSource } from './mirrored-revocations.js';
 import { ReceiverDirectory } from './receiver-directory.js';
 import { receiverAdminRoutes } from './receiver-admin-routes.js';
 import { createHeaderSeal } from './sealed-header.js';
@@ -37,6 +38,11 @@ export interface SharedSignals {
   readonly readers: readonly LogReader[];
   /** Starts delivery once the process's read models (the keyring's keys among them) have caught up with the log. */
   deliverOnceCaughtUp(caughtUp: Promise<void>): void;
+  /**
+   * With TESSERA_REGION: where the mirror hands other regions' revocations and cuts, to be recorded
+   * in this region's log for its receivers (mirrored-revocations.ts); undefined without a region.
+   */
+  readonly mirrored: { receive(revocation: TokenRevoked | TokenCutEvent, source: MirroredRevocationSource): void } | undefined;
 }
 
 /**
@@ -70,6 +76,31 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     now,
     counters: registerSsfMetrics(host.metrics, (): Transmitter => transmitter),
   });
+  // The read models' catch-up is handed over later (deliverOnceCaughtUp); the recorder waits on it from now.
+  let caughtUp!: (done: Promise<void>) => void;
+  const readModelsCaughtUp = new Promise<void>((resolve, reject) => {
+    caughtUp = (done) => {
+      done.then(resolve, reject);
+    };
+  });
+  // A start that fails is reported where it fails; nothing waits here for it then.
+  readModelsCaughtUp.catch(() => undefined);
+  const mirrored =
+    config.TESSERA_REGION === undefined
+      ? undefined
+      : new MirroredRevocations({
+          store,
+          own: config.TESSERA_REGION,
+          bareFamilies: config.TESSERA_BARE_FAMILY_REGION,
+          clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
+          refreshTokenTtlSeconds: config.TESSERA_REFRESH_TOKEN_TTL,
+          now,
+          anyStream: () => directory.anyStream,
+          caughtUp: readModelsCaughtUp,
+          untilAvailable: async (operation) => untilAvailable(store, operation),
+          onRecordFailed: (error, source) => logger.warn({ err: error, region: source.region }, "could not record another region's revocation for the Shared Signals receivers"),
+        });
+  if (mirrored) registerCounter(host.metrics, 'tessera_ssf_mirrored_revocations_total', "Other regions' revocations and cuts recorded in this region's log for its Shared Signals receivers", () => mirrored.recordedSinceStart);
   // Started once the read models have caught up and a stream exists; stopped once, before the store closes.
   let closed = false;
   let starting: Promise<void> | undefined;
@@ -81,10 +112,11 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     if (starting) await stop();
   });
   return {
-    deliverOnceCaughtUp(caughtUp) {
+    deliverOnceCaughtUp(readModels) {
+      caughtUp(readModels);
       // Not before a stream exists: a deployment without receivers pays no subscription to the log
       // (each append would wake it) for a transmitter with nothing to send.
-      Promise.all([caughtUp, directory.whenAnyStream]).then(
+      Promise.all([readModels, directory.whenAnyStream]).then(
         async () => {
           if (closed) return;
           starting = untilAvailable(store, () => transmitter.start());
@@ -96,6 +128,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     },
     routes: async (app) => streamRoutes(app, { issuer, receivers, management, transmitter, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
     adminRoutes: async (app) => receiverAdminRoutes(app, { store, hashers: parts.hashers, now, requireScope: parts.requireScope, adminTokenIdOf: parts.adminTokenIdOf }),
-    readers: [receivers.reader, directory.reader],
+    readers: [receivers.reader, directory.reader, ...(mirrored ? [mirrored.reader] : [])],
+    mirrored,
   };
 }

@@ -13,8 +13,14 @@ export class StreamDirectory {
   private appliedTo = -1n;
   private readonly applied = new Broadcast();
   private firstStream: (() => void) | undefined;
+  private streamSeen = false;
   /** Resolves once a stream exists (or existed): delivery, and its read of the log, waits for it. */
   readonly whenAnyStream = new Promise<void>((resolve) => (this.firstStream = resolve));
+
+  /** True once a stream exists (or existed). */
+  get anyStream(): boolean {
+    return this.streamSeen;
+  }
 
   get reader(): LogReader {
     return logReader(ssfStreamEventTypes, (recorded) => this.apply(recorded));
@@ -25,6 +31,7 @@ export class StreamDirectory {
     const next = evolveStream(this.streams.get(event.streamId) ?? initialStreamState(), event);
     if (next.status === 'deleted') this.streams.delete(event.streamId);
     else this.streams.set(event.streamId, next);
+    this.streamSeen = true;
     this.firstStream?.();
     if (recorded.position > this.appliedTo) this.appliedTo = recorded.position;
     this.applied.wake();
