@@ -39,10 +39,14 @@ export interface SegmentFacts {
 /** Rows per Parquet row group: its statistics let a read skip groups of positions and times. */
 const rowGroupSize = 100_000;
 
-/** One DuckDB per process: segments are written and read through it (in memory; the files are Parquet). */
+/**
+ * One DuckDB per process: segments are written and read through it (in memory; the files are
+ * Parquet). One thread: archiving and archive reads run beside the thread that answers token
+ * requests, and a second DuckDB thread would take that thread's core on a two-core host.
+ */
 let shared: Promise<DuckDBInstance> | undefined;
 export function duckdb(): Promise<DuckDBInstance> {
-  shared ??= DuckDBInstance.create(':memory:', { threads: '2' });
+  shared ??= DuckDBInstance.create(':memory:', { threads: '1' });
   return shared;
 }
 

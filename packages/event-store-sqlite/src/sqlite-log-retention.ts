@@ -2,10 +2,17 @@ import { existsSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { LogRemoval, LogRetention } from '@tessera/event-store';
 
-/** Rows deleted per transaction: each holds the write lock for a few milliseconds, so appends wait no longer. */
-const rowsPerTransaction = 2000;
-/** Free pages given back per incremental vacuum step, between which appends may take the lock. */
-const pagesPerVacuumStep = 4096;
+/** Rows deleted per transaction: each holds the write lock for a millisecond or two, so appends wait no longer. */
+const rowsPerTransaction = 500;
+/** Free pages given back per incremental vacuum step (2 MB), between which appends may take the lock. */
+const pagesPerVacuumStep = 512;
+/**
+ * Between two steps, milliseconds the lock is left free. An append that found it taken sleeps in
+ * SQLite's busy handler (1, 2, 5, 10 ms…) and must find it free when it wakes: yielding only to the
+ * event loop would take the lock back before, and the append would sleep again.
+ */
+const pauseMs = 10;
+const pause = () => new Promise((resolve) => setTimeout(resolve, pauseMs));
 
 /**
  * Removes archived events from the SQLite log, on a connection of its own (the archiver's thread):
@@ -39,8 +46,7 @@ export class SqliteLogRetention implements LogRetention {
     for (let start = 0; start < positions.length; start += rowsPerTransaction) {
       const chunk = positions.slice(start, start + rowsPerTransaction);
       this.db.transaction(() => this.removeMany.run(`[${chunk.join(',')}]`)).immediate();
-      // A turn for the event loop and for the writer thread's next commit.
-      await new Promise((resolve) => setImmediate(resolve));
+      await pause();
     }
   }
 
@@ -50,7 +56,7 @@ export class SqliteLogRetention implements LogRetention {
       const free = Number(this.db.pragma('freelist_count', { simple: true }));
       if (free === 0) break;
       this.db.pragma(`incremental_vacuum(${pagesPerVacuumStep})`);
-      await new Promise((resolve) => setImmediate(resolve));
+      await pause();
       if (free <= pagesPerVacuumStep) break;
     }
     // The vacuumed pages reach the file at a checkpoint; PASSIVE never waits for readers.
