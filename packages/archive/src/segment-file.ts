@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
@@ -58,7 +58,8 @@ export function duckdb(): Promise<DuckDBInstance> {
 export async function writeSegment(file: string, events: readonly ArchivedEvent[]): Promise<SegmentFacts> {
   if (events.length === 0) throw new TypeError('a segment holds at least one event');
   const connection = await (await duckdb()).connect();
-  const table = `segment_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2)}`;
+  // A name no other write in this process's DuckDB is using: unique, not a time.
+  const table = `segment_${randomUUID().replaceAll('-', '')}`;
   const temporary = `${file}.tmp`;
   try {
     await connection.run(`CREATE TABLE ${table} (${segmentColumns})`);
