@@ -1,2 +1,3 @@
-export { SqliteEventStore, type CommitStats, type SqliteEventStoreOptions } from './sqlite-event-store.js';
+export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
+export type { CommitStats } from '@tessera/event-store';
 export { SqliteLogRetention } from './sqlite-log-retention.js';

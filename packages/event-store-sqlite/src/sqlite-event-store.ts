@@ -8,6 +8,7 @@ import {
   EventStoreUnavailable,
   ExpectedRevisionConflict,
   type AppendResult,
+  type CommitStats,
   type EventStore,
   type ExpectedRevision,
   type NewEvent,
@@ -32,18 +33,6 @@ export interface SqliteEventStoreOptions {
    * probe() reads instead of writing.
    */
   readonly readOnly?: boolean;
-}
-
-/**
- * What the writer thread has done since the store opened, for /metrics: the group size under
- * load is appends / commits; where a request waits is roundTripSeconds (posting a batch → its
- * reply) against commitSeconds (the writer's BEGIN → COMMIT, fsync included).
- */
-export interface CommitStats {
-  readonly commits: number;
-  readonly appends: number;
-  readonly commitSeconds: number;
-  readonly roundTripSeconds: number;
 }
 
 interface PendingAppend {

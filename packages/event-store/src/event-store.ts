@@ -88,6 +88,20 @@ export interface EventStore {
    */
   probe(): Promise<void>;
   close(): Promise<void>;
+  /** What a store that groups appends into commits (the embedded SQLite store) has done since it opened; absent elsewhere. */
+  commitStats?(): CommitStats;
+}
+
+/**
+ * A group-committing store's totals since it opened, for /metrics: the group size under load is
+ * appends / commits; where a request waits is roundTripSeconds (handing a batch to the writer →
+ * its answer) against commitSeconds (the writer's BEGIN → COMMIT, fsync included).
+ */
+export interface CommitStats {
+  readonly commits: number;
+  readonly appends: number;
+  readonly commitSeconds: number;
+  readonly roundTripSeconds: number;
 }
 
 export class ExpectedRevisionConflict extends Error {

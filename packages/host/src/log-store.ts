@@ -1,4 +1,4 @@
-import { EventStoreUnavailable, followLog, guardAvailability, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
+import { EventStoreUnavailable, followLog, guardAvailability, type CommitStats, type EventStore, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
 import type { Host } from './host.js';
 import { instrumentEventStore, registerCounter, registerGauges } from './metrics.js';
 import { traceEventStore } from './traced-store.js';
@@ -31,23 +31,16 @@ export async function openGuardedStore(host: Host): Promise<GuardedEventStore> {
   return store;
 }
 
-/** The embedded SQLite store's writer-thread totals (SqliteEventStore.commitStats); other stores have none. */
-interface CommitStats {
-  readonly commits: number;
-  readonly appends: number;
-  readonly commitSeconds: number;
-  readonly roundTripSeconds: number;
-}
-
 /**
  * Group commit, seen from /metrics: how many commits, how many appends they carried (the group
  * size is their ratio), the writer thread's time from BEGIN to COMMIT (fsync included), and the
  * time from handing a batch to the thread to its answer (the hop plus the commit).
  */
-function countCommits(host: Host, store: object): void {
-  const source = store as { commitStats?: () => CommitStats };
-  if (typeof source.commitStats !== 'function') return;
-  const read = () => source.commitStats!();
+function countCommits(host: Host, store: EventStore): void {
+  // Only a group-committing store (the embedded SQLite one) has these totals.
+  const totals = store.commitStats?.bind(store);
+  if (totals === undefined) return;
+  const read = (): CommitStats => totals();
   registerCounter(host.metrics, 'tessera_event_store_commits_total', 'Durable commits (group commits) made by the SQLite writer thread', () => read().commits);
   registerCounter(host.metrics, 'tessera_event_store_committed_appends_total', 'Appends carried by those commits: divided by tessera_event_store_commits_total, the group size', () => read().appends);
   registerCounter(host.metrics, 'tessera_event_store_commit_seconds_total', "The SQLite writer thread's time from BEGIN to COMMIT, fsync included", () => read().commitSeconds);
