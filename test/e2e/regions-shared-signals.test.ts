@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaTestEnvironment } from '@tessera/feed/testing';
+import { writeSharedCertificate } from '../support/shared-certificate.js';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
@@ -57,17 +57,7 @@ describe.skipIf(!brokers)("another region's revocations reach this region's Shar
   };
 
   beforeAll(async () => {
-    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-      keyType: 'ec',
-      curve: 'P-256',
-      algorithm: 'sha256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
-    });
-    for (const folder of Object.values(folders)) {
-      mkdirSync(join(folder, 'tls'), { recursive: true, mode: 0o700 });
-      writeFileSync(join(folder, 'tls', 'self-signed.key'), pems.private, { mode: 0o600 });
-      writeFileSync(join(folder, 'tls', 'self-signed.crt'), pems.cert, { mode: 0o644 });
-    }
+    await writeSharedCertificate(Object.values(folders));
     const [portA, portB] = [await freePort(), await freePort()];
     const common = { TESSERA_KAFKA_BROKERS: brokers!, TESSERA_PEER_SECRET: secret, NODE_EXTRA_CA_CERTS: join(folders.a, 'tls', 'self-signed.crt'), TESSERA_SSF_POLL_WAIT: '1' };
     a = await startTessera(

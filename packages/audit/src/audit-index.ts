@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import type { ArchivedEvent } from '@tessera/archive';
 import type { RecordedEvent } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { accessAt, grantOf, type AccessAt, type AccessEvent } from './access-at.js';
@@ -41,21 +42,8 @@ export interface ArchivedGrant {
   readonly events: readonly { readonly position: bigint; readonly access: AccessEvent }[];
 }
 
-/** What the archive keeps of an index row (the stream and revision come from the log). */
-export interface IndexRowForArchive {
-  readonly type: string;
-  readonly time: number;
-  readonly accountId: string | undefined;
-  readonly familyId: string | undefined;
-  readonly generation: number | undefined;
-  readonly reason: string | undefined;
-  readonly requestId: string | undefined;
-  readonly sourceAddress: string | undefined;
-  readonly actor: string | undefined;
-  readonly apiLoginId: string | undefined;
-  readonly apiId: string | undefined;
-  readonly access: AccessEvent | undefined;
-}
+/** What the archive keeps of an index row (the position, stream and revision come from the log), with the index's own access event. */
+export type IndexRowForArchive = Omit<ArchivedEvent, 'position' | 'stream' | 'revision' | 'access'> & { readonly access: AccessEvent | undefined };
 
 type ArchiveRowTuple = [
   position: bigint,
