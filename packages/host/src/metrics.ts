@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventStore } from '@tessera/event-store';
+import { aroundAppend } from './around-append.js';
 
 /**
  * Prometheus metrics for operators, one registry per process. Names are stable: dashboards
@@ -45,23 +46,14 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /** Wraps a store so every append is timed; everything else passes through. */
 export function instrumentEventStore(store: EventStore, metrics: Metrics): EventStore {
-  return {
-    append: async (stream, events, options) => {
-      const stop = metrics.appendSeconds.startTimer();
-      try {
-        return await store.append(stream, events, options);
-      } finally {
-        stop();
-      }
-    },
-    readStream: (stream, options) => store.readStream(stream, options),
-    readAll: (options) => store.readAll(options),
-    subscribeToAll: (options) => store.subscribeToAll(options),
-    headPosition: () => store.headPosition(),
-    positionBefore: (epochMs) => store.positionBefore(epochMs),
-    probe: () => store.probe(),
-    close: () => store.close(),
-  };
+  return aroundAppend(store, async (stream, events, options) => {
+    const stop = metrics.appendSeconds.startTimer();
+    try {
+      return await store.append(stream, events, options);
+    } finally {
+      stop();
+    }
+  });
 }
 
 /** A counter read at scrape time from a running total the process keeps (which only grows). */

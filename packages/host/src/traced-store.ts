@@ -1,5 +1,6 @@
 import type { EventStore } from '@tessera/event-store';
 import { inSpan, traceparentOf, tracerOf } from '@tessera/tracing';
+import { aroundAppend } from './around-append.js';
 
 const tracer = tracerOf('@tessera/host');
 
@@ -10,21 +11,13 @@ const tracer = tracerOf('@tessera/host');
  * the trace from the log. Reads pass through untraced.
  */
 export function traceEventStore(store: EventStore): EventStore {
-  return {
-    append: (stream, events, options) =>
-      inSpan(tracer, 'tessera.event_store.append', { attributes: { 'tessera.stream': stream, 'tessera.event.types': events.map(({ event }) => event.type) } }, async (span) => {
-        const traceparent = traceparentOf(span);
-        const stamped = traceparent === undefined ? events : events.map((event) => ({ ...event, metadata: { ...event.metadata, traceparent } }));
-        const appended = await store.append(stream, stamped, options);
-        span.setAttribute('tessera.position', Number(appended.position));
-        return appended;
-      }),
-    readStream: (stream, options) => store.readStream(stream, options),
-    readAll: (options) => store.readAll(options),
-    subscribeToAll: (options) => store.subscribeToAll(options),
-    headPosition: () => store.headPosition(),
-    positionBefore: (epochMs) => store.positionBefore(epochMs),
-    probe: () => store.probe(),
-    close: () => store.close(),
-  };
+  return aroundAppend(store, (stream, events, options) =>
+    inSpan(tracer, 'tessera.event_store.append', { attributes: { 'tessera.stream': stream, 'tessera.event.types': events.map(({ event }) => event.type) } }, async (span) => {
+      const traceparent = traceparentOf(span);
+      const stamped = traceparent === undefined ? events : events.map((event) => ({ ...event, metadata: { ...event.metadata, traceparent } }));
+      const appended = await store.append(stream, stamped, options);
+      span.setAttribute('tessera.position', Number(appended.position));
+      return appended;
+    }),
+  );
 }
