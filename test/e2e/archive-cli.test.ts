@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveSegments, readManifest } from '@tessera/archive';
 import { Archiver, AuditIndex, catchUpIndex } from '@tessera/audit';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
-import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
+import { issuedFamily, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 
 /**
  * The archive through what an operator and an auditor run: `tessera archive status` and
@@ -45,28 +45,7 @@ function auditorWalkthrough(): Promise<{ code: number; stdout: string; stderr: s
 }
 
 function family(at: number): BulkEntry {
-  const familyId = randomBytes(16).toString('base64url');
-  const seconds = Math.floor(at / 1000);
-  return {
-    stream: `tokenfamily-${familyId}`,
-    event: {
-      type: 'TokenIssued',
-      v: 1,
-      familyId,
-      accountId,
-      credentialId: randomUUID(),
-      apiLoginId: 'tsl_shop',
-      generation: 0,
-      refreshTokenHash: 'A'.repeat(43),
-      jti: randomBytes(16).toString('base64url'),
-      scope: [],
-      issuedAt: seconds,
-      accessExpiresAt: seconds + 3600,
-      refreshExpiresAt: seconds + 7 * 86_400,
-    },
-    recordedAt: at,
-    metadata: { requestId: randomUUID(), accountId, sourceAddress: '127.0.0.1' },
-  };
+  return issuedFamily(accountId, at, { sourceAddress: '127.0.0.1' });
 }
 
 async function archiveRun(now: number): Promise<void> {

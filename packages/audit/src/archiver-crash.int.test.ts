@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArchiveReader, liveSegments, readManifest, readSegment, verifyArchive } from '@tessera/archive';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
-import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
+import { issuedFamily, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { AuditQueries } from './archive-queries.js';
 import { archiverSteps } from './archiver.js';
 import { AuditIndex } from './audit-index.js';
@@ -21,31 +21,7 @@ const child = join(import.meta.dirname, 'testing', 'archive-run-child.ts');
 const accountId = randomUUID();
 
 function families(count: number, from: number): BulkEntry[] {
-  return Array.from({ length: count }, (_, i) => {
-    const familyId = randomBytes(16).toString('base64url');
-    const at = from + i * 1000;
-    const seconds = Math.floor(at / 1000);
-    return {
-      stream: `tokenfamily-${familyId}`,
-      event: {
-        type: 'TokenIssued',
-        v: 1,
-        familyId,
-        accountId,
-        credentialId: randomUUID(),
-        apiLoginId: 'tsl_shop',
-        generation: 0,
-        refreshTokenHash: 'A'.repeat(43),
-        jti: randomBytes(16).toString('base64url'),
-        scope: [],
-        issuedAt: seconds,
-        accessExpiresAt: seconds + 3600,
-        refreshExpiresAt: seconds + 7 * 86_400,
-      },
-      recordedAt: at,
-      metadata: { requestId: randomUUID(), accountId },
-    } satisfies BulkEntry;
-  });
+  return Array.from({ length: count }, (_, i) => issuedFamily(accountId, from + i * 1000));
 }
 
 describe('archiving killed with SIGKILL at every step', () => {

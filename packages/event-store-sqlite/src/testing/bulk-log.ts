@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
 import { schema } from '../sqlite-schema.js';
@@ -8,6 +8,35 @@ export interface BulkEntry {
   readonly event: TesseraEvent;
   readonly recordedAt: number;
   readonly metadata?: EventMetadata;
+}
+
+/**
+ * A new family's issuance recorded at `at` (epoch milliseconds), as the issuer writes it: its access
+ * token lives an hour and its refresh token a week, so the family closes a week after `at`.
+ */
+export function issuedFamily(accountId: string, at: number, metadata: EventMetadata = {}): BulkEntry {
+  const familyId = randomBytes(16).toString('base64url');
+  const seconds = Math.floor(at / 1000);
+  return {
+    stream: `tokenfamily-${familyId}`,
+    event: {
+      type: 'TokenIssued',
+      v: 1,
+      familyId,
+      accountId,
+      credentialId: randomUUID(),
+      apiLoginId: 'tsl_shop',
+      generation: 0,
+      refreshTokenHash: 'A'.repeat(43),
+      jti: randomBytes(16).toString('base64url'),
+      scope: [],
+      issuedAt: seconds,
+      accessExpiresAt: seconds + 3600,
+      refreshExpiresAt: seconds + 7 * 86_400,
+    },
+    recordedAt: at,
+    metadata: { requestId: randomUUID(), accountId, ...metadata },
+  };
 }
 
 /**
