@@ -1,9 +1,10 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import ts from 'typescript';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FileTokenLock } from './file-token-lock.js';
 import { systemTime } from './system-time.js';
 import { TesseraClient } from './tessera-client.js';
@@ -216,9 +217,21 @@ describe('FileTokenLock refuses a directory others can use', () => {
  */
 describe.skipIf(!isRoot)('FileTokenLock in an unprivileged process (uid 65534)', () => {
   const run = promisify(execFile);
-  const repositoryRoot = resolve(import.meta.dirname, '..', '..', '..');
-  const script = `
-const { FileTokenLock } = await import(${JSON.stringify(join(import.meta.dirname, 'index.ts'))});
+  // nobody must be able to read the client, and the repository may sit in a private folder (a
+  // mktemp -d clone): its sources go, transpiled, to a folder of their own that nobody can read.
+  // The client has no dependencies, so plain node runs them there.
+  let clientDir = '';
+  beforeAll(() => {
+    clientDir = mkdtempSync(join(tmpdir(), 'tessera-client-as-nobody-'));
+    chmodSync(clientDir, 0o755);
+    for (const file of readdirSync(import.meta.dirname).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))) {
+      const { outputText } = ts.transpileModule(readFileSync(join(import.meta.dirname, file), 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+      writeFileSync(join(clientDir, file.replace(/\.ts$/, '.js')), outputText, { mode: 0o644 });
+    }
+  });
+  afterAll(() => rmSync(clientDir, { recursive: true, force: true }));
+  const script = () => `
+const { FileTokenLock } = await import(${JSON.stringify(join(clientDir, 'index.js'))});
 const lock = new FileTokenLock({ statePath: process.env.STATE, staleAfterMs: 200, acquireTimeoutMs: 2000 });
 try {
   await lock.withLock(async (stored) => stored ?? null);
@@ -227,12 +240,11 @@ try {
   console.log(JSON.stringify({ outcome: 'refused', name: error.name, code: error.code, path: error.path, reason: error.reason }));
 }`;
   const asNobody = async (statePath: string) => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: repositoryRoot,
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script()], {
+      cwd: clientDir,
       uid: otherUser,
       gid: otherUser,
-      // No tsx cache: it would stay behind in the temporary folder, owned by nobody.
-      env: { PATH: process.env.PATH, STATE: statePath, TSX_DISABLE_CACHE: '1' },
+      env: { PATH: process.env.PATH, STATE: statePath },
     });
     return JSON.parse(stdout) as Record<string, string>;
   };
