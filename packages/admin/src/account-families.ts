@@ -18,11 +18,22 @@ export function tokenLifetimeOf(event: TokenIssued | TokenRotated | LegacyTokenI
  * already dead when its event is read (most of a long history) is never stored, so reading the
  * whole log holds no more than the families alive at its end.
  */
+/**
+ * Heap bytes per live family the model may hold (docs/operations.md "Memory"): measured ~175–195
+ * when an account holds many families, ~390 when each family is its account's only one (the
+ * account's id and its entry are then the family's alone).
+ */
+export const familiesModelBudget = { bytesPerFamily: 240, bytesPerFamilyOfItsOwnAccount: 480 } as const;
+
 export class AccountFamilies implements LogReader {
   readonly types: readonly TesseraEventType[] = [...tokenIssuingTypes, 'TokenRevoked', 'AccountTokensRevoked'];
   /** family id → its account and when it stops mattering; Map order is the order entries were last extended. */
-  private readonly families = new Map<string, { readonly accountId: string; forgetAt: number }>();
-  private readonly byAccount = new Map<string, Set<string>>();
+  private readonly families = new Map<string, { readonly account: AccountEntry; forgetAt: number }>();
+  /**
+   * account id → its live families. Each family points at this one entry rather than at the account id
+   * its event carried, so an account's id is held once, not once per family.
+   */
+  private readonly byAccount = new Map<string, AccountEntry>();
   private longest = 0;
   private position: bigint | undefined;
   private readonly waiters = new Set<{ readonly position: bigint; readonly resolve: () => void }>();
@@ -59,7 +70,9 @@ export class AccountFamilies implements LogReader {
 
   /** The families of the account that are not revoked and can still produce or carry a token at `nowSeconds`. */
   liveFamilies(accountId: string, nowSeconds: number): string[] {
-    return [...(this.byAccount.get(accountId) ?? [])].filter((familyId) => (this.families.get(familyId)?.forgetAt ?? 0) > nowSeconds);
+    const familyIds = this.byAccount.get(accountId)?.families;
+    const listed = familyIds === undefined ? [] : typeof familyIds === 'string' ? [familyIds] : [...familyIds];
+    return listed.filter((familyId) => (this.families.get(familyId)?.forgetAt ?? 0) > nowSeconds);
   }
 
   /** Seconds: the longest exp − iat among every access token (v5 or v1) read so far; 0 before any. */
@@ -114,10 +127,13 @@ export class AccountFamilies implements LogReader {
   private extend(familyId: string, accountId: string, forgetAt: number): void {
     const family = this.families.get(familyId);
     if (family === undefined) {
-      this.families.set(familyId, { accountId, forgetAt });
-      const ofAccount = this.byAccount.get(accountId);
-      if (ofAccount) ofAccount.add(familyId);
-      else this.byAccount.set(accountId, new Set([familyId]));
+      let account = this.byAccount.get(accountId);
+      if (account === undefined) {
+        account = { accountId, families: familyId };
+        this.byAccount.set(accountId, account);
+      } else if (typeof account.families === 'string') account.families = new Set([account.families, familyId]);
+      else account.families.add(familyId);
+      this.families.set(familyId, { account, forgetAt });
       return;
     }
     family.forgetAt = Math.max(family.forgetAt, forgetAt);
@@ -130,8 +146,14 @@ export class AccountFamilies implements LogReader {
     const family = this.families.get(familyId);
     if (family === undefined) return;
     this.families.delete(familyId);
-    const ofAccount = this.byAccount.get(family.accountId);
-    ofAccount?.delete(familyId);
-    if (ofAccount?.size === 0) this.byAccount.delete(family.accountId);
+    const { account } = family;
+    if (typeof account.families !== 'string') account.families.delete(familyId);
+    if (typeof account.families === 'string' || account.families.size === 0) this.byAccount.delete(account.accountId);
   }
+}
+
+/** One account's live families: its one family id, or a Set once it has two (most accounts hold one, and a Set costs ~300 bytes). */
+interface AccountEntry {
+  readonly accountId: string;
+  families: string | Set<string>;
 }
