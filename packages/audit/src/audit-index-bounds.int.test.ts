@@ -88,6 +88,28 @@ describe('access-at in pages', () => {
     expect(new Set(seen)).toEqual(new Set(index.accessAt('acct-big', T)!.families.map((family) => family.familyId)));
   });
 
+  it('a page visits a page of the account\'s grants, not every grant it ever had, on its first page and after a cursor', async () => {
+    await account('acct-big');
+    // 20,000 families long dead, then 300 usable at T.
+    await families('acct-big', 20_000, { issuedAt: T - 200_000, perAppend: 1000 });
+    await families('acct-big', 300, { issuedAt: T - 3000 - 20_000, first: 20_000, perAppend: 100 });
+    const index = openIndex();
+    await catchUpIndex(index, store);
+    const first = index.accessAt('acct-big', T, { limit: 100 })!;
+    expect(first.families).toHaveLength(100);
+    const reader = new Database(file, { readonly: true });
+    // A page of 100 reads 101 grants (the last says there is more), and SQLite may look at one past.
+    const pageRows = 102;
+    try {
+      expect(AuditIndex.accessAtRowsVisitedIn(reader, 'acct-big', T, 100)).toBeLessThanOrEqual(pageRows);
+      expect(AuditIndex.accessAtRowsVisitedIn(reader, 'acct-big', T, 100, first.more)).toBeLessThanOrEqual(pageRows);
+      // A cursor from before the instant pages from the instant.
+      expect(AuditIndex.accessAtRowsVisitedIn(reader, 'acct-big', T, 100, { lastExpiresAt: T - 100_000, grantId: 'acct-big-fam-5' })).toBeLessThanOrEqual(pageRows);
+    } finally {
+      reader.close();
+    }
+  });
+
   it('an instant before the account\'s first event answers an empty page without reading its grants', async () => {
     await account('acct-big');
     await families('acct-big', 50, { issuedAt: T - 3000 });
@@ -151,7 +173,7 @@ describe('statistics', () => {
       const stat = reader.prepare<[], string>("SELECT stat FROM sqlite_stat1 WHERE idx = 'grants_account'").pluck().get();
       // sqlite_stat1's first number is the row count it saw: at least half of today's 12,003 grants.
       expect(Number(stat?.split(' ')[0])).toBeGreaterThanOrEqual(6000);
-      expect(AuditIndex.accessAtPlanIn(reader).join('\n')).toMatch(/USING INDEX grants_account \(account_id=\? AND last_expires_at>\? AND last_expires_at<\?\)/);
+      expect(AuditIndex.accessAtPlanIn(reader).join('\n')).toMatch(/USING INDEX grants_account \(account_id=\? AND \(last_expires_at,grant_id\)>\(\?,\?\) AND last_expires_at<\?\)/);
     } finally {
       reader.close();
     }

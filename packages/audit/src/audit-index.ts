@@ -97,9 +97,22 @@ interface AccessGrantsParameters {
   readonly at: number;
   /** A span that never ends: a cut's. */
   readonly never: number;
-  readonly afterExpiresAt: number;
-  readonly afterGrant: string;
+  /** The page starts after this (last_expires_at, grant_id): the cursor, or just past `at`. */
+  readonly fromExpiresAt: number;
+  readonly fromGrant: string;
   readonly limit: number;
+}
+
+/**
+ * Where access-at's page starts in the account's grants index: after the cursor, and only grants
+ * that end after `at`, as ONE lower bound. Given two (`last_expires_at > at`, and the cursor as an
+ * OR), SQLite ranged the index from the looser one and read every grant the account ever had: 250 ms
+ * on an account of 600,000 families, for a page of 100. Expiries are whole seconds, so ending after
+ * `at` is (last_expires_at, grant_id) > (floor(at) + 1, ''): no grant id is empty.
+ */
+export function accessGrantsFrom(at: number, after: AccessAtCursor | undefined): { fromExpiresAt: number; fromGrant: string } {
+  const pastAt = Math.floor(at) + 1;
+  return after !== undefined && after.lastExpiresAt >= pastAt ? { fromExpiresAt: after.lastExpiresAt, fromGrant: after.grantId } : { fromExpiresAt: pastAt, fromGrant: '' };
 }
 
 /**
@@ -108,12 +121,12 @@ interface AccessGrantsParameters {
  * say (a plan chosen when the index was small scanned every family event once it had grown).
  */
 const accessGrantsSql = `SELECT grant_id, last_expires_at, position FROM grants INDEXED BY grants_account
-  WHERE tessera_in_budget() AND account_id = @account AND last_expires_at > @at AND last_expires_at < @never AND first_at <= @at
-    AND (last_expires_at > @afterExpiresAt OR (last_expires_at = @afterExpiresAt AND grant_id > @afterGrant))
+  WHERE tessera_in_budget() AND account_id = @account AND (last_expires_at, grant_id) > (@fromExpiresAt, @fromGrant) AND last_expires_at < @never
+    AND first_at <= @at
   ORDER BY last_expires_at, grant_id LIMIT @limit`;
 
 function explainAccessAt(db: Database.Database): string[] {
-  const parameters: AccessGrantsParameters = { account: 'a', at: 0, never: Number.MAX_SAFE_INTEGER, afterExpiresAt: 0, afterGrant: '', limit: 1 };
+  const parameters: AccessGrantsParameters = { account: 'a', at: 0, never: Number.MAX_SAFE_INTEGER, ...accessGrantsFrom(0, undefined), limit: 1 };
   return db
     .prepare<[AccessGrantsParameters], { detail: string }>(`EXPLAIN QUERY PLAN ${accessGrantsSql}`)
     .all(parameters)
@@ -520,6 +533,21 @@ export class AuditIndex {
     return explainAccessAt(db);
   }
 
+  /**
+   * How many of the account's grants access-at's page query visits (each row its WHERE looks at
+   * calls the budget check once), in another connection to an index file: a page must cost a page.
+   */
+  static accessAtRowsVisitedIn(db: Database.Database, accountId: string, at: number, limit: number, after?: AccessAtCursor): number {
+    let visited = 0;
+    db.function('tessera_in_budget', { deterministic: false }, () => {
+      visited += 1;
+      return 1;
+    });
+    const parameters: AccessGrantsParameters = { account: accountId, at, never: Number.MAX_SAFE_INTEGER, ...accessGrantsFrom(at, after), limit: limit + 1 };
+    db.prepare<[AccessGrantsParameters]>(accessGrantsSql).all(parameters);
+    return visited;
+  }
+
   private withinBudget<T>(budgetMs: number | undefined, run: () => T): T {
     if (budgetMs === undefined) return run();
     this.budget = { deadline: performance.now() + budgetMs, ms: budgetMs };
@@ -554,7 +582,7 @@ export class AuditIndex {
         const never = Number.MAX_SAFE_INTEGER;
         const after = query.after ?? { lastExpiresAt: 0, grantId: '' };
         const limit = Math.min(query.limit, Number.MAX_SAFE_INTEGER - 1);
-        const hot = this.statements.accessGrants.all({ account: accountId, at, never, afterExpiresAt: after.lastExpiresAt, afterGrant: after.grantId, limit: limit + 1 });
+        const hot = this.statements.accessGrants.all({ account: accountId, at, never, ...accessGrantsFrom(at, query.after), limit: limit + 1 });
         // The archive's grants join the hot ones in the same order, so a page and its cursor do not
         // change as a family moves from the hot index to the archive; one found in both counts once.
         const merged = new Map<string, { grantId: string; lastExpiresAt: number; position: bigint | null; archived?: ArchivedGrant }>();
