@@ -2,13 +2,13 @@ import type { FamilyEvent, TokenCutEvent } from '@tessera/contracts';
 import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import type { AuditReadModel } from '@tessera/audit';
 import { archiveDirOf } from '@tessera/config';
-import { followLog, type GuardedEventStore, type LogReader, type ResilientSubscription } from '@tessera/event-store';
+import type { GuardedEventStore, LogReader } from '@tessera/event-store';
 import { epochSeconds, registerGauges, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
-import { AccountFamilies } from './account-families.js';
 import { createAdminGuard, type AdminGuard } from './admin-auth.js';
 import { auditRoutes } from './audit-routes.js';
+import { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
 import { createOperatorRevocation, type OperatorRevocation } from './operator-revocation.js';
 import { revocationRoutes } from './revocation-routes.js';
 
@@ -49,32 +49,31 @@ const familiesCatchUpMs = 2_000;
  *
  * The families read model follows every token event from the start of the log, which costs every
  * issuance one more read and parse of its event (roughly +10% server CPU per get-oauth-token in an
- * A/B run on this machine, a noisy figure). So it starts on the first account revocation, which
- * waits up to 2 s for it to catch up (503 with Retry-After after that, while it goes on catching
- * up in slices), and follows from then on: a deployment that never revokes an account's tokens
- * never pays for it.
+ * A/B run on this machine, a noisy figure), and reading a long history costs seconds of CPU. So it
+ * starts on the first account revocation, on a thread of its own at the lowest CPU priority (token
+ * requests keep the core), and follows from then on: a deployment that never revokes an account's
+ * tokens never pays for it. That first revocation waits up to 2 s for it to catch up, then answers
+ * 503 with Retry-After while it goes on.
  */
 export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminApiHooks): AdminApi {
   const now = () => epochSeconds(host.clock);
   const tokens = new AdminTokenDirectory(hooks.hashers, now);
-  const families = new AccountFamilies(now);
-  let following: ResilientSubscription | undefined;
-  async function familiesReady(): Promise<boolean> {
-    if (!following) {
-      following = followLog(store, [families], (error) => host.fatal(error, 'the admin families read model failed to apply an event'));
-      following.caughtUp.catch(() => undefined);
-      const forget = setInterval(() => families.forgetExpired(now()), 60_000);
-      forget.unref();
-      const started = following;
-      host.onClose(async () => {
-        clearInterval(forget);
-        await started.close();
-      });
+  let thread: FamiliesThread | undefined;
+  const familiesThread = (): FamiliesThread => {
+    if (!thread) {
+      const started = startFamiliesThread({ config: host.config, clock: host.clock, log: host.log });
+      thread = started;
+      host.onClose(() => started.close());
     }
-    return following.live() || (await within(following.caughtUp, familiesCatchUpMs));
-  }
+    return thread;
+  };
+  const families: FamiliesReadModel = {
+    longestTokenLifetime: () => familiesThread().longestTokenLifetime(),
+    liveFamiliesOnceAt: (position, accountId, timeoutMs) => familiesThread().liveFamiliesOnceAt(position, accountId, timeoutMs),
+  };
+  const familiesReady = () => familiesThread().caughtUp(familiesCatchUpMs);
   registerGauges(host.metrics, {
-    tessera_admin_families_entries: { help: 'Live token families the admin API\'s families read model holds (built on the first account revocation)', read: () => families.size },
+    tessera_admin_families_entries: { help: 'Live token families the admin API\'s families read model holds (built on the first account revocation)', read: () => thread?.state().size ?? 0 },
   });
   const guard = createAdminGuard({ tokens });
   const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, checkAccountWrite: hooks.checkAccountWrite });
@@ -98,16 +97,4 @@ export function adminRoutes(parts: {
     await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });
     if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now, archiveDir: parts.archiveDir })(app);
   };
-}
-
-/** True once `promise` resolves, false if it takes longer than `ms` or rejects. */
-async function within(promise: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,7 +1,7 @@
 import { streams, type EventMetadata, type FamilyEvent, type TokenCutEvent } from '@tessera/contracts';
 import { DomainError, accountDecider, familyDecider, type AccountCommand, type FamilyCommand } from '@tessera/domain';
 import { EventStoreUnavailable, handleCommand, type CommandStore } from '@tessera/event-store';
-import type { AccountFamilies } from './account-families.js';
+import type { FamiliesReadModel } from './families-thread.js';
 
 /** Who asked, from where: written on every event an admin action appends, for the audit trail. */
 export interface AdminAudit {
@@ -12,7 +12,7 @@ export interface AdminAudit {
 
 export interface OperatorRevocationDeps {
   readonly store: CommandStore;
-  readonly families: Pick<AccountFamilies, 'liveFamilies' | 'longestTokenLifetime' | 'reached'>;
+  readonly families: FamiliesReadModel;
   /** Epoch seconds. */
   readonly now: () => number;
   /** Called with each family event once durable, before the answer: the verifier in this process refuses the token at once. */
@@ -80,12 +80,13 @@ export function createOperatorRevocation(deps: OperatorRevocationDeps) {
     async revokeAccountTokens(accountId: string, audit: AdminAudit): Promise<{ revokedFamilies: number; tokensRevokedBefore: number }> {
       // The cut is an account event: only the control region writes one.
       deps.checkAccountWrite?.();
+      const longestTokenLifetime = await deps.families.longestTokenLifetime();
       const { events, appended } = await handleCommand(deps.store, {
         stream: streams.account(accountId),
         decider: accountDecider,
         command: (state): AccountCommand => {
           if (state.status !== 'registered') throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
-          return { type: 'RevokeAccountTokens', now: deps.now(), revokeTokens: { longestTokenLifetime: deps.families.longestTokenLifetime } };
+          return { type: 'RevokeAccountTokens', now: deps.now(), revokeTokens: { longestTokenLifetime } };
         },
         metadata: metadataOf(audit, accountId),
         onConflict: { retries: 3 },
@@ -93,10 +94,11 @@ export function createOperatorRevocation(deps: OperatorRevocationDeps) {
       const cut = events.find((event): event is TokenCutEvent => event.type === 'AccountTokensRevoked');
       if (cut) deps.onCut?.(cut);
       // Every family issued before the cut is in the read model once it has read the cut.
-      if (appended && !(await deps.families.reached(appended.position, deps.catchUpTimeoutMs ?? 5_000))) {
+      const live = await deps.families.liveFamiliesOnceAt(appended?.position, accountId, deps.catchUpTimeoutMs ?? 5_000);
+      if (live === undefined) {
         throw new EventStoreUnavailable('the admin read model did not reach the cut in time; the access tokens are cut, retry to revoke the families');
       }
-      const pending = deps.families.liveFamilies(accountId, deps.now());
+      const pending = [...live];
       let revokedFamilies = 0;
       const worker = async () => {
         for (let familyId = pending.pop(); familyId !== undefined; familyId = pending.pop()) {

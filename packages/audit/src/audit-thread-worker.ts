@@ -10,12 +10,13 @@ import { ArchiveReader, liveSegments, readManifest } from '@tessera/archive';
 import { archiveDirOf } from '@tessera/config';
 import { EventStoreUnavailable, guardAvailability, type GuardedEventStore, type LogRetention } from '@tessera/event-store';
 import { openEventStore, openLogRetention } from '@tessera/event-store-factory';
+// The subpath: the kernel's index would load its logger and metrics into this thread for nothing.
+import { runInBackground } from '@tessera/host/background-thread';
 import { AuditQueries } from './archive-queries.js';
 import { Archiver } from './archiver.js';
 import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
 import type { ArchiveState, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import { followIntoIndex, type IndexFollower } from './index-follower.js';
-import { runInBackground } from './thread-priority.js';
 import { relayCheckpointsPast } from './relay-hold.js';
 
 const port = parentPort;

@@ -1,8 +1,6 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { TesseraConfig } from '@tessera/config';
+import { workerThreadEntry } from '@tessera/host';
 import { AuditQueryOverBudget, type AccessAtAnswer, type AccessAtQuery, type EventPage } from './audit-index.js';
 import type { ArchiveRunSummary, AuditQuestion, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import type { EventQuery } from './event-query.js';
@@ -35,12 +33,12 @@ const graceMs = 2_000;
 /**
  * The thread that runs this process's audit index: it follows the log through a read-only store
  * of its own, writes the index and answers the queries, so none of it runs on the thread that
- * answers token requests. Run from compiled JavaScript it loads its .js sibling; run from the
- * TypeScript sources (the tests) it loads the .ts one through tsx, with the sources' export condition.
+ * answers token requests.
  */
 export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger; readonly relayInProcess?: boolean }): AuditThread {
   const data: AuditThreadData = { file: options.file, config: options.config, relayInProcess: options.relayInProcess ?? false };
-  const worker = new Worker(workerEntry(), { workerData: data, ...(import.meta.url.endsWith('.ts') ? { execArgv: ['--conditions=tessera-source'] } : {}) });
+  const entry = workerThreadEntry(import.meta.url, 'audit-thread-worker');
+  const worker = new Worker(entry.url, { workerData: data, execArgv: entry.execArgv });
   worker.unref();
   let state: AuditThreadState = { position: undefined, caughtUp: false, failure: undefined };
   let nextId = 0;
@@ -129,27 +127,4 @@ export function startAuditThread(options: { readonly file: string; readonly conf
       return closing;
     },
   };
-}
-
-/**
- * The thread's entry: the compiled .js beside this file; run from the TypeScript sources (the
- * tests), a bootstrap that registers tsx in the thread and then loads the .ts entry, since a
- * worker does not inherit the loader its parent runs under.
- */
-function workerEntry(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./audit-thread-worker.js', import.meta.url);
-  const tsx = pathToFileURL(join(findPackageFolder(here, 'tsx'), 'dist', 'esm', 'api', 'index.mjs')).href;
-  const entry = new URL('./audit-thread-worker.ts', import.meta.url).href;
-  const bootstrap = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`);
-}
-
-/** node_modules/<name> in the nearest folder up from `file` that has it. */
-function findPackageFolder(file: string, name: string): string {
-  for (let folder = join(file, '..'); ; folder = join(folder, '..')) {
-    const candidate = join(folder, 'node_modules', name);
-    if (existsSync(candidate)) return candidate;
-    if (folder === join(folder, '..')) throw new Error(`${name} is needed to run the audit thread from the TypeScript sources`);
-  }
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { backgroundNice } from './thread-priority.js';
+import { backgroundNice } from './background-thread.js';
 
 /** The nice value of one thread of this process, from /proc (field 19 of its stat line). */
 function niceOf(threadId: number): number {
@@ -12,9 +12,9 @@ function niceOf(threadId: number): number {
 describe.runIf(process.platform === 'linux')('running a thread in the background', () => {
   it('lowers that thread to nice 19 and leaves the main thread as it was', async () => {
     const mainNice = niceOf(process.pid);
-    // The worker imports the compiled-or-source module the same way the audit thread does: through tsx.
+    // The worker imports the compiled-or-source module the way the background threads do: through tsx.
     const worker = new Worker(
-      `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./thread-priority.ts', import.meta.url).href)}); })
+      `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./background-thread.ts', import.meta.url).href)}); })
         .then(({ runInBackground }) => require('node:worker_threads').parentPort.postMessage(runInBackground()));`,
       { eval: true },
     );

@@ -1,0 +1,156 @@
+import { Worker } from 'node:worker_threads';
+import type { TesseraConfig } from '@tessera/config';
+import { EventStoreUnavailable } from '@tessera/event-store';
+import { workerThreadEntry } from '@tessera/host';
+import { systemClock, type Clock } from '@tessera/timing';
+import type { AccountFamilies } from './account-families.js';
+import type { FamiliesReply, FamiliesRequest, FamiliesThreadData, FamiliesThreadState } from './families-thread-protocol.js';
+
+/** What an account revocation asks of the families read model. */
+export interface FamiliesReadModel {
+  /** Seconds: the longest exp − iat among every access token read so far, which a cut must outlive. */
+  longestTokenLifetime(): Promise<number>;
+  /**
+   * The families of the account that are not revoked and can still produce or carry a token, once
+   * the model has applied the event at `position` (undefined: as it stands); undefined when it has
+   * not within `timeoutMs`.
+   */
+  liveFamiliesOnceAt(position: bigint | undefined, accountId: string, timeoutMs: number): Promise<readonly string[] | undefined>;
+}
+
+/** The families read model in this thread: for tests that hold an AccountFamilies of their own. */
+export function familiesInThisThread(families: AccountFamilies, now: () => number): FamiliesReadModel {
+  return {
+    longestTokenLifetime: async () => families.longestTokenLifetime,
+    liveFamiliesOnceAt: async (position, accountId, timeoutMs) =>
+      position === undefined || (await families.reached(position, timeoutMs)) ? families.liveFamilies(accountId, now()) : undefined,
+  };
+}
+
+export interface FamiliesThread extends FamiliesReadModel {
+  state(): FamiliesThreadState;
+  /** True once the model has caught up with the log; false if it has not within `timeoutMs`. */
+  caughtUp(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Where the families thread's lines go: the process's logger. */
+export interface FamiliesThreadLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+/** How much longer than the wait asked for an answer may take before the caller stops waiting. */
+const graceMs = 2_000;
+
+/**
+ * Starts the admin API's families read model on a thread of its own (families-thread-worker.ts):
+ * it reads the whole log's token events there, at the lowest CPU priority, and answers account
+ * revocations by message. The thread reads the host's clock: each request carries it.
+ */
+export function startFamiliesThread(options: { readonly config: TesseraConfig; readonly clock: Clock; readonly log: FamiliesThreadLogger }): FamiliesThread {
+  const data: FamiliesThreadData = { config: options.config, clockOffsetMs: options.clock.now() - systemClock.now() };
+  const entry = workerThreadEntry(import.meta.url, 'families-thread-worker');
+  const worker = new Worker(entry.url, { workerData: data, execArgv: entry.execArgv });
+  worker.unref();
+  let state: FamiliesThreadState = { caughtUp: false, size: 0, failure: undefined };
+  const caughtUpWaiters = new Set<() => void>();
+  let nextId = 0;
+  const pending = new Map<number, { resolve: (reply: FamiliesReply) => void; reject: (error: unknown) => void }>();
+  let closing: Promise<void> | undefined;
+  let exited = false;
+
+  worker.on('message', (reply: FamiliesReply) => {
+    if ('state' in reply) {
+      state = reply.state;
+      if (state.caughtUp) for (const wake of caughtUpWaiters) wake();
+    } else if ('log' in reply) options.log[reply.log.level](reply.log.fields, reply.log.message);
+    else {
+      pending.get(reply.id)?.resolve(reply);
+      pending.delete(reply.id);
+    }
+  });
+  const fail = (error: unknown) => {
+    if (closing) return;
+    state = { ...state, failure: error instanceof Error ? error.message : String(error) };
+    options.log.error({ err: state.failure }, 'the admin families read model thread failed; account revocations answer 503 until the process restarts');
+    for (const waiting of pending.values()) waiting.reject(error);
+    pending.clear();
+  };
+  worker.on('error', fail);
+  worker.once('exit', (code) => {
+    exited = true;
+    fail(new Error(`the admin families read model thread exited (${code})`));
+  });
+
+  type Question = FamiliesRequest extends infer R ? (R extends { kind: 'close' } ? never : Omit<R, 'id' | 'nowMs'>) : never;
+  function ask(question: Question, waitMs: number): Promise<FamiliesReply> {
+    if (state.failure !== undefined) return Promise.reject(new EventStoreUnavailable(`the admin families read model failed: ${state.failure}`));
+    const id = (nextId += 1);
+    worker.ref();
+    return new Promise<FamiliesReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new EventStoreUnavailable('the admin families read model did not answer in time'));
+      }, waitMs + graceMs);
+      pending.set(id, {
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+      // Cast: Question is FamiliesRequest without the two fields added here.
+      worker.postMessage({ ...question, id, nowMs: options.clock.now() } as FamiliesRequest);
+    }).finally(() => {
+      if (pending.size === 0) worker.unref();
+    });
+  }
+  const failed = (reply: FamiliesReply): never => {
+    throw new EventStoreUnavailable('error' in reply ? `the admin families read model failed: ${reply.error}` : 'the admin families read model answered another question');
+  };
+
+  return {
+    state: () => state,
+    caughtUp: async (timeoutMs) => {
+      if (state.caughtUp) return true;
+      let wake: (() => void) | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        return await new Promise<boolean>((resolve) => {
+          wake = () => resolve(true);
+          caughtUpWaiters.add(wake);
+          timer = setTimeout(() => resolve(false), timeoutMs);
+        });
+      } finally {
+        clearTimeout(timer);
+        if (wake) caughtUpWaiters.delete(wake);
+      }
+    },
+    longestTokenLifetime: async () => {
+      const reply = await ask({ kind: 'longest-token-lifetime' }, 0);
+      return 'longest' in reply ? reply.longest : failed(reply);
+    },
+    liveFamiliesOnceAt: async (position, accountId, timeoutMs) => {
+      const reply = await ask({ kind: 'live-families', accountId, position: position === undefined ? null : position.toString(), timeoutMs }, timeoutMs);
+      if (!('families' in reply)) return failed(reply);
+      return reply.families ?? undefined;
+    },
+    close: () => {
+      closing ??= (async () => {
+        if (exited) return;
+        worker.ref();
+        const closed = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        worker.postMessage({ id: (nextId += 1), kind: 'close' } satisfies FamiliesRequest);
+        const timer = setTimeout(() => void worker.terminate(), 10_000);
+        await closed;
+        clearTimeout(timer);
+      })();
+      return closing;
+    },
+  };
+}
