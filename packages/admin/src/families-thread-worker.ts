@@ -20,7 +20,7 @@ const data = workerData as FamiliesThreadData;
 const send = (reply: FamiliesReply) => port.postMessage(reply);
 const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}) => send({ log: { level, message, fields } });
 
-runInBackground();
+const backgroundThread = runInBackground();
 
 /** The host's clock: the system clock moved by what the main thread last said its time was. */
 let offsetMs = data.clockOffsetMs;
@@ -51,7 +51,7 @@ const following = followLog(store, [families], fail);
 following.caughtUp.then(
   () => {
     publish({ caughtUp: true, size: families.size });
-    log('info', 'the admin families read model caught up with the event log', { families: families.size, seconds: (performance.now() - started) / 1000 });
+    log('info', 'the admin families read model caught up with the event log', { families: families.size, seconds: (performance.now() - started) / 1000, background_thread: backgroundThread ?? null });
   },
   () => undefined,
 );

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
@@ -6,15 +7,23 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /** The lowest CPU priority Linux gives a thread (nice 19): it runs when the others leave the core. */
 export const backgroundNice = 19;
 
+/** How the calling thread was set to run in the background: its id, and whether it is SCHED_IDLE too. */
+export interface BackgroundThread {
+  readonly threadId: number;
+  readonly idlePolicy: boolean;
+}
+
 /**
- * Lowers the calling thread's CPU priority to nice 19, on Linux (where a thread has an id of its
- * own that setpriority(2) takes, found through /proc/thread-self). Where a background thread shares a
- * core with the thread that answers token requests (a container with one CPU, a pinned process),
- * the scheduler then gives that core to token requests first, and the thread takes what is left.
- * Returns the thread id it lowered, or undefined where that is not possible (not Linux): the
- * thread then runs at the process's priority, as any thread would.
+ * Lowers the calling thread's CPU priority, on Linux (where a thread has an id of its own, found
+ * through /proc/thread-self): nice 19, then the SCHED_IDLE policy (`chrt --idle`, util-linux or
+ * busybox), where a token request waking up takes the core from the thread at once. Nice 19 alone
+ * is not enough on a core shared with the thread that answers token requests (a container with one
+ * CPU, a pinned process): the scheduler may let a nice-19 thread finish its slice first (EEVDF's
+ * run-to-parity), a few milliseconds a request waits (issuance p99 +31% beside the admin work at
+ * scale, docs/benchmarks.md). Without chrt the thread stays at nice 19. Returns undefined where
+ * neither is possible (not Linux): the thread then runs at the process's priority, as any would.
  */
-export function runInBackground(): number | undefined {
+export function runInBackground(): BackgroundThread | undefined {
   let threadId: number;
   try {
     threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
@@ -23,7 +32,14 @@ export function runInBackground(): number | undefined {
   }
   if (!Number.isInteger(threadId) || threadId <= 0) return undefined;
   setPriority(threadId, backgroundNice);
-  return threadId;
+  let idlePolicy = false;
+  try {
+    execFileSync('chrt', ['--idle', '--pid', '0', String(threadId)], { stdio: 'ignore', timeout: 5_000 });
+    idlePolicy = true;
+  } catch {
+    // No chrt here: nice 19 it is.
+  }
+  return { threadId, idlePolicy };
 }
 
 /**

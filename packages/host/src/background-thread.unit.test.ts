@@ -1,30 +1,48 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { backgroundNice } from './background-thread.js';
+import { backgroundNice, type BackgroundThread } from './background-thread.js';
 
-/** The nice value of one thread of this process, from /proc (field 19 of its stat line). */
-function niceOf(threadId: number): number {
+/** Fields of one thread's stat line in /proc, counted from the state (field 3) on. */
+function statOf(threadId: number): string[] {
   const stat = readFileSync(`/proc/${process.pid}/task/${threadId}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
+/** nice is field 19 of the stat line, the scheduling policy field 41 (SCHED_IDLE is 5). */
+const niceOf = (threadId: number) => Number(statOf(threadId)[16]);
+const policyOf = (threadId: number) => Number(statOf(threadId)[38]);
+const schedIdle = 5;
+
+const chrtHere = (() => {
+  try {
+    execFileSync('chrt', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 describe.runIf(process.platform === 'linux')('running a thread in the background', () => {
-  it('lowers that thread to nice 19 and leaves the main thread as it was', async () => {
+  it(`lowers that thread to nice 19 and, with chrt (${chrtHere ? 'found' : 'NOT found here: only nice 19 is checked'}), to SCHED_IDLE, and leaves the main thread as it was`, async () => {
     const mainNice = niceOf(process.pid);
+    const mainPolicy = policyOf(process.pid);
     // The worker imports the compiled-or-source module the way the background threads do: through tsx.
     const worker = new Worker(
       `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./background-thread.ts', import.meta.url).href)}); })
         .then(({ runInBackground }) => require('node:worker_threads').parentPort.postMessage(runInBackground()));`,
       { eval: true },
     );
-    const threadId = await new Promise<number | undefined>((resolve, reject) => {
+    const background = await new Promise<BackgroundThread | undefined>((resolve, reject) => {
       worker.once('message', resolve);
       worker.once('error', reject);
     });
-    expect(threadId).toBeGreaterThan(0);
-    expect(niceOf(threadId!)).toBe(backgroundNice);
+    expect(background?.threadId).toBeGreaterThan(0);
+    expect(niceOf(background!.threadId)).toBe(backgroundNice);
+    expect(background?.idlePolicy).toBe(chrtHere);
+    if (chrtHere) expect(policyOf(background!.threadId)).toBe(schedIdle);
     expect(niceOf(process.pid)).toBe(mainNice);
+    expect(policyOf(process.pid)).toBe(mainPolicy);
     await worker.terminate();
   });
 });
