@@ -60,6 +60,11 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
   const tokens = new AdminTokenDirectory(hooks.hashers, now);
   let thread: FamiliesThread | undefined;
   const familiesThread = (): FamiliesThread => {
+    // One that failed (the store unreachable when it opened, say) is replaced by the next request.
+    if (thread?.state().failure !== undefined) {
+      void thread.close();
+      thread = undefined;
+    }
     if (!thread) {
       const started = startFamiliesThread({ config: host.config, clock: host.clock, log: host.log });
       thread = started;
