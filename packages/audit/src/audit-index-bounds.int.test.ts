@@ -153,6 +153,28 @@ describe('the time budget', () => {
   });
 });
 
+describe('a live backlog', () => {
+  it('is written in transactions of at most 1,000 events once the index holds rows, so a query waits for a short one at most', async () => {
+    await account('acct-big');
+    await families('acct-big', 10, { issuedAt: T - 3000 });
+    const index = openIndex();
+    await catchUpIndex(index, store);
+    // A burst the follower finds waiting: 4,000 events.
+    await families('acct-big', 4000, { issuedAt: T - 3000, first: 10, perAppend: 1000 });
+    const batches: number[] = [];
+    const apply = index.apply.bind(index);
+    index.apply = (batch, appliedUpTo) => {
+      batches.push(batch.length);
+      return apply(batch, appliedUpTo);
+    };
+    const follower = followIntoIndex(store, index, { onError: (error) => expect.fail(String(error)) });
+    await follower.caughtUp;
+    await follower.close();
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(4000);
+    expect(Math.max(...batches)).toBeLessThanOrEqual(1000);
+  });
+});
+
 describe('statistics', () => {
   it('an index grown live from empty is analysed again as it doubles, and access-at reads the account\'s grants index', async () => {
     const index = openIndex();
