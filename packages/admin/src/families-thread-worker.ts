@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { followLog, guardAvailability } from '@tessera/event-store';
 import { openEventStore } from '@tessera/event-store-factory';
 // The subpath: the kernel's index would load its logger and metrics into this thread for nothing.
-import { runInBackground } from '@tessera/host/background-thread';
+import { currentBackgroundThread } from '@tessera/host/background-thread';
 import { epochSeconds, systemClock, type Clock } from '@tessera/timing';
 import { AccountFamilies } from './account-families.js';
 import type { FamiliesReply, FamiliesRequest, FamiliesThreadData, FamiliesThreadState } from './families-thread-protocol.js';
@@ -20,7 +20,8 @@ const data = workerData as FamiliesThreadData;
 const send = (reply: FamiliesReply) => port.postMessage(reply);
 const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}) => send({ log: { level, message, fields } });
 
-const backgroundThread = runInBackground();
+// Lowered by the thread's bootstrap (workerThreadEntry) before this module loaded.
+const backgroundThread = currentBackgroundThread();
 
 /** The host's clock: the system clock moved by what the main thread last said its time was. */
 let offsetMs = data.clockOffsetMs;

@@ -11,7 +11,7 @@ import { archiveDirOf } from '@tessera/config';
 import { EventStoreUnavailable, guardAvailability, type GuardedEventStore, type LogRetention } from '@tessera/event-store';
 import { openEventStore, openLogRetention } from '@tessera/event-store-factory';
 // The subpath: the kernel's index would load its logger and metrics into this thread for nothing.
-import { runInBackground } from '@tessera/host/background-thread';
+import { currentBackgroundThread } from '@tessera/host/background-thread';
 import { AuditQueries } from './archive-queries.js';
 import { Archiver } from './archiver.js';
 import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
@@ -28,7 +28,8 @@ const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<s
 
 // Audit work takes the CPU token requests leave: on a shared core, an index catching up or a long
 // query must not stretch a get-oauth-token's latency.
-const backgroundThread = runInBackground();
+// Lowered by the thread's bootstrap (workerThreadEntry) before this module loaded.
+const backgroundThread = currentBackgroundThread();
 
 const index = AuditIndex.open(data.file);
 if (index.rebuilt) log('warn', 'the audit index was unreadable or of another version: rebuilding it from the event log', { file: data.file });

@@ -7,6 +7,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /** The lowest CPU priority Linux gives a thread (nice 19): it runs when the others leave the core. */
 export const backgroundNice = 19;
 
+/** This thread's: a module instance is per thread. */
+let current: BackgroundThread | undefined;
+
 /** How the calling thread was set to run in the background: its id, and whether it is SCHED_IDLE too. */
 export interface BackgroundThread {
   readonly threadId: number;
@@ -31,6 +34,7 @@ export function runInBackground(): BackgroundThread | undefined {
     return undefined;
   }
   if (!Number.isInteger(threadId) || threadId <= 0) return undefined;
+  if (current?.threadId === threadId) return current;
   setPriority(threadId, backgroundNice);
   let idlePolicy = false;
   try {
@@ -39,24 +43,37 @@ export function runInBackground(): BackgroundThread | undefined {
   } catch {
     // No chrt here: nice 19 it is.
   }
-  return { threadId, idlePolicy };
+  current = { threadId, idlePolicy };
+  return current;
+}
+
+/** What runInBackground() did in this thread (its bootstrap calls it), or undefined if it has not run or could not. */
+export function currentBackgroundThread(): BackgroundThread | undefined {
+  return current;
 }
 
 /**
- * A worker thread's entry, the module `entry` (a name without extension) beside `besideUrl` (the
- * caller's import.meta.url): the compiled .js from compiled JavaScript; from the TypeScript sources
- * (the tests), a bootstrap that registers tsx in the thread and then loads the .ts entry, since a
- * worker does not inherit the loader its parent runs under. `execArgv` carries the sources' export
- * condition in that case.
+ * A background thread's entry: a bootstrap that lowers the thread's priority (runInBackground)
+ * before it loads the module `entry` (a name without extension) beside `besideUrl` (the caller's
+ * import.meta.url). Loading a thread's modules is tens to hundreds of milliseconds of CPU (82 ms
+ * for the families read model's, 277 ms for the audit index's): at the process's priority, on a
+ * core shared with token requests, that was a stall beside the first account revocation. The
+ * entry reads how it went with currentBackgroundThread(). From compiled JavaScript the bootstrap
+ * loads the .js entry; from the TypeScript sources (the tests) it first registers tsx in the
+ * thread, which a worker does not inherit from its parent, and `execArgv` carries the sources'
+ * export condition.
  */
 export function workerThreadEntry(besideUrl: string, entry: string): { readonly url: URL; readonly execArgv: string[] } {
   const here = fileURLToPath(besideUrl);
-  if (!here.endsWith('.ts')) return { url: new URL(`./${entry}.js`, besideUrl), execArgv: [] };
+  const fromSources = here.endsWith('.ts');
+  const lowerFirst = `const { runInBackground } = await import(${JSON.stringify(import.meta.url)}); runInBackground();`;
+  const load = `await import(${JSON.stringify(new URL(`./${entry}.${fromSources ? 'ts' : 'js'}`, besideUrl).href)});`;
+  if (!fromSources) return { url: dataModule(`${lowerFirst} ${load}`), execArgv: [] };
   const tsx = pathToFileURL(join(findPackageFolder(here, 'tsx'), 'dist', 'esm', 'api', 'index.mjs')).href;
-  const source = new URL(`./${entry}.ts`, besideUrl).href;
-  const bootstrap = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(source)});`;
-  return { url: new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`), execArgv: ['--conditions=tessera-source'] };
+  return { url: dataModule(`const { register } = await import(${JSON.stringify(tsx)}); register(); ${lowerFirst} ${load}`), execArgv: ['--conditions=tessera-source'] };
 }
+
+const dataModule = (source: string) => new URL(`data:text/javascript,${encodeURIComponent(source)}`);
 
 /** node_modules/<name> in the nearest folder up from `file` that has it. */
 function findPackageFolder(file: string, name: string): string {

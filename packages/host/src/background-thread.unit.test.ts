@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { backgroundNice, type BackgroundThread } from './background-thread.js';
+import { backgroundNice, workerThreadEntry, type BackgroundThread } from './background-thread.js';
 
 /** Fields of one thread's stat line in /proc, counted from the state (field 3) on. */
 function statOf(threadId: number): string[] {
@@ -43,6 +43,18 @@ describe.runIf(process.platform === 'linux')('running a thread in the background
     if (chrtHere) expect(policyOf(background!.threadId)).toBe(schedIdle);
     expect(niceOf(process.pid)).toBe(mainNice);
     expect(policyOf(process.pid)).toBe(mainPolicy);
+    await worker.terminate();
+  });
+
+  it('a background thread started through workerThreadEntry is lowered before its entry module loads', async () => {
+    const entry = workerThreadEntry(import.meta.url, 'background-thread-probe.test');
+    const worker = new Worker(entry.url, { execArgv: entry.execArgv });
+    const found = await new Promise<{ nice: number; policy: number }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    expect(found.nice).toBe(backgroundNice);
+    if (chrtHere) expect(found.policy).toBe(schedIdle);
     await worker.terminate();
   });
 });

@@ -7,5 +7,5 @@ export { loggerOptions, redactedPaths } from './logger.js';
 export { ownerOnlyDataFolder } from './data-folder.js';
 export { replaceFileDurably } from './durable-file.js';
 export { StartFailure } from './start-failure.js';
-export { backgroundNice, runInBackground, workerThreadEntry } from './background-thread.js';
+export { backgroundNice, currentBackgroundThread, runInBackground, workerThreadEntry } from './background-thread.js';
 export { ManualClock, Retry, epochSeconds, systemClock, type Clock } from '@tessera/timing';
