@@ -1,7 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import type { TesseraConfig } from '@tessera/config';
 import { EventStoreUnavailable } from '@tessera/event-store';
-import { workerThreadEntry } from '@tessera/host';
+import { startBackgroundWorker } from '@tessera/host';
 import { systemClock, type Clock } from '@tessera/timing';
 import type { AccountFamilies } from './account-families.js';
 import type { FamiliesReply, FamiliesRequest, FamiliesThreadData, FamiliesThreadState } from './families-thread-protocol.js';
@@ -51,64 +50,36 @@ const graceMs = 2_000;
  */
 export function startFamiliesThread(options: { readonly config: TesseraConfig; readonly clock: Clock; readonly log: FamiliesThreadLogger }): FamiliesThread {
   const data: FamiliesThreadData = { config: options.config, clockOffsetMs: options.clock.now() - systemClock.now() };
-  const entry = workerThreadEntry(import.meta.url, 'families-thread-worker');
-  const worker = new Worker(entry.url, { workerData: data, execArgv: entry.execArgv });
-  worker.unref();
   let state: FamiliesThreadState = { caughtUp: false, size: 0, failure: undefined };
   const caughtUpWaiters = new Set<() => void>();
-  let nextId = 0;
-  const pending = new Map<number, { resolve: (reply: FamiliesReply) => void; reject: (error: unknown) => void }>();
-  let closing: Promise<void> | undefined;
-  let exited = false;
-
-  worker.on('message', (reply: FamiliesReply) => {
-    if ('state' in reply) {
-      state = reply.state;
+  const thread = startBackgroundWorker<FamiliesRequest, FamiliesReply>({
+    name: 'admin families read model',
+    besideUrl: import.meta.url,
+    entry: 'families-thread-worker',
+    workerData: data,
+    onNotice: (notice) => {
+      if ('log' in notice) {
+        options.log[notice.log.level](notice.log.fields, notice.log.message);
+        return;
+      }
+      state = notice.state;
       if (state.caughtUp) for (const wake of caughtUpWaiters) wake();
-    } else if ('log' in reply) options.log[reply.log.level](reply.log.fields, reply.log.message);
-    else {
-      pending.get(reply.id)?.resolve(reply);
-      pending.delete(reply.id);
-    }
-  });
-  const fail = (error: unknown) => {
-    if (closing) return;
-    state = { ...state, failure: error instanceof Error ? error.message : String(error) };
-    options.log.error({ err: state.failure }, 'the admin families read model thread failed; account revocations answer 503 until the process restarts');
-    for (const waiting of pending.values()) waiting.reject(error);
-    pending.clear();
-  };
-  worker.on('error', fail);
-  worker.once('exit', (code) => {
-    exited = true;
-    fail(new Error(`the admin families read model thread exited (${code})`));
+    },
+    onFailure: (error) => {
+      state = { ...state, failure: error.message };
+      options.log.error({ err: error.message }, 'the admin families read model thread failed; account revocations answer 503 until the process restarts');
+    },
   });
 
   type Question = FamiliesRequest extends infer R ? (R extends { kind: 'close' } ? never : Omit<R, 'id' | 'nowMs'>) : never;
   function ask(question: Question, waitMs: number): Promise<FamiliesReply> {
     if (state.failure !== undefined) return Promise.reject(new EventStoreUnavailable(`the admin families read model failed: ${state.failure}`));
-    const id = (nextId += 1);
-    worker.ref();
-    return new Promise<FamiliesReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        reject(new EventStoreUnavailable('the admin families read model did not answer in time'));
-      }, waitMs + graceMs);
-      pending.set(id, {
-        resolve: (reply) => {
-          clearTimeout(timer);
-          resolve(reply);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
+    return thread.ask(
       // Cast: Question is FamiliesRequest without the two fields added here.
-      worker.postMessage({ ...question, id, nowMs: options.clock.now() } as FamiliesRequest);
-    }).finally(() => {
-      if (pending.size === 0) worker.unref();
-    });
+      (id) => ({ ...question, id, nowMs: options.clock.now() }) as FamiliesRequest,
+      waitMs + graceMs,
+      () => new EventStoreUnavailable('the admin families read model did not answer in time'),
+    );
   }
   const failed = (reply: FamiliesReply): never => {
     throw new EventStoreUnavailable('error' in reply ? `the admin families read model failed: ${reply.error}` : 'the admin families read model answered another question');
@@ -140,17 +111,6 @@ export function startFamiliesThread(options: { readonly config: TesseraConfig; r
       if (!('families' in reply)) return failed(reply);
       return reply.families ?? undefined;
     },
-    close: () => {
-      closing ??= (async () => {
-        if (exited) return;
-        worker.ref();
-        const closed = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-        worker.postMessage({ id: (nextId += 1), kind: 'close' } satisfies FamiliesRequest);
-        const timer = setTimeout(() => void worker.terminate(), 10_000);
-        await closed;
-        clearTimeout(timer);
-      })();
-      return closing;
-    },
+    close: () => thread.close((id) => ({ id, kind: 'close' }) satisfies FamiliesRequest),
   };
 }

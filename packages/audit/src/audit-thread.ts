@@ -1,6 +1,5 @@
-import { Worker } from 'node:worker_threads';
 import type { TesseraConfig } from '@tessera/config';
-import { workerThreadEntry } from '@tessera/host';
+import { startBackgroundWorker } from '@tessera/host';
 import { AuditQueryOverBudget, type AccessAtAnswer, type AccessAtQuery, type EventPage } from './audit-index.js';
 import type { ArchiveRunSummary, AuditQuestion, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import type { EventQuery } from './event-query.js';
@@ -37,58 +36,24 @@ const graceMs = 2_000;
  */
 export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger; readonly relayInProcess?: boolean }): AuditThread {
   const data: AuditThreadData = { file: options.file, config: options.config, relayInProcess: options.relayInProcess ?? false };
-  const entry = workerThreadEntry(import.meta.url, 'audit-thread-worker');
-  const worker = new Worker(entry.url, { workerData: data, execArgv: entry.execArgv });
-  worker.unref();
   let state: AuditThreadState = { position: undefined, caughtUp: false, failure: undefined };
-  let nextId = 0;
-  const pending = new Map<number, { resolve: (reply: AuditReply) => void; reject: (error: unknown) => void }>();
-  let closing: Promise<void> | undefined;
-
-  worker.on('message', (reply: AuditReply) => {
-    if ('state' in reply) state = reply.state;
-    else if ('log' in reply) options.log[reply.log.level](reply.log.fields, reply.log.message);
-    else {
-      pending.get(reply.id)?.resolve(reply);
-      pending.delete(reply.id);
-    }
+  const thread = startBackgroundWorker<AuditRequest, AuditReply>({
+    name: 'audit index',
+    besideUrl: import.meta.url,
+    entry: 'audit-thread-worker',
+    workerData: data,
+    onNotice: (notice) => {
+      if ('state' in notice) state = notice.state;
+      else options.log[notice.log.level](notice.log.fields, notice.log.message);
+    },
+    onFailure: (error) => {
+      state = { ...state, failure: error.message };
+      options.log.error({ err: error.message }, 'the audit index thread failed; the audit API answers 503 until the process restarts');
+    },
   });
-  let exited = false;
-  worker.once('exit', () => (exited = true));
-  const fail = (error: unknown) => {
-    if (closing) return;
-    const failure = error instanceof Error ? error.message : String(error);
-    state = { ...state, failure };
-    options.log.error({ err: failure }, 'the audit index thread failed; the audit API answers 503 until the process restarts');
-    for (const waiting of pending.values()) waiting.reject(error);
-    pending.clear();
-  };
-  worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`the audit index thread exited (${code})`)));
 
-  function ask(question: AuditQuestion | { readonly kind: 'archive'; readonly now: number; readonly consumersPast: string | null }, budgetMs: number): Promise<AuditReply> {
-    const id = (nextId += 1);
-    worker.ref();
-    return new Promise<AuditReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        reject(new AuditQueryOverBudget(budgetMs));
-      }, budgetMs + graceMs);
-      pending.set(id, {
-        resolve: (reply) => {
-          clearTimeout(timer);
-          resolve(reply);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
-      worker.postMessage({ ...question, id } satisfies AuditRequest);
-    }).finally(() => {
-      if (pending.size === 0) worker.unref();
-    });
-  }
+  const ask = (question: AuditQuestion | { readonly kind: 'archive'; readonly now: number; readonly consumersPast: string | null }, budgetMs: number): Promise<AuditReply> =>
+    thread.ask((id) => ({ ...question, id }) satisfies AuditRequest, budgetMs + graceMs, () => new AuditQueryOverBudget(budgetMs));
 
   const answerOf = (reply: AuditReply): AuditReply => {
     if (!('error' in reply)) return reply;
@@ -113,18 +78,6 @@ export function startAuditThread(options: { readonly file: string; readonly conf
       if (!('archived' in reply)) throw new Error('the audit thread answered another question');
       return reply.archived;
     },
-    close: () => {
-      closing ??= (async () => {
-        if (exited) return;
-        worker.ref();
-        const closed = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-        worker.postMessage({ id: (nextId += 1), kind: 'close' } satisfies AuditRequest);
-        // The thread writes what it gathered and closes the index; if it does not within 10 s, it is stopped.
-        const timer = setTimeout(() => void worker.terminate(), 10_000);
-        await closed;
-        clearTimeout(timer);
-      })();
-      return closing;
-    },
+    close: () => thread.close((id) => ({ id, kind: 'close' }) satisfies AuditRequest),
   };
 }
