@@ -2,7 +2,6 @@ import type { TesseraConfig } from '@tessera/config';
 import { EventStoreUnavailable } from '@tessera/event-store';
 import { startBackgroundWorker } from '@tessera/host';
 import { systemClock, type Clock } from '@tessera/timing';
-import type { AccountFamilies } from './account-families.js';
 import type { FamiliesReply, FamiliesRequest, FamiliesThreadData, FamiliesThreadState } from './families-thread-protocol.js';
 
 /** What an account revocation asks of the families read model. */
@@ -15,15 +14,6 @@ export interface FamiliesReadModel {
    * not within `timeoutMs`.
    */
   liveFamiliesOnceAt(position: bigint | undefined, accountId: string, timeoutMs: number): Promise<readonly string[] | undefined>;
-}
-
-/** The families read model in this thread: for tests that hold an AccountFamilies of their own. */
-export function familiesInThisThread(families: AccountFamilies, now: () => number): FamiliesReadModel {
-  return {
-    longestTokenLifetime: async () => families.longestTokenLifetime,
-    liveFamiliesOnceAt: async (position, accountId, timeoutMs) =>
-      position === undefined || (await families.reached(position, timeoutMs)) ? families.liveFamilies(accountId, now()) : undefined,
-  };
 }
 
 export interface FamiliesThread extends FamiliesReadModel {

@@ -2,7 +2,7 @@ export { createAdminGuard, adminPathPrefix, type AdminGuard, type AdminGuardDeps
 export { AccountFamilies, tokenLifetimeOf } from './account-families.js';
 export { longestLiveTokenLifetime } from './token-lifetimes.js';
 export { createOperatorRevocation, type AdminAudit, type OperatorRevocation, type OperatorRevocationDeps, type RevokedFamily } from './operator-revocation.js';
-export { familiesInThisThread, startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
+export { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
 export { revocationRoutes, type RevocationRoutesOptions } from './revocation-routes.js';
 export { adminRoutes, wireAdminApi, type AdminApi, type AdminApiHooks } from './admin-composition.js';
 export { auditRoutes, type AdminPreHandler, type AuditRoutesOptions } from './audit-routes.js';
