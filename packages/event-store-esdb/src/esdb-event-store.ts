@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { BACKWARDS, END, EventStoreDBClient, FORWARDS, START, type AllStreamResolvedEvent } from '@eventstore/db-client';
 import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
 import {
   EventStoreUnavailable,
+  newEventId,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -71,7 +71,7 @@ export class EsdbEventStore implements EventStore {
   async append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     this.assertOpen();
     if (events.length === 0) throw new TypeError('append needs at least one event');
-    const data = events.map((event) => toEventData(event, randomUUID));
+    const data = events.map((event) => toEventData(event, newEventId));
     const expectedRevision = toEsdbExpectedRevision(options.expectedRevision);
     try {
       const result = await this.client.appendToStream(stream, data, { expectedRevision });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -7,6 +6,7 @@ import { TesseraEvent, type EventMetadata, type RecordedEvent, type TesseraEvent
 import {
   EventStoreUnavailable,
   ExpectedRevisionConflict,
+  newEventId,
   type AppendResult,
   type CommitStats,
   type EventStore,
@@ -201,7 +201,7 @@ export class SqliteEventStore implements EventStore {
       stream,
       expected: typeof expectedRevision === 'bigint' ? expectedRevision.toString() : expectedRevision,
       recordedAt,
-      rows: events.map(({ event, metadata, eventId }) => [eventId ?? randomUUID(), event.type, JSON.stringify(event), JSON.stringify(metadata ?? {})]),
+      rows: events.map(({ event, metadata, eventId }) => [eventId ?? newEventId(), event.type, JSON.stringify(event), JSON.stringify(metadata ?? {})]),
     }));
     // Keep the process alive while a write is pending; idle, the thread must not hold it open.
     const writer = this.ensureWriter();

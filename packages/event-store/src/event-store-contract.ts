@@ -59,6 +59,25 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       expect(second.position).toBeGreaterThan(result.position);
     });
 
+    it('names an event its caller named no id for with a time-ordered UUID (version 7): a later append sorts after an earlier one', async () => {
+      const { accountId, stream } = newStream();
+      const before = Date.now();
+      await store.append(stream, [{ event: registered(accountId) }, { event: permissionsChanged(accountId, ['a']) }], { expectedRevision: 'no_stream' });
+      await store.append(stream, [{ event: permissionsChanged(accountId, ['b']) }], { expectedRevision: 1n });
+      const after = Date.now();
+      const ids = (await store.readStream(stream)).map(({ eventId }) => eventId);
+      expect(ids).toHaveLength(3);
+      for (const id of ids) {
+        expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        // The first 48 bits are the milliseconds when the id was made.
+        const madeAt = Number.parseInt(id.replaceAll('-', '').slice(0, 12), 16);
+        expect(madeAt).toBeGreaterThanOrEqual(before);
+        expect(madeAt).toBeLessThanOrEqual(after);
+      }
+      expect([...ids].sort()).toEqual(ids);
+      expect(new Set(ids).size).toBe(3);
+    });
+
     it('refuses no_stream when the stream exists', async () => {
       const { accountId, stream } = newStream();
       await store.append(stream, [{ event: registered(accountId) }], { expectedRevision: 'no_stream' });

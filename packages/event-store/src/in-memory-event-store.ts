@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { TesseraEvent, type EventMetadata, type RecordedEvent } from '@tessera/contracts';
 import { systemClock, type Clock } from '@tessera/timing';
 import {
@@ -14,6 +13,7 @@ import {
   type Subscription,
 } from './event-store.js';
 import { TimeSlices, Wakeup, settledFromOutside } from './delivery-signals.js';
+import { newEventId } from './event-id.js';
 
 export interface InMemoryEventStoreOptions {
   /** For `recordedAt` and `positionBefore`; default the system's. */
@@ -51,7 +51,7 @@ export class InMemoryEventStore implements EventStore {
     }
     const existing = this.byStream.get(stream) ?? [];
     const current = existing.length - 1;
-    const ids = events.map(({ eventId }) => eventId ?? randomUUID());
+    const ids = events.map(({ eventId }) => eventId ?? newEventId());
     const conflict = () => new ExpectedRevisionConflict(stream, options.expectedRevision, current < 0 ? 'no_stream' : BigInt(current));
     const retried = this.retriedAppend(existing, options.expectedRevision, ids);
     if (retried === 'conflict') throw conflict();

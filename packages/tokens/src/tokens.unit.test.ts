@@ -168,6 +168,21 @@ describe('refresh tokens and secrets', () => {
     }
   });
 
+  it('makes family ids from the time: their 16 bytes are a UUID of version 7, so ids made later sort after earlier ones', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 1000 }, (_, index) => newFamilyId(index % 2 === 0 ? undefined : 'eu1'));
+    const after = Date.now();
+    const bytes = ids.map((id) => Buffer.from(id.slice(-22), 'base64url'));
+    for (const id of bytes) {
+      expect(id).toHaveLength(16);
+      expect(id[6]! >> 4).toBe(7);
+      expect(id[8]! >> 6).toBe(0b10);
+      expect(id.readUIntBE(0, 6)).toBeGreaterThanOrEqual(before);
+      expect(id.readUIntBE(0, 6)).toBeLessThanOrEqual(after);
+    }
+    for (let index = 1; index < bytes.length; index += 1) expect(Buffer.compare(bytes[index - 1]!, bytes[index]!)).toBe(-1);
+  });
+
   it('hashes secrets with a key: same input same hash, other key other hash', () => {
     const a = createSecretHasher(Buffer.alloc(32, 1));
     const b = createSecretHasher(Buffer.alloc(32, 2));

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
+import { newEventId } from '@tessera/event-store';
 import { schema } from '../sqlite-schema.js';
 
 export interface BulkEntry {
@@ -57,7 +58,7 @@ export function writeBulkLog(file: string, entries: Iterable<BulkEntry>): void {
       for (const { stream, event, recordedAt, metadata } of entries) {
         const revision = (revisions.get(stream) ?? lastRevision.get(stream) ?? -1) + 1;
         revisions.set(stream, revision);
-        insert.run(randomUUID(), stream, revision, event.type, JSON.stringify(event), JSON.stringify(metadata ?? {}), recordedAt);
+        insert.run(newEventId(), stream, revision, event.type, JSON.stringify(event), JSON.stringify(metadata ?? {}), recordedAt);
       }
     })();
   } finally {
