@@ -14,6 +14,8 @@
  * 4. A 12-month archive at BENCH_ARCHIVE_RATE issuances/s written through the archive writer (one
  *    segment per simulated day, signed into the manifest), then the audit queries across it:
  *    an account's first page over 12 months, and access-at 11 months ago.
+ * 5. What an appended issuance costs the log's writer with random ids and with the store's
+ *    time-ordered ones, on a log of a million issuances (measureIdShapes).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -34,6 +36,8 @@ import {
 } from '@tessera/archive';
 import { Archiver, AuditIndex, AuditQueries, catchUpIndex } from '@tessera/audit';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
+import { newEventId } from '@tessera/event-store';
+import { newFamilyId } from '@tessera/tokens';
 import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
 import { progress } from './children.js';
 import { load, type LoadResult } from './load.js';
@@ -55,7 +59,7 @@ interface BulkEntry {
  * at 2 issuances/s is 5 million appends, which the HTTP path would take days to make. The file is
  * made by the store itself first, so it has the store's schema and pragmas.
  */
-function writeRows(file: string, entries: readonly BulkEntry[]): void {
+function writeRows(file: string, entries: readonly BulkEntry[], eventId: () => string = randomUUID): void {
   if (!existsSync(file)) {
     const store = new SqliteEventStore({ file });
     void store.close();
@@ -66,7 +70,7 @@ function writeRows(file: string, entries: readonly BulkEntry[]): void {
     // Every stream the simulation writes is new (a family per issuance, one account): revision 0.
     const insert = db.prepare('INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, 0, ?, ?, ?, ?)');
     db.transaction(() => {
-      for (const { stream, event, recordedAt, metadata } of entries) insert.run(randomUUID(), stream, event.type, JSON.stringify(event), JSON.stringify(metadata ?? {}), recordedAt);
+      for (const { stream, event, recordedAt, metadata } of entries) insert.run(eventId(), stream, event.type, JSON.stringify(event), JSON.stringify(metadata ?? {}), recordedAt);
     })();
   } finally {
     db.close();
@@ -77,6 +81,8 @@ export interface StorageResult {
   readonly perOperation: { readonly issuances: number; readonly refreshes: number; readonly revocations: number; readonly log: PerOperation; readonly index: PerOperation; readonly issuedPerSecond: number };
   readonly curve: { readonly rate: number; readonly hotSeconds: number; readonly samples: readonly CurveSample[]; readonly withArchiving: LoadResult; readonly withoutArchiving: LoadResult };
   readonly month: { readonly days: number; readonly rate: number; readonly daily: readonly DaySample[]; readonly archiverEventsPerSecond: number; readonly archiveBytesPerIssuance: number };
+  /** The log's writer per appended issuance, by the shape of the ids the log indexes (part 5). */
+  readonly ids: { readonly historyEvents: number; readonly appends: number; readonly shapes: readonly IdShapeCost[] };
   readonly year: { readonly months: number; readonly rate: number; readonly events: number; readonly bytes: number; readonly segments: number; readonly writeSeconds: number; readonly queries: readonly QueryTime[] };
 }
 
@@ -97,6 +103,13 @@ interface DaySample {
   readonly indexBytes: number;
   readonly archiveBytes: number;
   readonly hotEvents: number;
+}
+interface IdShapeCost {
+  readonly shape: 'random' | 'time-ordered';
+  readonly group: number;
+  /** The bench process's CPU (its main thread and the store's writer thread) per append, µs. */
+  readonly cpuMicros: number;
+  readonly wallMicros: number;
 }
 interface QueryTime {
   readonly what: string;
@@ -226,8 +239,7 @@ const accounts = Array.from({ length: 1000 }, () => randomUUID());
 const credentials = accounts.map(() => randomUUID());
 
 /** One issuance as the issuer writes it: a family of its own, under one of 1000 accounts. */
-function issuance(at: number, n: number): BulkEntry {
-  const familyId = randomBytes(16).toString('base64url');
+function issuance(at: number, n: number, familyId = randomBytes(16).toString('base64url')): BulkEntry {
   const account = n % accounts.length;
   const seconds = Math.floor(at / 1000);
   return {
@@ -404,10 +416,64 @@ async function measureYear(): Promise<StorageResult['year']> {
   }
 }
 
+/**
+ * Part 5: what an appended issuance costs the log, by the shape of its ids. The log indexes every
+ * event id (unique) and every stream name, and an issuance's stream is named by its family id. With
+ * random ids each append lands on a random page of those two indexes, which a long log no longer
+ * holds in memory and each commit writes out again. The store's ids (newEventId, newFamilyId) are
+ * time-ordered, so appends land at the end. Measured on a log of BENCH_STORAGE_ID_EVENTS issuances
+ * whose ids have the same shape, through the real store and its writer thread, in groups of 5 and
+ * 30 appends per commit (light load and full load).
+ */
+async function measureIdShapes(): Promise<StorageResult['ids']> {
+  const historyEvents = env('BENCH_STORAGE_ID_EVENTS', 1_000_000);
+  const appends = env('BENCH_STORAGE_ID_APPENDS', 20_000);
+  const shapes = [
+    { shape: 'random', eventId: randomUUID, familyId: () => randomBytes(16).toString('base64url') },
+    { shape: 'time-ordered', eventId: newEventId, familyId: () => newFamilyId() },
+  ] as const;
+  const costs: IdShapeCost[] = [];
+  for (const { shape, eventId, familyId } of shapes) {
+    const folder = mkdtempSync(join(tmpdir(), 'tessera-bench-ids-'));
+    try {
+      const file = join(folder, 'events.db');
+      const start = Date.now() - historyEvents;
+      progress(`storage: ${historyEvents} issuances with ${shape} ids`);
+      for (let written = 0; written < historyEvents; written += 100_000) {
+        const count = Math.min(100_000, historyEvents - written);
+        writeRows(file, Array.from({ length: count }, (_, i) => issuance(start + written + i, written + i, familyId())), eventId);
+      }
+      const store = new SqliteEventStore({ file });
+      try {
+        for (const group of [5, 30]) {
+          const cpuBefore = process.cpuUsage();
+          const wallBefore = performance.now();
+          for (let done = 0; done < appends; done += group) {
+            await Promise.all(
+              Array.from({ length: group }, () => {
+                const { stream, event, metadata } = issuance(Date.now(), done, familyId());
+                return store.append(stream, [{ event, eventId: eventId(), ...(metadata ? { metadata } : {}) }], { expectedRevision: 'no_stream' });
+              }),
+            );
+          }
+          const cpu = process.cpuUsage(cpuBefore);
+          costs.push({ shape, group, cpuMicros: (cpu.user + cpu.system) / appends, wallMicros: ((performance.now() - wallBefore) * 1000) / appends });
+          progress(`storage: ${shape} ids, groups of ${group}: ${costs[costs.length - 1]!.cpuMicros.toFixed(0)} µs CPU per append`);
+        }
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }
+  return { historyEvents, appends, shapes: costs };
+}
+
 const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
 
-/** BENCH_STORAGE_PARTS: some of operations,curve,month,year (default all), to run a part again alone. */
-const parts = new Set((process.env.BENCH_STORAGE_PARTS ?? 'operations,curve,month,year').split(','));
+/** BENCH_STORAGE_PARTS: some of operations,curve,month,year,ids (default all), to run a part again alone. */
+const parts = new Set((process.env.BENCH_STORAGE_PARTS ?? 'operations,curve,month,year,ids').split(','));
 
 export async function measureStorage(): Promise<Partial<StorageResult>> {
   const result: { -readonly [K in keyof StorageResult]?: StorageResult[K] } = {};
@@ -425,11 +491,12 @@ export async function measureStorage(): Promise<Partial<StorageResult>> {
     progress('storage: a 12-month archive through the archive writer');
     result.year = await measureYear();
   }
+  if (parts.has('ids')) result.ids = await measureIdShapes();
   return result;
 }
 
 export function describeStorage(result: Partial<StorageResult>): string {
-  const { perOperation: p, curve, month, year } = result;
+  const { perOperation: p, curve, month, year, ids } = result;
   const lines: string[] = [];
   if (p) {
     lines.push(
@@ -459,11 +526,17 @@ export function describeStorage(result: Partial<StorageResult>): string {
       ...year.queries.map((q) => `  ${q.what}: ${q.ms.toFixed(0)} ms (${q.rows} rows)`),
     );
   }
+  if (ids) {
+    lines.push(
+      `Appends to a log of ${ids.historyEvents} issuances whose ids have the same shape (the real store and its writer thread, ${ids.appends} appends per group size):`,
+      ...ids.shapes.map((c) => `  ${c.shape.padEnd(12)} ids, groups of ${String(c.group).padStart(2)}: ${c.cpuMicros.toFixed(1)} µs CPU and ${c.wallMicros.toFixed(0)} µs wall per append`),
+    );
+  }
   return lines.join('\n');
 }
 
 export function storageRows(result: Partial<StorageResult>): Row[] {
-  const { perOperation: p, curve, month, year } = result;
+  const { perOperation: p, curve, month, year, ids } = result;
   const row = (what: string, value: number | string, target: string, met: { met: boolean; distance: string } | '—'): Row => ({
     what,
     tessera: value,
@@ -501,6 +574,13 @@ export function storageRows(result: Partial<StorageResult>): Row[] {
       row(`events by account over ${year.months} months, first page, ms`, firstPage.ms, '≤ 500 ms', atMost(firstPage.ms, 500, ' ms')),
       row('access-at 11 months ago, ms', accessAt.ms, '≤ 1000 ms', atMost(accessAt.ms, 1000, ' ms')),
     );
+  }
+  for (const group of new Set(ids?.shapes.map((c) => c.group))) {
+    const random = ids?.shapes.find((c) => c.shape === 'random' && c.group === group);
+    const ordered = ids?.shapes.find((c) => c.shape === 'time-ordered' && c.group === group);
+    if (random && ordered) {
+      rows.push({ what: `log CPU µs per appended issuance on a ${ids!.historyEvents}-event log, groups of ${group} (peer: random ids)`, tessera: ordered.cpuMicros, peer: random.cpuMicros, ratio: ordered.cpuMicros / random.cpuMicros, target: '', met: '—' });
+    }
   }
   if (curve) {
     const p99Ratio = curve.withArchiving.latencyP99Ms / curve.withoutArchiving.latencyP99Ms;
