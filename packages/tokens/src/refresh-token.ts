@@ -1,4 +1,4 @@
-import { v7 } from 'uuid';
+import { timeOrderedIdBytes } from '@tessera/contracts';
 import { randomToken } from './identifiers.js';
 
 /**
@@ -21,15 +21,14 @@ const familyIdBytes = Buffer.alloc(16);
 
 /**
  * A new family id, homed in `region` when one is given (a bare id otherwise, today's shape). Its
- * bytes are a UUID of version 7 (RFC 9562): the time in milliseconds, then a counter and random
- * bits. A family id names a stream, and every store indexes streams by name: ids made close in
+ * bytes are a UUID of version 7 (RFC 9562): the time in milliseconds, then random bits. A family id names a stream, and every store indexes streams by name: ids made close in
  * time sit close in that index (and in the audit index's family index), so an issuance adds to
  * pages already in memory rather than to a random page of an index that grows with history
  * (docs/decisions/0019). A family id is public (the `fid` claim) and never a secret: the refresh
  * token's 32 random bytes are.
  */
 export function newFamilyId(region?: string): string {
-  const id = v7(undefined, familyIdBytes).toString('base64url');
+  const id = timeOrderedIdBytes(familyIdBytes).toString('base64url');
   return region === undefined ? id : `${region}_${id}`;
 }
 
