@@ -17,13 +17,14 @@ db.pragma('synchronous = FULL');
 db.pragma('busy_timeout = 5000');
 // The cache size the store gives (see cacheKiB there): this connection's cache would otherwise fill with every page it writes.
 db.pragma(`cache_size = -${workerData.cacheKiB}`);
-// Parameters compared with indexed columns are written (SELECT ?), as in sqlite-event-store.ts:
-// a bare one makes SQLite (built with STAT4) prepare the statement again at every append.
+// Parameters that the planner may read (a LIMIT, a value compared with an indexed column) are
+// written (SELECT ?), as in sqlite-event-store.ts: a bare one makes SQLite prepare the statement
+// again at every append.
 const currentRevision = db.prepare('SELECT revision FROM events WHERE stream = (SELECT ?) ORDER BY revision DESC LIMIT 1').pluck();
 const insert = db.prepare(
   'INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
 );
-const eventsFrom = db.prepare('SELECT event_id, revision, position FROM events WHERE stream = (SELECT ?) AND revision >= (SELECT ?) ORDER BY revision ASC LIMIT ?').raw(true);
+const eventsFrom = db.prepare('SELECT event_id, revision, position FROM events WHERE stream = (SELECT ?) AND revision >= (SELECT ?) ORDER BY revision ASC LIMIT (SELECT ?)').raw(true);
 const revisionOfId = db.prepare('SELECT revision FROM events WHERE event_id = (SELECT ?) AND stream = (SELECT ?)').pluck();
 
 /** The original result when `rows` are exactly the events after `expectedNumber`, else undefined. */
