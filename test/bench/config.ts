@@ -42,6 +42,11 @@ export interface BenchConfig {
   readonly cpuConnections: number;
   /** Issuance throughput at each of these connection counts (the concurrency curve). */
   readonly curveConnections: readonly number[];
+  /**
+   * Issuance at the curve's fewest connections, Tessera and the peer in turn, this many pairs: the
+   * light-load target is the median ratio. One run apart from its peer moved ±15% here.
+   */
+  readonly lightPairs: number;
   /** oidc-provider refresh tokens made by real authorization_code flows before its refresh run. */
   readonly oidcRefreshFlows: number;
   /** Mixed-load soak: measured seconds, and the warm-up after which RSS, heap and fds are first read. */
@@ -69,6 +74,7 @@ export function readConfig(): BenchConfig {
     cpuRate: positive('BENCH_CPU_RATE', 500, { max: 100_000 }),
     cpuConnections: positive('BENCH_CPU_CONNECTIONS', 10, { integer: true, max: 1000 }),
     curveConnections: connectionCounts('BENCH_CURVE_CONNECTIONS', [10, 50, 200]),
+    lightPairs: positive('BENCH_LIGHT_PAIRS', 3, { integer: true, max: 20 }),
     oidcRefreshFlows: positive('BENCH_OIDC_REFRESH_FLOWS', 1000, { integer: true, max: 100_000 }),
     soakSeconds: positive('BENCH_SOAK_SECONDS', soakDefaultSeconds(), { max: 24 * 3600 }),
     soakWarmupSeconds: positive('BENCH_SOAK_WARMUP_SECONDS', 20, { max: 3600 }),

@@ -16,6 +16,13 @@ export interface Row {
 const figure = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2));
 
 /** A "≥ target" figure: met, and the margin or the shortfall (also as the factor still to gain). */
+/** The middle value (the mean of the two middle ones for an even count): noise of one run moves it least. */
+export const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
 export function atLeast(value: number, target: number, unit = ''): { met: boolean; distance: string } {
   if (!Number.isFinite(value)) return { met: false, distance: 'not measured' };
   if (value >= target) return { met: true, distance: `+${figure(value - target)}${unit} over` };

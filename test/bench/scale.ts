@@ -4,7 +4,7 @@ import { streams, type TesseraEvent } from '@tessera/contracts';
 import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { progress } from './children.js';
 import { load, warmUp, type LoadResult } from './load.js';
-import { atMost, type Row } from './report.js';
+import { atMost, median, type Row } from './report.js';
 import { issueTarget, startTesseraTarget, type TesseraTarget } from './tessera-target.js';
 
 /**
@@ -38,12 +38,6 @@ export interface IssuanceWindow {
 
 /** Window pairs: the figures are the medians over them. */
 const windowPairs = 3;
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 export interface AdminAnswer {
   readonly what: string;
