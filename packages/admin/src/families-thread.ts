@@ -57,7 +57,7 @@ export function startFamiliesThread(options: { readonly config: TesseraConfig; r
     },
     onFailure: (error) => {
       state = { ...state, failure: error.message };
-      options.log.error({ err: error.message }, 'the admin families read model thread failed; account revocations answer 503 until the process restarts');
+      options.log.error({ err: error.message }, 'the admin families read model thread failed; this account revocation answers 503, and the next one starts the thread again');
     },
   });
 
