@@ -2,10 +2,11 @@ import { v7 } from 'uuid';
 
 /**
  * Ids that sort by when they were made: UUIDs of version 7 (RFC 9562), whose first 48 bits are the
- * time in milliseconds and the other 74 random. An id that names a row of an index (an event id, a
- * family's stream) then lands at the index's end, in pages already in memory, and not at a random
- * page of an index that grows with history (docs/decisions/0019). Ids of the same millisecond are
- * in random order among themselves, which keeps them as close together.
+ * time in milliseconds; of the other 80, 6 give the version and variant and 73 are random (uuid
+ * leaves one bit of its sequence at 0). An id that names a row of an index (an event id, a family's
+ * stream) then lands at the index's end, in pages already in memory, and not at a random page of an
+ * index that grows with history (docs/decisions/0019). Ids of the same millisecond are in random
+ * order among themselves, which keeps them as close together.
  *
  * The random bytes come from a pool refilled 4 KiB at a time: uuid draws from the CSPRNG for each
  * id, 2.1 µs a call here, against 0.35 µs for a whole id from the pool. Ids are not secrets, so the
