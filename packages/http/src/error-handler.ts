@@ -11,6 +11,13 @@ import { trackRouteMethods } from './route-methods.js';
  */
 export type UnroutedGate = (request: FastifyRequest, reply: FastifyReply) => boolean;
 
+/**
+ * A step of a server's own work as each request arrives: false when it has answered the request
+ * (the steps after it, and the route, do not run). A server that gathers its steps runs them in
+ * one onRequest hook: fastify costs every hook a turn per request.
+ */
+export type RequestStep = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
 declare module 'fastify' {
   interface FastifyInstance {
     /**
@@ -28,7 +35,7 @@ declare module 'fastify' {
  * domain's, the issuer's, the ports') are answered from it; then what fastify and the validator
  * throw; anything else is a 500.
  */
-export function installErrorHandlers(app: FastifyInstance): void {
+export function installErrorHandlers(app: FastifyInstance, steps?: RequestStep[]): void {
   const routes = trackRouteMethods(app);
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const known = problemFor(error);
@@ -64,11 +71,15 @@ export function installErrorHandlers(app: FastifyInstance): void {
   // Answered as the request arrives, before fastify looks at a body for a route that does not
   // exist: otherwise its content-type rules (a QUERY must name one) would answer 400 for what
   // is a 404 or a 405.
-  // A callback hook (no promise per request); answering without calling `done` stops the chain.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (request.is404) answerUnrouted(request, reply);
-    else done();
-  });
+  // Into the server's steps when it gathers them; else a callback hook of its own (no promise per
+  // request), where answering without calling `done` stops the chain.
+  const unrouted: RequestStep = (request, reply) => {
+    if (!request.is404) return true;
+    answerUnrouted(request, reply);
+    return false;
+  };
+  if (steps) steps.push(unrouted);
+  else app.addHook('onRequest', (request, reply, done) => unrouted(request, reply) && done());
   app.setNotFoundHandler(answerUnrouted);
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
+import type { ResponseStep } from './request-steps.js';
 
 const probes = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -22,17 +23,21 @@ export type AccessLine = (request: FastifyRequest, reply: FastifyReply) => void;
  * plus ~4 µs for the request's child logger. That was ~4 % of a durable issuance's CPU
  * in the profile. The line's bytes are the same as before: reqId, req, res, responseTime, msg.
  */
-export function logEachRequestOnce(app: FastifyInstance): AccessLine {
+export function logEachRequestOnce(app: FastifyInstance, steps?: ResponseStep[]): AccessLine {
   // buildApp makes fastify's logger from pino options: app.log is that pino root logger.
   const appLog = app.log as unknown as Logger;
   // pino keeps its destination under a symbol its types do not declare on Logger, hence the casts.
   const destination = (appLog as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
   const accessLog = pino({ level: 'trace' }, destination);
-  // A callback hook: no promise per request on the protected routes' path.
-  app.addHook('onResponse', (request, reply, done) => {
-    writeAccessLine(request, reply);
-    done();
-  });
+  // Into the server's response steps (one hook for them all); else a callback hook of its own: no
+  // promise per request on the protected routes' path.
+  if (steps) steps.push(writeAccessLine);
+  else {
+    app.addHook('onResponse', (request, reply, done) => {
+      writeAccessLine(request, reply);
+      done();
+    });
+  }
   return writeAccessLine;
   function writeAccessLine(request: FastifyRequest, reply: FastifyReply): void {
     const status = reply.statusCode;

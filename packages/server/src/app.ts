@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { loggerOptions, type Metrics, type Readiness } from '@tessera/host';
-import { answerClientError, installErrorHandlers, problemTypes, sendProblem } from '@tessera/http';
+import { answerClientError, installErrorHandlers, problemTypes, sendProblem, type RequestStep } from '@tessera/http';
 import { logEachRequestOnce, type AccessLine } from './access-log.js';
 import { answerFrameworkError } from './framework-errors.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
@@ -13,6 +13,7 @@ import { capConnections } from './connection-caps.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { believeOnlyForwardedAddresses } from './forwarded-client.js';
 import { serverOptions, type TransportSettings } from './transport.js';
+import { runRequestSteps, type ResponseStep } from './request-steps.js';
 
 /** Which interfaces one listener serves: both on the one port, or v5 and v1 apart (TESSERA_LEGACY_PORT). */
 export interface Listener {
@@ -67,34 +68,40 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   // Transport hardening: connection caps, and headers on every answer.
   const { metrics } = parts;
   if (parts.transport) capConnections(app.server, parts.transport, (reason) => metrics.connectionsRefused.inc({ reason }));
-  if (parts.transport?.trustedProxies) believeOnlyForwardedAddresses(app);
-  addSecurityHeaders(app);
+  // The server's own steps on every request, run in one onRequest and one onResponse hook
+  // (request-steps.ts), in this order.
+  const onRequest: RequestStep[] = [];
+  const onResponse: ResponseStep[] = [];
+  if (parts.transport?.trustedProxies) onRequest.push(believeOnlyForwardedAddresses);
+  onRequest.push(addSecurityHeaders);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandlers(app);
+  installErrorHandlers(app, onRequest);
   // JSON only by default (fastify also parses text/plain): anything else is a 415.
   app.removeContentTypeParser('text/plain');
   await registerOpenApi(app);
 
-  late.accessLine = logEachRequestOnce(app);
-  countOutcomes(app, parts.metrics);
+  late.accessLine = logEachRequestOnce(app, onResponse);
+  onResponse.push(countOutcomes(parts.metrics));
   const alwaysAnswered = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
   const { readiness } = parts;
   // Until the first time it is ready the process answers nothing but health: its read models
   // would answer from a partial log. After that an outage is answered where it bites (a token
   // operation that cannot append gets its 503) while verification goes on from memory.
-  // Callback hooks on every request's path, not async ones: each async hook costs a promise and a
-  // microtask turn per request (measured on the protected request against a bare route).
-  app.addHook('onRequest', (request, reply, done) => {
-    if (readiness.hasStarted() || readiness.isReady() || alwaysAnswered.has(request.routeOptions.url ?? '')) return done();
-    // Answered here: the callback is not called, so the chain stops (fastify's rule for callback hooks).
+  // Synchronous steps on every request's path, not async hooks: each async hook costs a promise and
+  // a microtask turn per request (measured on the protected request against a bare route).
+  onRequest.push((request, reply) => {
+    if (readiness.hasStarted() || readiness.isReady() || alwaysAnswered.has(request.routeOptions.url ?? '')) return true;
+    // Answered here: the steps after it and the route do not run.
     sendProblem(reply.header('retry-after', '1'), {
       type: problemTypes.unavailable,
       title: 'Service Unavailable',
       status: 503,
       detail: `not ready: ${readiness.causes().join('; ')}`,
     });
+    return false;
   });
+  runRequestSteps(app, onRequest, onResponse);
   app.get('/healthz', { schema: builtInRouteSchemas.healthz }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: builtInRouteSchemas.readyz }, async (_request, reply) => {
     const causes = readiness.causes();

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { RequestStep } from '@tessera/http';
 
 /**
  * With TESSERA_TRUSTED_PROXIES, request.ip is the nearest entry of X-Forwarded-For that is not a
@@ -13,11 +14,12 @@ export function dropForgedForwardedFor(request: FastifyRequest): void {
   if (request.raw.headers['x-forwarded-for'] !== undefined && isIP(request.ip) === 0) delete request.raw.headers['x-forwarded-for'];
 }
 
-/** First of the app's hooks, so every later reader of request.ip (throttles, logs, audit) sees only an address. */
-export function believeOnlyForwardedAddresses(app: FastifyInstance): void {
-  // A callback hook: it runs on every request, forward-auth's hot path included.
-  app.addHook('onRequest', (request, _reply, done) => {
-    dropForgedForwardedFor(request);
-    done();
-  });
-}
+/**
+ * The first of the server's request steps (run in one hook), so every later reader of request.ip
+ * (throttles, logs, audit) sees only an address. It runs on every request, forward-auth's hot path
+ * included.
+ */
+export const believeOnlyForwardedAddresses: RequestStep = (request) => {
+  dropForgedForwardedFor(request);
+  return true;
+};

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from '@tessera/host';
 import { isVerification } from './access-log.js';
+import type { ResponseStep } from './request-steps.js';
 
 const tokenOperations: Record<string, string> = {
   '/v5/Authorization/get-oauth-token': 'issue',
@@ -9,12 +10,9 @@ const tokenOperations: Record<string, string> = {
   '/v1/authenticate': 'legacy_issue',
 };
 
-/** Counts outcomes from the answers, so no route has to remember to. */
-export function countOutcomes(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    countOutcome(request, reply, metrics);
-    done();
-  });
+/** Counts outcomes from the answers, so no route has to remember to: a response step of the server's. */
+export function countOutcomes(metrics: Metrics): ResponseStep {
+  return (request, reply) => countOutcome(request, reply, metrics);
 }
 
 function countOutcome(request: FastifyRequest, reply: FastifyReply, metrics: Metrics): void {
