@@ -7,9 +7,9 @@ export type ResponseStep = (request: FastifyRequest, reply: FastifyReply) => voi
 /**
  * The server's own work on every request runs in one onRequest hook and one onResponse hook, its
  * steps in order, rather than a hook each: fastify costs every hook a turn per request. With four
- * onRequest hooks and two onResponse hooks, a protected request ran at 0.82–0.84× a fastify route
- * that writes an access line; with one of each, at 0.93–1.02× (three alternating pairs each,
- * docs/benchmarks.md). A request step that answers returns false: the steps after it, and the
+ * onRequest hooks and two onResponse hooks, a protected request on a fresh server ran at
+ * 0.82–0.84× a fastify route that writes an access line; with one of each, at 0.94–0.99× (three
+ * alternating pairs each, docs/benchmarks.md). A request step that answers returns false: the steps after it, and the
  * route, do not run (fastify's rule for a callback hook that does not call `done`).
  */
 export function runRequestSteps(app: FastifyInstance, onRequest: readonly RequestStep[], onResponse: readonly ResponseStep[]): void {
