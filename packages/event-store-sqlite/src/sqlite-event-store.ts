@@ -128,7 +128,11 @@ export class SqliteEventStore implements EventStore {
     this.db.exec(schema);
     this.now = () => (options.clock ?? systemClock).now();
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
-    this.snapshot = <T>(read: () => T): T => this.db.transaction(read)();
+    // One transaction function, made once: better-sqlite3 builds a new wrapper for each
+    // transaction() call, and the live tail is read after every commit.
+    const readTransaction = this.db.transaction((read: () => unknown) => read());
+    // Cast: the transaction function returns what `read` returns; its type is erased to unknown.
+    this.snapshot = <T>(read: () => T): T => readTransaction(read) as T;
     this.file = options.file;
     this.readOnly = options.readOnly === true;
     this.writer = this.readOnly ? undefined : this.startWriter();
