@@ -1,4 +1,3 @@
-import type { AccessTokenClaims } from '@tessera/contracts';
 import type { PublicKeySet } from './key-set.js';
 import { verifySignature, type SignatureVerification } from './access-token.js';
 
@@ -11,7 +10,13 @@ import { verifySignature, type SignatureVerification } from './access-token.js';
  * checked by the caller on every request.
  */
 export class VerifiedTokenCache {
-  private readonly entries = new Map<string, { kid: string; claims: AccessTokenClaims }>();
+  /**
+   * Keyed by the token's signature part, not the whole token: each request brings the token as a
+   * new string, and a Map hashes a new string's every character on lookup. The signature is
+   * about 86 of a token's ~600 characters; the whole token is then compared to the entry's, so
+   * a hit still means exactly this token.
+   */
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
     private readonly keys: PublicKeySet,
@@ -19,15 +24,18 @@ export class VerifiedTokenCache {
   ) {}
 
   verify(token: string, nowSeconds: number): SignatureVerification {
-    const hit = this.entries.get(token);
-    if (hit) {
-      if (hit.claims.exp > nowSeconds && this.keys.find(hit.kid, nowSeconds)) return { ok: true, ...hit };
-      this.entries.delete(token);
+    const signature = token.slice(token.lastIndexOf('.') + 1);
+    const hit = this.entries.get(signature);
+    if (hit !== undefined && hit.token === token) {
+      if (hit.verified.claims.exp > nowSeconds && this.keys.find(hit.verified.kid, nowSeconds)) return hit.verified;
+      this.entries.delete(signature);
     }
     const verified = verifySignature(token, this.keys, nowSeconds);
     if (verified.ok && verified.claims.exp > nowSeconds) {
-      if (this.entries.size >= this.maxEntries) this.evict(nowSeconds);
-      this.entries.set(token, { kid: verified.kid, claims: verified.claims });
+      // A token that verified has one canonical signature part (verifySignature), so the key
+      // below names it alone; a different token under the same key simply replaces it.
+      if (this.entries.size >= this.maxEntries && !this.entries.has(signature)) this.evict(nowSeconds);
+      this.entries.set(signature, { token, verified });
     }
     return verified;
   }
@@ -44,15 +52,21 @@ export class VerifiedTokenCache {
    */
   private evict(nowSeconds: number): void {
     let budget = expiredDropsPerInsert;
-    for (const [token, entry] of this.entries) {
-      if (budget === 0 || entry.claims.exp > nowSeconds) break;
-      this.entries.delete(token);
+    for (const [signature, entry] of this.entries) {
+      if (budget === 0 || entry.verified.claims.exp > nowSeconds) break;
+      this.entries.delete(signature);
       budget -= 1;
     }
     if (this.entries.size < this.maxEntries) return;
     const oldest = this.entries.keys().next();
     if (!oldest.done) this.entries.delete(oldest.value);
   }
+}
+
+interface Entry {
+  readonly token: string;
+  /** Answered as is on a hit: no copy per request. */
+  readonly verified: Extract<SignatureVerification, { ok: true }>;
 }
 
 /** More than one, so a cache that filled while idle drains its expired front faster than it refills. */

@@ -35,6 +35,17 @@ describe('VerifiedTokenCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('a token with a cached token\'s signature under another header or payload is no hit: it fails verification, and the cached one still verifies', () => {
+    const cache = new VerifiedTokenCache(keys);
+    const good = token(now + 3600, 'good');
+    expect(cache.verify(good, now).ok).toBe(true);
+    const [header, , signature] = good.split('.');
+    const [, otherPayload] = token(now + 3600, 'other').split('.');
+    expect(cache.verify(`${header}.${otherPayload}.${signature}`, now)).toEqual({ ok: false, code: 'ERR_TOKEN_SIGNATURE' });
+    expect(cache.verify(good, now)).toMatchObject({ ok: true, kid: key.kid, claims: { jti: 'good' } });
+    expect(cache.size).toBe(1);
+  });
+
   it('drops a token once it has expired', () => {
     const cache = new VerifiedTokenCache(keys);
     const t = token(now + 10);

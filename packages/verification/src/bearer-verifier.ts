@@ -74,6 +74,20 @@ const details: Record<TokenRejection | 'ERR_TOKEN_MISSING' | 'ERR_TOKEN_REVOKED'
   ERR_TOKEN_REVOKED: 'the access token was revoked or replaced by a refresh',
 };
 
+/**
+ * Whether the space-separated scope names the permission as one of its words: what
+ * `scope.split(' ').includes(permission)` answers, without building the array on every request.
+ */
+function scopeIncludes(scope: string, permission: string): boolean {
+  if (permission.length === 0 || permission.includes(' ')) return scope.split(' ').includes(permission);
+  for (let at = scope.indexOf(permission); at !== -1; at = scope.indexOf(permission, at + 1)) {
+    const end = at + permission.length;
+    if ((at === 0 || scope.charCodeAt(at - 1) === space) && (end === scope.length || scope.charCodeAt(end) === space)) return true;
+  }
+  return false;
+}
+const space = 0x20;
+
 export function createBearerVerifier(deps: BearerVerifierDeps) {
   const verified = new VerifiedTokenCache(deps.keys);
   function decide(authorization: string | undefined, requirement: AccessRequirement): AccessDecision {
@@ -98,7 +112,7 @@ export function createBearerVerifier(deps: BearerVerifierDeps) {
     ) {
       return { status: 401, code: 'ERR_TOKEN_REVOKED', detail: details.ERR_TOKEN_REVOKED };
     }
-    if (requirement.permission !== undefined && !claims.scope.split(' ').includes(requirement.permission)) {
+    if (requirement.permission !== undefined && !scopeIncludes(claims.scope, requirement.permission)) {
       return { status: 403, code: 'ERR_PERMISSION_DENIED', detail: `the account is not permitted to ${requirement.permission}`, claims, scope: requirement.permission };
     }
     return { status: 200, claims };

@@ -80,3 +80,24 @@ describe('bearer verifier: the Authorization header', () => {
     }
   });
 });
+
+describe('bearer verifier: the permission among the scope\'s words', () => {
+  const decide = (scope: string, permission: string) => verifierWith(new RevocationProjection()).decide(v5({ scope }), { interface: 'v5', permission });
+
+  it('finds the permission as the scope\'s first, middle, last or only word', () => {
+    for (const scope of ['transaction:charge', 'transaction:charge reports:read', 'reports:read transaction:charge accounts:read', 'reports:read transaction:charge']) {
+      expect(decide(scope, 'transaction:charge')).toMatchObject({ status: 200 });
+    }
+  });
+
+  it('refuses (403) a word that only starts or ends with the permission, the permission inside a word, and an empty scope', () => {
+    for (const scope of ['transaction:charged', 'xtransaction:charge', 'transaction:charge:all reports:read', 'reports:read pre-transaction:charge', 'transaction:chargetransaction:charge', '']) {
+      expect(decide(scope, 'transaction:charge')).toMatchObject({ status: 403, code: 'ERR_PERMISSION_DENIED' });
+    }
+  });
+
+  it('takes the word after an extra space between words, as splitting at each space does', () => {
+    expect(decide('reports:read  transaction:charge', 'transaction:charge')).toMatchObject({ status: 200 });
+    expect(decide('transaction:charge ', 'transaction:charge')).toMatchObject({ status: 200 });
+  });
+});
