@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventStore } from '@tessera/event-store';
 import { aroundAppend } from './around-append.js';
+import { talliedCounter } from './tallied-counter.js';
 
 /**
  * Prometheus metrics for operators, one registry per process. Names are stable: dashboards
@@ -16,12 +17,14 @@ export function createMetrics() {
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter({ name, help, labelNames, registers: [registry] });
   return {
     registry,
-    tokens: counter(
+    // Counted on every answer (http-metrics.ts in the server), so through tallies.
+    tokens: talliedCounter(
+      registry,
       'tessera_tokens_total',
       'Token operations by operation (issue, refresh, revoke, legacy_issue) and outcome (ok, refused, throttled, invalid_request, error)',
       ['operation', 'outcome'],
     ),
-    verifications: counter('tessera_verifications_total', 'Bearer token decisions on protected routes and forward-auth by outcome (allowed, unauthorized, forbidden)', ['outcome']),
+    verifications: talliedCounter(registry, 'tessera_verifications_total', 'Bearer token decisions on protected routes and forward-auth by outcome (allowed, unauthorized, forbidden)', ['outcome']),
     appendSeconds: new Histogram({
       name: 'tessera_event_store_append_seconds',
       help: 'Time from append call to durable commit',
@@ -34,7 +37,8 @@ export function createMetrics() {
       ['operation', 'scope'],
     ),
     connectionsRefused: counter('tessera_connections_refused_total', 'Connections closed on arrival because a listener held its maximum, in total or from that source address', ['reason']),
-    httpResponses: counter(
+    httpResponses: talliedCounter(
+      registry,
       'tessera_http_responses_total',
       'HTTP answers on every listener by route (the route pattern, or "unmatched" for a path no route serves) and status class (1xx to 5xx)',
       ['route', 'status_class'],

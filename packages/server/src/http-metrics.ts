@@ -19,18 +19,21 @@ function countOutcome(request: FastifyRequest, reply: FastifyReply, metrics: Met
   const url = request.routeOptions.url ?? '';
   const status = reply.statusCode;
   // By route pattern, never by path: the label's values stay as few as the routes.
-  metrics.httpResponses.inc({ route: request.routeOptions.url ?? 'unmatched', status_class: `${Math.floor(status / 100)}xx` });
+  metrics.httpResponses.tally(request.routeOptions.url ?? 'unmatched', statusClasses[Math.floor(status / 100)] ?? `${Math.floor(status / 100)}xx`).inc();
   const operation = tokenOperations[url];
   if (operation) {
     const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';
-    metrics.tokens.inc({ operation, outcome });
+    metrics.tokens.tally(operation, outcome).inc();
     return;
   }
   if (isVerification(request)) {
     const outcome = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 400 ? 'allowed' : 'error';
-    metrics.verifications.inc({ outcome });
+    metrics.verifications.tally(outcome).inc();
   }
 }
+
+/** The label values of the status classes, made once rather than per answer. */
+const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx'];
 
 /** Prometheus text, on the admin listener only: the public port must not tell the world how it is doing. */
 export function serveMetrics(app: FastifyInstance, metrics: Metrics): void {
