@@ -12,11 +12,12 @@ import { trackRouteMethods } from './route-methods.js';
 export type UnroutedGate = (request: FastifyRequest, reply: FastifyReply) => boolean;
 
 /**
- * A step of a server's own work as each request arrives: false when it has answered the request
- * (the steps after it, and the route, do not run). A server that gathers its steps runs them in
- * one onRequest hook: fastify costs every hook a turn per request.
+ * A step of a server's work as each request arrives: false when it has answered the request (the
+ * steps after it, and the route, do not run). A server that gathers its steps runs them in one
+ * onRequest hook: fastify costs every hook a turn per request. A step that must wait first (the
+ * bearer check refreshing its keys for an unknown kid) answers with a promise instead.
  */
-export type RequestStep = (request: FastifyRequest, reply: FastifyReply) => boolean;
+export type RequestStep = (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -73,7 +74,7 @@ export function installErrorHandlers(app: FastifyInstance, steps?: RequestStep[]
   // is a 404 or a 405.
   // Into the server's steps when it gathers them; else a callback hook of its own (no promise per
   // request), where answering without calling `done` stops the chain.
-  const unrouted: RequestStep = (request, reply) => {
+  const unrouted = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (!request.is404) return true;
     answerUnrouted(request, reply);
     return false;

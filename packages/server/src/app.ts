@@ -21,8 +21,11 @@ export interface Listener {
   readonly v1: boolean;
 }
 
-/** A service's routes, registered on each listener's app. */
-export type RouteRegistrar = (app: FastifyInstance, listener: Listener) => Promise<void>;
+/**
+ * A service's routes, registered on each listener's app. `steps` takes a service's own request
+ * steps (the bearer check), run after the server's in its one onRequest hook.
+ */
+export type RouteRegistrar = (app: FastifyInstance, listener: Listener, steps: { push(step: RequestStep): unknown }) => Promise<void>;
 
 export interface AppParts {
   readonly tls?: { cert: string; key: string };
@@ -116,6 +119,6 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   });
   app.get('/openapi.json', { schema: builtInRouteSchemas.openapi }, async () => app.swagger());
 
-  for (const register of parts.routes) await register(app, parts.listener ?? { v5: true, v1: true });
+  for (const register of parts.routes) await register(app, parts.listener ?? { v5: true, v1: true }, onRequest);
   return app;
 }

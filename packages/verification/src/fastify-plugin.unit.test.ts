@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installErrorHandlers } from '@tessera/http';
+import { installErrorHandlers, type RequestStep } from '@tessera/http';
 import { PublicKeySet, generateSigningKey, signAccessToken, signingKeyFromJwk, type SigningKey } from '@tessera/tokens';
 import type { AccessTokenClaims } from '@tessera/contracts';
 import { createBearerVerifier } from './bearer-verifier.js';
@@ -122,5 +122,17 @@ describe('tesseraAuth with a key the verifier does not know yet', () => {
     const failed = await failing.inject({ method: 'POST', url: '/orders', headers: { authorization: `Bearer ${token()}` } });
     expect(failed.statusCode).toBeGreaterThanOrEqual(500);
     expect(failed.headers['content-type']).toContain('application/problem+json');
+  });
+});
+
+describe('tesseraAuth given a server\'s request steps', () => {
+  it('adds its check to the steps and no hook of its own: the route is unprotected until the server runs the steps', async () => {
+    const steps: RequestStep[] = [];
+    const served = Fastify();
+    await served.register(tesseraAuth, { verifier, steps });
+    served.post('/orders', { config: { tessera: { interface: 'v5', permission: 'orders:write' } } }, async () => ({ reached: true }));
+    expect(steps).toHaveLength(1);
+    expect((await served.inject({ method: 'POST', url: '/orders' })).json()).toEqual({ reached: true });
+    await served.close();
   });
 });

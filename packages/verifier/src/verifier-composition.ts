@@ -138,8 +138,8 @@ export function verifierRoutes(host: Host, verifier: VerifierParts): RouteRegist
 
 /** The verifier's routes alone: the plugin, forward-auth and the example protected routes. */
 export function verifierRouteRegistrar(verifier: Pick<VerifierParts, 'bearer' | 'state'>): RouteRegistrar {
-  return async (app, listener) => {
-    await app.register(tesseraAuth, { verifier: verifier.bearer });
+  return async (app, listener, steps) => {
+    await app.register(tesseraAuth, { verifier: verifier.bearer, steps });
     await app.register(forwardAuthRoute, { verifier: verifier.bearer });
     // The app's JSON parser serves the charge route (a JSON body); the v1 GET has no body.
     await app.register(exampleRoutes, { accounts: verifier.state.accounts, v1: listener.v1, v5: listener.v5 });
