@@ -24,20 +24,30 @@ export class VerifiedTokenCache {
   ) {}
 
   verify(token: string, nowSeconds: number): SignatureVerification {
-    const signature = token.slice(token.lastIndexOf('.') + 1);
-    const hit = this.entries.get(signature);
-    if (hit !== undefined && hit.token === token) {
-      if (hit.verified.claims.exp > nowSeconds && this.keys.find(hit.verified.kid, nowSeconds)) return hit.verified;
-      this.entries.delete(signature);
-    }
+    const hit = this.cached(token, nowSeconds);
+    if (hit !== undefined) return hit;
     const verified = verifySignature(token, this.keys, nowSeconds);
     if (verified.ok && verified.claims.exp > nowSeconds) {
+      const signature = signaturePart(token);
       // A token that verified has one canonical signature part (verifySignature), so the key
       // below names it alone; a different token under the same key simply replaces it.
       if (this.entries.size >= this.maxEntries && !this.entries.has(signature)) this.evict(nowSeconds);
       this.entries.set(signature, { token, verified });
     }
     return verified;
+  }
+
+  /**
+   * The cached verification of exactly this token, if it is still good now; undefined otherwise
+   * (never verified, expired, or its key is no longer known: then the entry goes).
+   */
+  cached(token: string, nowSeconds: number): Extract<SignatureVerification, { ok: true }> | undefined {
+    const signature = signaturePart(token);
+    const hit = this.entries.get(signature);
+    if (hit === undefined || hit.token !== token) return undefined;
+    if (hit.verified.claims.exp > nowSeconds && this.keys.find(hit.verified.kid, nowSeconds)) return hit.verified;
+    this.entries.delete(signature);
+    return undefined;
   }
 
   get size(): number {
@@ -62,6 +72,16 @@ export class VerifiedTokenCache {
     if (!oldest.done) this.entries.delete(oldest.value);
   }
 }
+
+/**
+ * The last 86 characters: an ES256 signature is 64 bytes, 86 base64url characters, and nothing
+ * else verifies, so for every token the cache can hold this is its signature part. Taken by
+ * length rather than by searching for the last dot, which V8 does in a slow runtime call.
+ */
+function signaturePart(token: string): string {
+  return token.length > signatureLength ? token.slice(token.length - signatureLength) : token;
+}
+const signatureLength = 86;
 
 interface Entry {
   readonly token: string;

@@ -46,6 +46,19 @@ describe('VerifiedTokenCache', () => {
     expect(cache.size).toBe(1);
   });
 
+  it('cached() answers only a verified token, exactly, and never verifies one itself', () => {
+    const cache = new VerifiedTokenCache(keys);
+    const t = token(now + 3600, 'c');
+    expect(cache.cached(t, now)).toBeUndefined();
+    expect(cache.size).toBe(0);
+    cache.verify(t, now);
+    expect(cache.cached(t, now)).toMatchObject({ ok: true, claims: { jti: 'c' } });
+    expect(cache.cached(`${t} `, now)).toBeUndefined();
+    expect(cache.cached(`x${t}`, now)).toBeUndefined();
+    expect(cache.cached(t, now + 3600)).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
   it('drops a token once it has expired', () => {
     const cache = new VerifiedTokenCache(keys);
     const t = token(now + 10);

@@ -73,6 +73,17 @@ describe('bearer verifier: the Authorization header', () => {
     }
   });
 
+  it('once a token is verified (and cached), the header forms around it answer as before: spaces taken, anything else after it malformed', () => {
+    const one = verifier();
+    const t = token();
+    expect(one.decide(`Bearer ${t}`, { interface: 'v5' })).toMatchObject({ status: 200 });
+    for (const header of [`Bearer ${t}`, `bearer ${t}`, `Bearer   ${t}`, `Bearer ${t}  `]) expect(one.decide(header, { interface: 'v5' })).toMatchObject({ status: 200 });
+    for (const header of [`Bearer ${t} extra`, `Bearer ${t}\t`, `Bearer ${t}.`, `Bearer x${t}`, `Bearer ${t.slice(0, -1)}`]) {
+      expect(one.decide(header, { interface: 'v5' })).toMatchObject({ status: 401 });
+    }
+    expect(one.decide(`Bearer ${t}`, { interface: 'v5' })).toMatchObject({ status: 200 });
+  });
+
   it('answers "malformed" for the bearer scheme without one clean token after it', () => {
     for (const header of ['Bearer', 'Bearer ', 'Bearer    ', `Bearer ${token()} extra`, `Bearer ${token()}\t`]) {
       expect(verifier().decide(header, { interface: 'v5' })).toMatchObject({ status: 401 });
