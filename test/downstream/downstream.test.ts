@@ -140,7 +140,7 @@ process.once('SIGTERM', () => revocations.close().then(() => app.close()).then((
       join(project, 'consumer.ts'),
       `import Fastify from 'fastify';
 import { TesseraClient, LegacyTesseraClient } from '@tessera/client';
-import { PublicKeySet, createBearerVerifier, loadJwks, tesseraAuth, type AccessDecision } from '@tessera/verification';
+import { PublicKeySet, bearerCheck, createBearerVerifier, loadJwks, tesseraAuth, type AccessDecision, type BearerVerifier } from '@tessera/verification';
 import { createKafkaFeed, startRevocationConsumer, type RevocationConsumer } from '@tessera/revocations';
 import { TesseraEvent, type AccessTokenClaims } from '@tessera/contracts';
 
@@ -158,6 +158,16 @@ export async function protect(jwksUrl: string): Promise<RevocationConsumer> {
   const decision: AccessDecision = await verifier.check(undefined, { interface: 'v5' });
   if (decision.status === 200) decision.claims.scope.split(' ');
   return revocations;
+}
+
+/** A server running its own per-request steps in one hook: the check joins them. */
+export async function gathered(verifier: BearerVerifier): Promise<void> {
+  const steps: ReturnType<typeof bearerCheck>[] = [];
+  const app = Fastify();
+  await app.register(tesseraAuth, { verifier, steps });
+  app.addHook('onRequest', async (request, reply) => {
+    for (const step of steps) if (!(await step(request, reply))) return reply;
+  });
 }
 
 export const client = new TesseraClient({ baseUrl: 'https://localhost:8443', apiLoginId: 'tsl_x', transactionKey: 'tsk_x' });

@@ -1,6 +1,6 @@
 export * from './revocation-projection.js';
 export * from './bearer-verifier.js';
-export { tesseraAuth, type TesseraAuthOptions } from './fastify-plugin.js';
+export { bearerCheck, tesseraAuth, type TesseraAuthOptions } from './fastify-plugin.js';
 export { sendAccessRefusal } from './access-refusal.js';
 export { createKeyRefresh } from './key-refresh.js';
 export { loadJwks } from './jwks.js';
