@@ -19,6 +19,27 @@ export type UnroutedGate = (request: FastifyRequest, reply: FastifyReply) => boo
  */
 export type RequestStep = (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>;
 
+/**
+ * Runs request steps as an onRequest hook's body: in order, stopping at one that answered (false)
+ * without calling `done`, which is fastify's rule for a callback hook that has answered; a step's
+ * promise holds the steps after it until it settles, and a rejection goes to `done` as the error.
+ */
+export function runRequestSteps(steps: readonly RequestStep[], request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, first = 0): void {
+  for (let at = first; at < steps.length; at += 1) {
+    const step = steps[at];
+    if (step === undefined) break;
+    const goOn = step(request, reply);
+    if (goOn === true) continue;
+    if (goOn === false) return;
+    goOn.then(
+      (afterWaiting) => afterWaiting && runRequestSteps(steps, request, reply, done, at + 1),
+      (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+    );
+    return;
+  }
+  done();
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /**
@@ -74,13 +95,13 @@ export function installErrorHandlers(app: FastifyInstance, steps?: RequestStep[]
   // is a 404 or a 405.
   // Into the server's steps when it gathers them; else a callback hook of its own (no promise per
   // request), where answering without calling `done` stops the chain.
-  const unrouted = (request: FastifyRequest, reply: FastifyReply): boolean => {
+  const unrouted: RequestStep = (request, reply) => {
     if (!request.is404) return true;
     answerUnrouted(request, reply);
     return false;
   };
   if (steps) steps.push(unrouted);
-  else app.addHook('onRequest', (request, reply, done) => unrouted(request, reply) && done());
+  else app.addHook('onRequest', (request, reply, done) => runRequestSteps([unrouted], request, reply, done));
   app.setNotFoundHandler(answerUnrouted);
 }
 

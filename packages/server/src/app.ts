@@ -13,7 +13,7 @@ import { capConnections } from './connection-caps.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { believeOnlyForwardedAddresses } from './forwarded-client.js';
 import { serverOptions, type TransportSettings } from './transport.js';
-import { runRequestSteps, type ResponseStep } from './request-steps.js';
+import { runServerSteps, type ResponseStep } from './request-steps.js';
 
 /** Which interfaces one listener serves: both on the one port, or v5 and v1 apart (TESSERA_LEGACY_PORT). */
 export interface Listener {
@@ -104,7 +104,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     });
     return false;
   });
-  runRequestSteps(app, onRequest, onResponse);
+  runServerSteps(app, onRequest, onResponse);
   app.get('/healthz', { schema: builtInRouteSchemas.healthz }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: builtInRouteSchemas.readyz }, async (_request, reply) => {
     const causes = readiness.causes();

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RequestStep } from '@tessera/http';
+import { runRequestSteps, type RequestStep } from '@tessera/http';
 
 /** A step of the server's own work once an answer has gone (the access line, the metrics). */
 export type ResponseStep = (request: FastifyRequest, reply: FastifyReply) => void;
@@ -14,24 +14,8 @@ export type ResponseStep = (request: FastifyRequest, reply: FastifyReply) => voi
  * and the route, do not run (fastify's rule for a callback hook that does not call `done`). A step
  * that must wait returns a promise, and the steps after it run once it says true.
  */
-export function runRequestSteps(app: FastifyInstance, onRequest: readonly RequestStep[], onResponse: readonly ResponseStep[]): void {
-  /** The steps from `first` on; a step's promise holds the rest until it settles. */
-  const runFrom = (first: number, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
-    for (let at = first; at < onRequest.length; at += 1) {
-      const step = onRequest[at];
-      if (step === undefined) break;
-      const goOn = step(request, reply);
-      if (goOn === true) continue;
-      if (goOn === false) return;
-      goOn.then(
-        (afterWaiting) => afterWaiting && runFrom(at + 1, request, reply, done),
-        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-      );
-      return;
-    }
-    done();
-  };
-  app.addHook('onRequest', (request, reply, done) => runFrom(0, request, reply, done));
+export function runServerSteps(app: FastifyInstance, onRequest: readonly RequestStep[], onResponse: readonly ResponseStep[]): void {
+  app.addHook('onRequest', (request, reply, done) => runRequestSteps(onRequest, request, reply, done));
   app.addHook('onResponse', (request, reply, done) => {
     for (const step of onResponse) step(request, reply);
     done();

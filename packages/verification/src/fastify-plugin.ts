@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AccessTokenClaims } from '@tessera/contracts';
 import { sendAccessRefusal } from './access-refusal.js';
-import type { RequestStep } from '@tessera/http';
+import { runRequestSteps, type RequestStep } from '@tessera/http';
 import type { AccessDecision, AccessRequirement, BearerVerifier } from './bearer-verifier.js';
 
 declare module 'fastify' {
@@ -68,15 +68,8 @@ export const tesseraAuth = fp<TesseraAuthOptions>(
     // A callback hook deciding synchronously from memory: an async hook would cost every protected
     // request a promise and a microtask turn (measured on protected requests). Only a token signed by a key not known
     // yet takes the asynchronous path (one refresh of the keys, then the decision again, as check() does).
-    app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      const goOn = check(request, reply);
-      if (goOn === true) return done();
-      if (goOn === false) return;
-      goOn.then(
-        (afterRefresh) => afterRefresh && done(),
-        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-      );
-    });
+    const own = [check];
+    app.addHook('onRequest', (request, reply, done) => runRequestSteps(own, request, reply, done));
   },
   { name: '@tessera/verification', fastify: '5.x' },
 );
