@@ -30,7 +30,9 @@ describe.runIf(process.platform === 'linux')('running a thread in the background
     // The worker imports the compiled-or-source module the way the background threads do: through tsx.
     const worker = new Worker(
       `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./background-thread.ts', import.meta.url).href)}); })
-        .then(({ runInBackground }) => require('node:worker_threads').parentPort.postMessage(runInBackground()));`,
+        .then(({ runInBackground }) => require('node:worker_threads').parentPort.postMessage(runInBackground()));
+      // Alive until terminated: a thread that has exited has no /proc entry left to read.
+      setInterval(() => {}, 60_000);`,
       { eval: true },
     );
     const background = await new Promise<BackgroundThread | undefined>((resolve, reject) => {
