@@ -1,11 +1,24 @@
-import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import { validatorCompiler as zodValidatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ChargeAcknowledgement } from '@tessera/contracts';
 import { problemResponses } from '@tessera/http';
 import type { CredentialDirectory } from '@tessera/domain';
 
 const ChargeRequest = z.looseObject({}).describe('Any JSON object: the example route charges nothing and reads none of it');
+
+/**
+ * The charge body's validator: a JSON object is what ChargeRequest takes, and it is taken as it
+ * is, because zod's parse of an open object copies it key by key (about 1% of a protected
+ * request's CPU in the profile, for a body the route never reads). Anything else goes to zod,
+ * whose refusal is the same 400 as on every other route.
+ */
+function anyJsonObject<RouteSchema>(route: Parameters<FastifySchemaCompiler<RouteSchema>>[0]): ReturnType<FastifySchemaCompiler<RouteSchema>> {
+  // fastify hands a route's validator compiler one part's schema (here the body's, ChargeRequest),
+  // though its type names the whole route schema.
+  const zod = zodValidatorCompiler(route as unknown as Parameters<typeof zodValidatorCompiler>[0]);
+  return (body) => (typeof body === 'object' && body !== null && !Array.isArray(body) ? { value: body } : zod(body));
+}
 
 /**
  * The example protected operations of docs/interface.md (a v5 charge, a v1 account read). They move no money and
@@ -25,6 +38,7 @@ export async function exampleRoutes(
     {
       config: { tessera: { interface: 'v5', permission: 'transaction:charge' } },
       serializerCompiler,
+      validatorCompiler: anyJsonObject,
       schema: {
         summary: 'Example protected v5 operation (charges nothing); needs permission transaction:charge',
         tags: ['examples'],

@@ -38,8 +38,8 @@ async function serve(options: { knowsKey: boolean; refresh?: (learn: () => void)
   });
   const app = await buildApp({ logLevel: 'silent', readiness: createReadiness(), metrics: createMetrics(), routes: [verifierRouteRegistrar({ bearer, state })] });
   apps.push(app);
-  const charge = (authorization?: string) =>
-    app.inject({ method: 'POST', url: '/v5/Transaction/charge', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, payload: '{}' });
+  const charge = (authorization?: string, body = '{}') =>
+    app.inject({ method: 'POST', url: '/v5/Transaction/charge', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, payload: body });
   return { charge, refreshes: () => refreshes };
 }
 
@@ -85,5 +85,16 @@ describe('the verifier routes on the server', () => {
     const failed = await failing.charge(`Bearer ${token()}`);
     expect(failed.statusCode).toBeGreaterThanOrEqual(500);
     expect(failed.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
+  it('charge takes any JSON object as its body, and refuses every other JSON value with a 400 problem', async () => {
+    const { charge } = await serve({ knowsKey: true });
+    for (const body of ['{}', '{"amount":12.5,"nested":{"a":[1,2]}}']) expect((await charge(`Bearer ${token()}`, body)).statusCode, body).toBe(200);
+    for (const body of ['[]', '[{}]', 'null', '"{}"', '12', 'true']) {
+      const refused = await charge(`Bearer ${token()}`, body);
+      expect(refused.statusCode, body).toBe(400);
+      expect(refused.headers['content-type'], body).toMatch(/^application\/problem\+json/);
+      expect(refused.json().detail, body).toMatch(/^the request body is missing a required field/);
+    }
   });
 });
