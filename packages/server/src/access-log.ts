@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
-import type { ResponseStep } from './request-steps.js';
+import type { ResponseStep, RouteOptions } from './request-steps.js';
 
 const probes = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Writes a request's access line; for answers sent where no onResponse hook runs (framework-errors.ts). */
-export type AccessLine = (request: FastifyRequest, reply: FastifyReply) => void;
+export type AccessLine = (request: FastifyRequest, reply: FastifyReply, route?: RouteOptions) => void;
 
 /**
  * One line per request, written when the answer has gone, instead of fastify's two.
@@ -39,9 +39,9 @@ export function logEachRequestOnce(app: FastifyInstance, steps?: ResponseStep[])
     });
   }
   return writeAccessLine;
-  function writeAccessLine(request: FastifyRequest, reply: FastifyReply): void {
+  function writeAccessLine(request: FastifyRequest, reply: FastifyReply, route: RouteOptions = request.routeOptions): void {
     const status = reply.statusCode;
-    const level = status < 400 && (isVerification(request) || probes.has(request.routeOptions.url ?? '')) ? 'debug' : 'info';
+    const level = status < 400 && (isVerification(route) || probes.has(route.url ?? '')) ? 'debug' : 'info';
     // The app logger's level decides, as it did when the line went through the request's logger.
     if (!appLog.isLevelEnabled(level)) return;
     accessLog[level](
@@ -62,6 +62,6 @@ export function logEachRequestOnce(app: FastifyInstance, steps?: ResponseStep[])
  * carries the plugin's `config.tessera` route option, read by name so the host does not depend
  * on the plugin).
  */
-export function isVerification(request: FastifyRequest): boolean {
-  return (request.routeOptions.config as { tessera?: unknown }).tessera !== undefined || request.routeOptions.url === '/forward-auth';
+export function isVerification(route: RouteOptions): boolean {
+  return (route.config as { tessera?: unknown }).tessera !== undefined || route.url === '/forward-auth';
 }

@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Metrics } from '@tessera/host';
 import { isVerification } from './access-log.js';
-import type { ResponseStep } from './request-steps.js';
+import type { ResponseStep, RouteOptions } from './request-steps.js';
 
 const tokenOperations: Record<string, string> = {
   '/v5/Authorization/get-oauth-token': 'issue',
@@ -12,21 +12,21 @@ const tokenOperations: Record<string, string> = {
 
 /** Counts outcomes from the answers, so no route has to remember to: a response step of the server's. */
 export function countOutcomes(metrics: Metrics): ResponseStep {
-  return (request, reply) => countOutcome(request, reply, metrics);
+  return (_request, reply, route) => countOutcome(reply, route, metrics);
 }
 
-function countOutcome(request: FastifyRequest, reply: FastifyReply, metrics: Metrics): void {
-  const url = request.routeOptions.url ?? '';
+function countOutcome(reply: FastifyReply, route: RouteOptions, metrics: Metrics): void {
+  const url = route.url ?? '';
   const status = reply.statusCode;
   // By route pattern, never by path: the label's values stay as few as the routes.
-  metrics.httpResponses.tally(request.routeOptions.url ?? 'unmatched', statusClasses[Math.floor(status / 100)] ?? `${Math.floor(status / 100)}xx`).inc();
+  metrics.httpResponses.tally(route.url ?? 'unmatched', statusClasses[Math.floor(status / 100)] ?? `${Math.floor(status / 100)}xx`).inc();
   const operation = tokenOperations[url];
   if (operation) {
     const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';
     metrics.tokens.tally(operation, outcome).inc();
     return;
   }
-  if (isVerification(request)) {
+  if (isVerification(route)) {
     const outcome = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 400 ? 'allowed' : 'error';
     metrics.verifications.tally(outcome).inc();
   }

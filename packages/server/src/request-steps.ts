@@ -1,8 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runRequestSteps, type RequestStep } from '@tessera/http';
 
-/** A step of the server's own work once an answer has gone (the access line, the metrics). */
-export type ResponseStep = (request: FastifyRequest, reply: FastifyReply) => void;
+/** What fastify says of a request's route. Each read of `request.routeOptions` builds it anew. */
+export type RouteOptions = FastifyRequest['routeOptions'];
+
+/**
+ * A step of the server's own work once an answer has gone (the access line, the metrics), given
+ * the request's route as read once for all of them.
+ */
+export type ResponseStep = (request: FastifyRequest, reply: FastifyReply, route: RouteOptions) => void;
 
 /**
  * The server's own work on every request runs in one onRequest hook and one onResponse hook, its
@@ -17,7 +23,8 @@ export type ResponseStep = (request: FastifyRequest, reply: FastifyReply) => voi
 export function runServerSteps(app: FastifyInstance, onRequest: readonly RequestStep[], onResponse: readonly ResponseStep[]): void {
   app.addHook('onRequest', (request, reply, done) => runRequestSteps(onRequest, request, reply, done));
   app.addHook('onResponse', (request, reply, done) => {
-    for (const step of onResponse) step(request, reply);
+    const route = request.routeOptions;
+    for (const step of onResponse) step(request, reply, route);
     done();
   });
 }
