@@ -16,10 +16,10 @@ export function countOutcomes(metrics: Metrics): ResponseStep {
 }
 
 function countOutcome(reply: FastifyReply, route: RouteOptions, metrics: Metrics): void {
-  const url = route.url ?? '';
-  const status = reply.statusCode;
   // By route pattern, never by path: the label's values stay as few as the routes.
-  metrics.httpResponses.tally(route.url ?? 'unmatched', statusClasses[Math.floor(status / 100)] ?? `${Math.floor(status / 100)}xx`).inc();
+  const url = route.url ?? 'unmatched';
+  const status = reply.statusCode;
+  metrics.httpResponses.tally(url, statusClasses[Math.floor(status / 100)] ?? `${Math.floor(status / 100)}xx`).inc();
   const operation = tokenOperations[url];
   if (operation) {
     const outcome = status === 200 ? 'ok' : status === 401 ? 'refused' : status === 429 ? 'throttled' : status < 500 ? 'invalid_request' : 'error';
