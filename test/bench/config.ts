@@ -43,14 +43,16 @@ export interface BenchConfig {
   /** Issuance throughput at each of these connection counts (the concurrency curve). */
   readonly curveConnections: readonly number[];
   /**
-   * Issuance at the curve's fewest connections, Tessera and the peer in turn, this many pairs: the
-   * light-load target is the median ratio. One run apart from its peer moved ±15% here.
+   * Issuance at the curve's fewest connections, Tessera and the peer in turn, the order swapped at
+   * each pair, this many pairs: the light-load target is the median ratio. One run apart from its
+   * peer moved ±15% here.
    */
   readonly lightPairs: number;
   /**
-   * The protected request and the logged fastify route at BENCH_CONNECTIONS, in turn, this many
-   * pairs: the ≥ 0.95× target is the median ratio. One run minutes apart from its peer moved from
-   * 0.83× to 1.03× here on one build.
+   * The protected request and the logged fastify route at BENCH_CONNECTIONS, in turn, the order
+   * swapped at each pair, this many pairs (an even number puts each side first equally often): the
+   * ≥ 0.95× target is the median ratio. One run minutes apart from its peer moved from 0.83× to
+   * 1.03× here on one build.
    */
   readonly protectedPairs: number;
   /** oidc-provider refresh tokens made by real authorization_code flows before its refresh run. */
@@ -81,7 +83,7 @@ export function readConfig(): BenchConfig {
     cpuConnections: positive('BENCH_CPU_CONNECTIONS', 10, { integer: true, max: 1000 }),
     curveConnections: connectionCounts('BENCH_CURVE_CONNECTIONS', [10, 50, 200]),
     lightPairs: positive('BENCH_LIGHT_PAIRS', 3, { integer: true, max: 20 }),
-    protectedPairs: positive('BENCH_PROTECTED_PAIRS', 3, { integer: true, max: 20 }),
+    protectedPairs: positive('BENCH_PROTECTED_PAIRS', 4, { integer: true, max: 20 }),
     oidcRefreshFlows: positive('BENCH_OIDC_REFRESH_FLOWS', 1000, { integer: true, max: 100_000 }),
     soakSeconds: positive('BENCH_SOAK_SECONDS', soakDefaultSeconds(), { max: 24 * 3600 }),
     soakWarmupSeconds: positive('BENCH_SOAK_WARMUP_SECONDS', 20, { max: 3600 }),

@@ -88,6 +88,48 @@ interface CurvePoint {
   readonly errors: number;
 }
 
+/** One side of a pair: the run's figures, and the server's CPU per 2xx over it when measured. */
+interface PairSide extends CurvePoint {
+  readonly serverCpuMicros?: number;
+}
+
+interface Pair {
+  readonly tessera: PairSide;
+  readonly peer: PairSide;
+}
+
+/**
+ * Tessera and its peer measured in turn while both are up, `pairs` times, the order swapped at
+ * every pair (Tessera first, then the peer first, ...). Whatever one run leaves to the next (the
+ * machine's drift, the last run's 50 connections closing, its process settling) then falls on each
+ * side equally; with Tessera always first it fell on the peer's side only.
+ */
+async function inTurn(pairs: number, ours: (pair: number) => Promise<PairSide>, theirs: (pair: number) => Promise<PairSide>): Promise<Pair[]> {
+  const measured: Pair[] = [];
+  for (let pair = 1; pair <= pairs; pair += 1) {
+    if (pair % 2 === 1) {
+      const tessera = await ours(pair);
+      measured.push({ tessera, peer: await theirs(pair) });
+    } else {
+      const peer = await theirs(pair);
+      measured.push({ tessera: await ours(pair), peer });
+    }
+  }
+  return measured;
+}
+
+/** A full-load run of a pair with the server's CPU per 2xx over its measured window. */
+async function pairSide(name: string, target: LoadTarget, pid: number): Promise<PairSide> {
+  let cpuSeconds = 0;
+  const result = await measure(name, target, config.connections, async () => {
+    const before = processCpuSeconds(pid);
+    return async () => {
+      cpuSeconds = processCpuSeconds(pid) - before;
+    };
+  });
+  return { ...point(result), serverCpuMicros: (cpuSeconds / (result.reqPerSec * result.seconds)) * 1e6 };
+}
+
 const point = (result: LoadResult): CurvePoint => ({
   connections: result.connections,
   reqPerSec: result.reqPerSec,
@@ -125,16 +167,16 @@ interface HttpResults {
   issue: LoadResult;
   oidcProvider: Partial<Record<OidcAlg, LoadResult>>;
   curve: { connections: readonly number[]; tessera: CurvePoint[]; oidcProvider: CurvePoint[]; oidcAlg: OidcAlg };
-  /** Issuance at the curve's fewest connections, Tessera then the peer, in alternating pairs. */
-  lightPairs: { connections: number; pairs: { tessera: CurvePoint; peer: CurvePoint }[] };
+  /** Issuance at the curve's fewest connections, Tessera and the peer in turn (inTurn). */
+  lightPairs: { connections: number; pairs: Pair[] };
   refresh: RefreshRun;
   oidcRefresh: Partial<Record<OidcAlg, RefreshRun & { flowSeconds: number }>>;
   verification: LoadResult;
   bareFastify: LoadResult;
   /** The same bare route writing one pino access line per request, as Tessera does for token operations. */
   loggedFastify: LoadResult;
-  /** The protected request, then the logged route, in alternating pairs at BENCH_CONNECTIONS. */
-  protectedPairs: { tessera: CurvePoint; peer: CurvePoint }[];
+  /** The protected request and the logged route in turn (inTurn) at BENCH_CONNECTIONS, with each server's CPU per request. */
+  protectedPairs: Pair[];
   /** `tessera issuer` alone (the split topology production runs): issuance at full load, and its CPU per issuance there. */
   issuerAlone: { issue: LoadResult; cpuMicrosAtLoad: number };
   cpu: {
@@ -231,12 +273,12 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
           cpu.oidcIssue = await measureCpu(name, peer.issue, peer.pid);
           // Light load compared run against run, in turn: a single pair minutes apart is noise here.
           const connections = Math.min(...config.curveConnections);
-          results.lightPairs = { connections, pairs: [] };
-          for (let pair = 1; pair <= config.lightPairs; pair += 1) {
-            const ours = point(await measure(`Tessera get-oauth-token (light pair ${pair})`, issue, connections));
-            const theirs = point(await measure(`${name} (light pair ${pair})`, peer.issue, connections));
-            results.lightPairs.pairs.push({ tessera: ours, peer: theirs });
-          }
+          const pairs = await inTurn(
+            config.lightPairs,
+            async (pair) => point(await measure(`Tessera get-oauth-token (light pair ${pair})`, issue, connections)),
+            async (pair) => point(await measure(`${name} (light pair ${pair})`, peer.issue, connections)),
+          );
+          results.lightPairs = { connections, pairs };
         }
         progress(`oidc-provider ${alg}: ${config.oidcRefreshFlows} authorization_code flows for refresh tokens (setup, not measured)`);
         const flowStart = performance.now();
@@ -286,12 +328,11 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
       results.loggedFastify = await measure('fastify POST route with an access line', logged.charge);
       cpu.loggedFastify = await measureCpu('fastify POST route with an access line', logged.charge, logged.child.process.pid!);
       // Judged in turn: a single pair minutes apart is noise here, as for light-load issuance.
-      results.protectedPairs = [];
-      for (let pair = 1; pair <= config.protectedPairs; pair += 1) {
-        const ours = point(await measure(`Tessera POST /v5/Transaction/charge (protected pair ${pair})`, charge));
-        const theirs = point(await measure(`fastify POST route with an access line (protected pair ${pair})`, logged.charge));
-        results.protectedPairs.push({ tessera: ours, peer: theirs });
-      }
+      results.protectedPairs = await inTurn(
+        config.protectedPairs,
+        (pair) => pairSide(`Tessera POST /v5/Transaction/charge (protected pair ${pair})`, charge, tessera.process.pid),
+        (pair) => pairSide(`fastify POST route with an access line (protected pair ${pair})`, logged.charge, logged.child.process.pid!),
+      );
     } finally {
       await logged.stop();
     }
@@ -479,6 +520,20 @@ function fastest<T extends LoadResult>(runs: Partial<Record<OidcAlg, T>>): { alg
 }
 
 const clean = (result: { non2xx: number; errors: number }): boolean => result.non2xx === 0 && result.errors === 0;
+
+/** What each server spent per protected request over the pairs' full-load runs: the cost the target speaks of. */
+function protectedCpuRow(pairs: readonly Pair[]): Row {
+  const micros = (side: PairSide) => side.serverCpuMicros ?? Number.NaN;
+  const ratios = pairs.map((pair) => micros(pair.tessera) / micros(pair.peer));
+  return {
+    what: `  server CPU µs per request at full load, median of the pairs (${ratios.map((r) => r.toFixed(2)).join(', ')}; lower is better)`,
+    tessera: median(pairs.map((pair) => micros(pair.tessera))),
+    peer: median(pairs.map((pair) => micros(pair.peer))),
+    ratio: median(ratios),
+    target: '',
+    met: '—',
+  };
+}
 const micros = (cpu: CpuPerOperation) => Math.round(cpu.microsPerOperation);
 
 /** The issue's targets first (each with its distance), then the figures they rest on. */
@@ -516,7 +571,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     const met = atLeast(ratio, 1, '×');
     const clean = [t, ...lightPairs.map((pair) => pair.tessera)].every((run) => run.non2xx === 0 && run.errors === 0);
     return {
-      what: `  issuance req/s at ${t.connections} connections, median of ${lightPairs.length} alternating pairs (${ratios.map((r) => r.toFixed(2)).join(', ')}; peer: oidc-provider ${results.curve.oidcAlg})`,
+      what: `  issuance req/s at ${t.connections} connections, median of ${lightPairs.length} pairs in turn (${ratios.map((r) => r.toFixed(2)).join(', ')}; peer: oidc-provider ${results.curve.oidcAlg})`,
       tessera: median(lightPairs.map((pair) => pair.tessera.reqPerSec)),
       peer: median(lightPairs.map((pair) => pair.peer.reqPerSec)),
       ratio,
@@ -639,7 +694,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     },
     { what: `  server CPU µs per refresh at ${config.cpuRate} req/s`, tessera: micros(cpu.tesseraRefresh), peer: micros(cpu.oidcRefresh), ratio: cpu.tesseraRefresh.microsPerOperation / cpu.oidcRefresh.microsPerOperation, target: '', met: '—' },
     {
-      what: `protected request req/s, median of ${results.protectedPairs.length} alternating pairs (${protectedRatios.map((r) => r.toFixed(2)).join(', ')}; peer: fastify route writing one pino access line per request)`,
+      what: `protected request req/s, median of ${results.protectedPairs.length} pairs in turn (${protectedRatios.map((r) => r.toFixed(2)).join(', ')}; peer: fastify route writing one pino access line per request)`,
       tessera: median(results.protectedPairs.map((pair) => pair.tessera.reqPerSec)),
       peer: median(results.protectedPairs.map((pair) => pair.peer.reqPerSec)),
       ratio: verifyRatio,
@@ -647,6 +702,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
       met: verifyMet.met && clean(results.verification) && clean(results.loggedFastify) && results.protectedPairs.every((pair) => pair.tessera.non2xx === 0 && pair.tessera.errors === 0 && pair.peer.non2xx === 0 && pair.peer.errors === 0),
       distance: verifyMet.distance,
     },
+    protectedCpuRow(results.protectedPairs),
     { what: '  (the first runs, one each, minutes apart)', tessera: results.verification.reqPerSec, peer: results.loggedFastify.reqPerSec, ratio: results.verification.reqPerSec / results.loggedFastify.reqPerSec, target: '', met: '—' },
     { what: '  (bare fastify route, no access line, req/s)', tessera: '', peer: results.bareFastify.reqPerSec, ratio: results.verification.reqPerSec / results.bareFastify.reqPerSec, target: '', met: '—' },
     { what: '  protected request p50 / p99 ms (peer: the logged route)', tessera: `${results.verification.latencyP50Ms} / ${results.verification.latencyP99Ms}`, peer: `${results.loggedFastify.latencyP50Ms} / ${results.loggedFastify.latencyP99Ms}`, ratio: '', target: '', met: '—' },
@@ -692,8 +748,8 @@ function report(results: Partial<Results>, started: Date): void {
       describeLoad('Tessera get-oauth-token', http.issue),
       ...Object.entries(http.oidcProvider).map(([alg, r]) => describeLoad(`oidc-provider ${alg} client_credentials`, r)),
       `issuance curve (connections: Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.curve.tessera.map((t, i) => `${t.connections}: ${t.reqPerSec.toFixed(0)} / ${http.curve.oidcProvider[i]?.reqPerSec.toFixed(0)}`).join(', ')}`,
-      `light-load pairs at ${http.lightPairs.connections} connections, in turn (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
-      `protected pairs at ${config.connections} connections, in turn (Tessera / logged fastify req/s): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
+      `light-load pairs at ${http.lightPairs.connections} connections, in turn, the order swapped each pair (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
+      `protected pairs at ${config.connections} connections, in turn, the order swapped each pair (Tessera / logged fastify req/s, server CPU µs per request): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)} (${pair.tessera.serverCpuMicros?.toFixed(1)} / ${pair.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
       describeLoad('Tessera refresh-oauth-token', http.refresh),
       `  refresh pool ${http.refresh.poolSize} pre-issued, ${http.refresh.poolLeft} unused, ${http.refresh.recycled} recycled, ${http.refresh.exhausted} exhausted`,
       ...Object.entries(http.oidcRefresh).flatMap(([alg, r]) => [
