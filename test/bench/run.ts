@@ -118,15 +118,16 @@ async function inTurn(pairs: number, ours: (pair: number) => Promise<PairSide>, 
   return measured;
 }
 
+/** Server CPU seconds over the measured window of a full-load run, into `into`. */
+const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => async () => {
+  const before = processCpuSeconds(pid);
+  return async () => into(processCpuSeconds(pid) - before);
+};
+
 /** A full-load run of a pair with the server's CPU per 2xx over its measured window. */
 async function pairSide(name: string, target: LoadTarget, pid: number): Promise<PairSide> {
   let cpuSeconds = 0;
-  const result = await measure(name, target, config.connections, async () => {
-    const before = processCpuSeconds(pid);
-    return async () => {
-      cpuSeconds = processCpuSeconds(pid) - before;
-    };
-  });
+  const result = await measure(name, target, config.connections, cpuSecondsOf(pid, (seconds) => (cpuSeconds = seconds)));
   return { ...point(result), serverCpuMicros: (cpuSeconds / (result.reqPerSec * result.seconds)) * 1e6 };
 }
 
@@ -233,11 +234,6 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
       return async () => {
         groupCommit[key] = groupCommitBetween(before, await writerTotals(tessera));
       };
-    };
-    /** Server CPU seconds over the measured window of a full-load run, into `into`. */
-    const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => async () => {
-      const before = processCpuSeconds(pid);
-      return async () => into(processCpuSeconds(pid) - before);
     };
     const both = (a: Bracket, b: Bracket): Bracket => async () => {
       const [endA, endB] = [await a(), await b()];
@@ -362,12 +358,7 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
   affinity['tessera issuer'] = allowedCpus(issuer.process.pid);
   try {
     let issuerCpu = 0;
-    const issue = await measure('tessera issuer get-oauth-token', issueTarget(issuer), config.connections, async () => {
-      const before = processCpuSeconds(issuer.process.pid);
-      return async () => {
-        issuerCpu = processCpuSeconds(issuer.process.pid) - before;
-      };
-    });
+    const issue = await measure('tessera issuer get-oauth-token', issueTarget(issuer), config.connections, cpuSecondsOf(issuer.process.pid, (seconds) => (issuerCpu = seconds)));
     results.issuerAlone = { issue, cpuMicrosAtLoad: (issuerCpu / (issue.reqPerSec * issue.seconds)) * 1e6 };
   } finally {
     await issuer.stop();
