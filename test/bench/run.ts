@@ -514,12 +514,12 @@ const clean = (result: { non2xx: number; errors: number }): boolean => result.no
 
 /** What each server spent per protected request over the pairs' full-load runs: the cost the target speaks of. */
 function protectedCpuRow(pairs: readonly Pair[]): Row {
-  const micros = (side: PairSide) => side.serverCpuMicros ?? Number.NaN;
-  const ratios = pairs.map((pair) => micros(pair.tessera) / micros(pair.peer));
+  const cpuOf = (side: PairSide) => side.serverCpuMicros ?? Number.NaN;
+  const ratios = pairs.map((pair) => cpuOf(pair.tessera) / cpuOf(pair.peer));
   return {
     what: `  server CPU µs per request at full load, median of the pairs (${ratios.map((r) => r.toFixed(2)).join(', ')}; lower is better)`,
-    tessera: median(pairs.map((pair) => micros(pair.tessera))),
-    peer: median(pairs.map((pair) => micros(pair.peer))),
+    tessera: median(pairs.map((pair) => cpuOf(pair.tessera))),
+    peer: median(pairs.map((pair) => cpuOf(pair.peer))),
     ratio: median(ratios),
     target: '',
     met: '—',
