@@ -59,7 +59,10 @@ describe('issuer and verifier as separate processes', () => {
       }, { timeout: 5_000 })
       .toEqual(['AccountRegistered', 'ApiCredentialIssued']);
     const at = new Date().toISOString();
-    const accessAt = await issuerB.adminRequest(`/admin/v1/accounts/${account.account_id}/access-at?at=${at}`, { headers: { authorization } });
+    // The other issuer learns the new admin token from the shared log, a moment after issuerA wrote it.
+    const accessAtPath = `/admin/v1/accounts/${account.account_id}/access-at?at=${at}`;
+    await expect.poll(async () => (await issuerB.adminRequest(accessAtPath, { headers: { authorization } })).status, { timeout: 5_000 }).toBe(200);
+    const accessAt = await issuerB.adminRequest(accessAtPath, { headers: { authorization } });
     expect(accessAt.status).toBe(200);
     expect((accessAt.json() as { families: unknown[] }).families.length).toBeGreaterThan(0);
     // Without a token, 401 with the challenge, as on every admin route.
