@@ -124,6 +124,40 @@ const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => 
   return async () => into(processCpuSeconds(pid) - before);
 };
 
+/*
+ * The protected pairs start both servers anew for each pair. Two processes of the same build,
+ * started the same way and measured in turn, differed by up to 1.26x in CPU per protected
+ * request, and each kept its own figure over its life (docs/benchmarks.md, "Seventh pass"): one
+ * process a side made the ratio a draw of two processes rather than a measure of the code. The
+ * median over the pairs draws several of each.
+ */
+
+/** A pair's Tessera: a new all-in-one that has served the token routes (issuance and refresh), then the protected run. */
+async function protectedPairTessera(pair: number): Promise<PairSide> {
+  const tessera = await startTesseraTarget(pinned);
+  try {
+    // The token routes run first, so the protected run meets code that has served them all, as a
+    // running server has; a server that had only ever verified would be an easier case.
+    const issue = issueTarget(tessera);
+    await warmUp(issue, { seconds: config.warmupSeconds, connections: config.connections });
+    const pool = new RefreshPool(await preIssueRefreshTokens(tessera, { amount: 5_000, connections: config.connections }));
+    await warmUp(refreshTarget(tessera, pool), { seconds: config.warmupSeconds, connections: config.connections });
+    return await pairSide(`Tessera POST /v5/Transaction/charge (protected pair ${pair}, its own process)`, chargeTarget(tessera, await freshAccessToken(tessera)), tessera.process.pid);
+  } finally {
+    await tessera.stop();
+  }
+}
+
+/** A pair's peer: a new fastify server that writes one pino access line per request. */
+async function protectedPairPeer(pair: number, options: { tlsFiles: { cert: string; key: string }; bearer: string; accessLogFile: string }): Promise<PairSide> {
+  const logged = await startBareFastifyPeer({ ...options, ...pinned });
+  try {
+    return await pairSide(`fastify POST route with an access line (protected pair ${pair}, its own process)`, logged.charge, logged.child.process.pid!);
+  } finally {
+    await logged.stop();
+  }
+}
+
 /** A full-load run of a pair with the server's CPU per 2xx over its measured window. */
 async function pairSide(name: string, target: LoadTarget, pid: number): Promise<PairSide> {
   let cpuSeconds = 0;
@@ -176,7 +210,7 @@ interface HttpResults {
   bareFastify: LoadResult;
   /** The same bare route writing one pino access line per request, as Tessera does for token operations. */
   loggedFastify: LoadResult;
-  /** The protected request and the logged route in turn (inTurn) at BENCH_CONNECTIONS, with each server's CPU per request. */
+  /** The protected request and the logged route in turn (inTurn) at BENCH_CONNECTIONS, each side of each pair a new process, with its CPU per request. */
   protectedPairs: Pair[];
   /** `tessera issuer` alone (the split topology production runs): issuance at full load, and its CPU per issuance there. */
   issuerAlone: { issue: LoadResult; cpuMicrosAtLoad: number };
@@ -323,15 +357,15 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
     try {
       results.loggedFastify = await measure('fastify POST route with an access line', logged.charge);
       cpu.loggedFastify = await measureCpu('fastify POST route with an access line', logged.charge, logged.child.process.pid!);
-      // Judged in turn: a single pair minutes apart is noise here, as for light-load issuance.
-      results.protectedPairs = await inTurn(
-        config.protectedPairs,
-        (pair) => pairSide(`Tessera POST /v5/Transaction/charge (protected pair ${pair})`, charge, tessera.process.pid),
-        (pair) => pairSide(`fastify POST route with an access line (protected pair ${pair})`, logged.charge, logged.child.process.pid!),
-      );
     } finally {
       await logged.stop();
     }
+    // Judged in turn, each side of each pair a new process (protectedPairTessera, protectedPairPeer).
+    results.protectedPairs = await inTurn(
+      config.protectedPairs,
+      (pair) => protectedPairTessera(pair),
+      (pair) => protectedPairPeer(pair, { tlsFiles: tessera.tlsFiles, bearer: accessToken, accessLogFile }),
+    );
     results.cpu = cpu as HttpResults['cpu'];
 
     // 5. The floor, each part alone, where the servers ran.
@@ -685,7 +719,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     },
     { what: `  server CPU µs per refresh at ${config.cpuRate} req/s`, tessera: micros(cpu.tesseraRefresh), peer: micros(cpu.oidcRefresh), ratio: cpu.tesseraRefresh.microsPerOperation / cpu.oidcRefresh.microsPerOperation, target: '', met: '—' },
     {
-      what: `protected request req/s, median of ${results.protectedPairs.length} pairs in turn (${protectedRatios.map((r) => r.toFixed(2)).join(', ')}; peer: fastify route writing one pino access line per request)`,
+      what: `protected request req/s, median of ${results.protectedPairs.length} pairs in turn, a new process a side each pair (${protectedRatios.map((r) => r.toFixed(2)).join(', ')}; peer: fastify route writing one pino access line per request)`,
       tessera: median(results.protectedPairs.map((pair) => pair.tessera.reqPerSec)),
       peer: median(results.protectedPairs.map((pair) => pair.peer.reqPerSec)),
       ratio: verifyRatio,
@@ -740,7 +774,7 @@ function report(results: Partial<Results>, started: Date): void {
       ...Object.entries(http.oidcProvider).map(([alg, r]) => describeLoad(`oidc-provider ${alg} client_credentials`, r)),
       `issuance curve (connections: Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.curve.tessera.map((t, i) => `${t.connections}: ${t.reqPerSec.toFixed(0)} / ${http.curve.oidcProvider[i]?.reqPerSec.toFixed(0)}`).join(', ')}`,
       `light-load pairs at ${http.lightPairs.connections} connections, in turn, the order swapped each pair (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
-      `protected pairs at ${config.connections} connections, in turn, the order swapped each pair (Tessera / logged fastify req/s, server CPU µs per request): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)} (${pair.tessera.serverCpuMicros?.toFixed(1)} / ${pair.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
+      `protected pairs at ${config.connections} connections, in turn, the order swapped each pair, each side a new process (Tessera / logged fastify req/s, server CPU µs per request): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)} (${pair.tessera.serverCpuMicros?.toFixed(1)} / ${pair.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
       describeLoad('Tessera refresh-oauth-token', http.refresh),
       `  refresh pool ${http.refresh.poolSize} pre-issued, ${http.refresh.poolLeft} unused, ${http.refresh.recycled} recycled, ${http.refresh.exhausted} exhausted`,
       ...Object.entries(http.oidcRefresh).flatMap(([alg, r]) => [
