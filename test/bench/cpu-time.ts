@@ -103,3 +103,18 @@ export function describeCpu(name: string, cpu: CpuPerOperation): string {
     `${(cpu.coreShare * 100).toFixed(0)}% of a core, p50 ${cpu.latencyP50Ms} ms / p99 ${cpu.latencyP99Ms} ms, non-2xx ${cpu.non2xx}, errors ${cpu.errors}`
   );
 }
+
+/**
+ * Resolves once the process is quiet: under 5% of a core over half a second, or after `atMostMs`.
+ * A server that has just served writes catches up in the background (its log followers, the audit
+ * index), on the same pinned core; a run that starts before that ends charges the catch-up to the
+ * requests it measures.
+ */
+export async function untilQuiet(pid: number, atMostMs = 60_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const before = processCpuSeconds(pid);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (processCpuSeconds(pid) - before < 0.025 || Date.now() - started >= atMostMs) return Date.now() - started;
+  }
+}

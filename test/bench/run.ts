@@ -22,7 +22,7 @@ import { auditRows, describeAudit, measureAuditIndex, type AuditIndexResult } fr
 import { startBareFastifyPeer } from './bare-fastify-peer.js';
 import { cleanupAll, progress } from './children.js';
 import { readConfig, type OidcAlg } from './config.js';
-import { describeCpu, measureCpuPerOperation, processCpuSeconds, type Bracket, type CpuPerOperation } from './cpu-time.js';
+import { describeCpu, measureCpuPerOperation, processCpuSeconds, untilQuiet, type Bracket, type CpuPerOperation } from './cpu-time.js';
 import { describeFloor, measureFloor, tokenIssuedTemplate, type FloorResult } from './floor.js';
 import { issueAmount, load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 import { startOidcProviderPeer } from './oidc-provider-peer.js';
@@ -132,7 +132,7 @@ const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => 
  * median over the pairs draws several of each.
  */
 
-/** A pair's Tessera: a new all-in-one that has served the token routes (issuance and refresh), then the protected run. */
+/** A pair's Tessera: a new all-in-one that has served the token routes (issuance and refresh); once it is quiet, the protected run. */
 async function protectedPairTessera(pair: number): Promise<PairSide> {
   const tessera = await startTesseraTarget(pinned);
   try {
@@ -142,7 +142,9 @@ async function protectedPairTessera(pair: number): Promise<PairSide> {
     await warmUp(issue, { seconds: config.warmupSeconds, connections: config.connections });
     const pool = new RefreshPool(await preIssueRefreshTokens(tessera, { amount: 5_000, connections: config.connections }));
     await warmUp(refreshTarget(tessera, pool), { seconds: config.warmupSeconds, connections: config.connections });
-    return await pairSide(`Tessera POST /v5/Transaction/charge (protected pair ${pair}, its own process)`, chargeTarget(tessera, await freshAccessToken(tessera)), tessera.process.pid);
+    const charge = chargeTarget(tessera, await freshAccessToken(tessera));
+    progress(`protected pair ${pair}: Tessera quiet after its token routes in ${await untilQuiet(tessera.process.pid)} ms`);
+    return await pairSide(`Tessera POST /v5/Transaction/charge (protected pair ${pair}, its own process)`, charge, tessera.process.pid);
   } finally {
     await tessera.stop();
   }
@@ -152,6 +154,7 @@ async function protectedPairTessera(pair: number): Promise<PairSide> {
 async function protectedPairPeer(pair: number, options: { tlsFiles: { cert: string; key: string }; bearer: string; accessLogFile: string }): Promise<PairSide> {
   const logged = await startBareFastifyPeer({ ...options, ...pinned });
   try {
+    progress(`protected pair ${pair}: the logged route quiet after its start in ${await untilQuiet(logged.child.process.pid!)} ms`);
     return await pairSide(`fastify POST route with an access line (protected pair ${pair}, its own process)`, logged.charge, logged.child.process.pid!);
   } finally {
     await logged.stop();
