@@ -124,15 +124,14 @@ const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => 
   return async () => into(processCpuSeconds(pid) - before);
 };
 
-/*
- * The protected pairs start both servers anew for each pair. Two processes of the same build,
- * started the same way and measured in turn, differed by up to 1.26x in CPU per protected
- * request, and each kept its own figure over its life (docs/benchmarks.md, "Seventh pass"): one
- * process a side made the ratio a draw of two processes rather than a measure of the code. The
- * median over the pairs draws several of each.
+/**
+ * A pair's Tessera: a new all-in-one that has served the token routes (issuance and refresh); once
+ * it is quiet, the protected run. The protected pairs start both servers anew for each pair: two
+ * processes of the same build, started the same way and measured in turn, differed by up to 1.26x
+ * in CPU per protected request, and each kept its own figure over its life (docs/benchmarks.md,
+ * "Seventh pass"). One process a side made the ratio a draw of two processes rather than a
+ * measure of the code; the median over the pairs draws several of each.
  */
-
-/** A pair's Tessera: a new all-in-one that has served the token routes (issuance and refresh); once it is quiet, the protected run. */
 async function protectedPairTessera(pair: number): Promise<PairSide> {
   const tessera = await startTesseraTarget(pinned);
   try {
@@ -151,7 +150,7 @@ async function protectedPairTessera(pair: number): Promise<PairSide> {
 }
 
 /** A pair's peer: a new fastify server that writes one pino access line per request. */
-async function protectedPairPeer(pair: number, options: { tlsFiles: { cert: string; key: string }; bearer: string; accessLogFile: string }): Promise<PairSide> {
+async function protectedPairPeer(pair: number, options: Parameters<typeof startBareFastifyPeer>[0]): Promise<PairSide> {
   const logged = await startBareFastifyPeer({ ...options, ...pinned });
   try {
     progress(`protected pair ${pair}: the logged route quiet after its start in ${await untilQuiet(logged.child.process.pid!)} ms`);
