@@ -1,7 +1,7 @@
 /**
  * Child process: the ceiling for a protected route — a bare fastify 5 POST route with no auth and
- * no schema, answering a body shaped like Tessera's charge acknowledgement. Same transport as
- * Tessera: HTTPS on 127.0.0.1 with the same certificate and key. Prints its port.
+ * no schema, answering a body shaped like Tessera's charge acknowledgement (logged-route.mjs). Same
+ * transport as Tessera: HTTPS on 127.0.0.1 with the same certificate and key. Prints its port.
  *
  * With BENCH_FASTIFY_ACCESS_LOG (a file), it also writes one pino access line per request, as
  * Tessera writes for each token operation: the same fields, from an onResponse hook, fastify's own
@@ -12,33 +12,11 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import pino from 'pino';
+import { addChargeRoute } from './logged-route.mjs';
 
 const https = { cert: readFileSync(process.env.BENCH_TLS_CERT ?? ''), key: readFileSync(process.env.BENCH_TLS_KEY ?? '') };
-const accessLogFile = process.env.BENCH_FASTIFY_ACCESS_LOG;
 const app = Fastify({ https, logger: false, disableRequestLogging: true });
-if (accessLogFile) {
-  const accessLog = pino({ level: 'info' }, pino.destination({ dest: accessLogFile, sync: true }));
-  app.addHook('onResponse', (request, reply, done) => {
-    accessLog.info(
-      {
-        reqId: request.id,
-        req: { method: request.method, url: request.url.split('?')[0], id: request.id, remoteAddress: request.ip },
-        res: { statusCode: reply.statusCode },
-        responseTime: reply.elapsedTime,
-      },
-      'request completed',
-    );
-    done();
-  });
-}
-// A plain handler, as Tessera's charge route has: the two routes differ in what the target
-// weighs (authentication and the server's own steps), not in how the answer leaves the handler.
-app.post('/v5/Transaction/charge', () => ({
-  accepted: true,
-  account_id: 'acc_bench',
-  note: 'example route: nothing was charged',
-}));
+addChargeRoute(app, process.env.BENCH_FASTIFY_ACCESS_LOG);
 await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${JSON.stringify({ port: (app.server.address() as AddressInfo).port })}\n`);
 process.on('SIGTERM', () => {

@@ -15,7 +15,7 @@
  * `-- tracing` only the cost of tracing (off, on sampling all, on sampling 1%).
  * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { auditRows, describeAudit, measureAuditIndex, type AuditIndexResult } from './audit-index.js';
@@ -135,18 +135,64 @@ const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => 
 async function protectedPairTessera(pair: number): Promise<PairSide> {
   const tessera = await startTesseraTarget(pinned);
   try {
-    // The token routes run first, so the protected run meets code that has served them all, as a
-    // running server has; a server that had only ever verified would be an easier case.
-    const issue = issueTarget(tessera);
-    await warmUp(issue, { seconds: config.warmupSeconds, connections: config.connections });
-    const pool = new RefreshPool(await preIssueRefreshTokens(tessera, { amount: 5_000, connections: config.connections }));
-    await warmUp(refreshTarget(tessera, pool), { seconds: config.warmupSeconds, connections: config.connections });
-    const charge = chargeTarget(tessera, await freshAccessToken(tessera));
+    const charge = await afterTheTokenRoutes(tessera);
     progress(`protected pair ${pair}: Tessera quiet after its token routes in ${await untilQuiet(tessera.process.pid)} ms`);
     return await pairSide(`Tessera POST /v5/Transaction/charge (protected pair ${pair}, its own process)`, charge, tessera.process.pid);
   } finally {
     await tessera.stop();
   }
+}
+
+/**
+ * Serves the token routes first (issuance, 5,000 pre-issued refreshes, then refresh), so a
+ * protected run meets code that has served them all, as a running server has; a server that had
+ * only ever verified would be an easier case. Returns the protected request with a fresh token.
+ */
+async function afterTheTokenRoutes(tessera: TesseraTarget): Promise<LoadTarget> {
+  await warmUp(issueTarget(tessera), { seconds: config.warmupSeconds, connections: config.connections });
+  const pool = new RefreshPool(await preIssueRefreshTokens(tessera, { amount: 5_000, connections: config.connections }));
+  await warmUp(refreshTarget(tessera, pool), { seconds: config.warmupSeconds, connections: config.connections });
+  return chargeTarget(tessera, await freshAccessToken(tessera));
+}
+
+/**
+ * The protected request and the logged route on one process, in turn, `rounds` times: a Tessera
+ * whose main thread also serves the logged route, on its own fastify instance and port
+ * (logged-route-in-process.mjs). Two processes of one build differ more than the target's margin
+ * (docs/benchmarks.md, "Seventh pass"); on one process that difference falls on both routes alike,
+ * so this ratio weighs the protected request's own work (authentication, the projection and
+ * permission checks, the server's steps) against the route's access line. Not the target, which
+ * is judged on separate processes as users run them: it tells the request's own cost from the process's.
+ */
+async function protectedInOneProcess(rounds: number): Promise<Pair[]> {
+  const portFile = join(mkdtempSync(join(tmpdir(), 'tessera-logged-route-')), 'port');
+  const tessera = await startTesseraTarget({
+    ...pinned,
+    nodeArgs: ['--import', new URL('./logged-route-in-process.mjs', import.meta.url).pathname],
+    env: { BENCH_LOGGED_ROUTE_PORT_FILE: portFile },
+  });
+  try {
+    const charge = await afterTheTokenRoutes(tessera);
+    const logged = { ...charge, url: `https://127.0.0.1:${await portIn(portFile)}/v5/Transaction/charge` };
+    progress(`one process: Tessera quiet after its token routes in ${await untilQuiet(tessera.process.pid)} ms`);
+    const pid = tessera.process.pid;
+    return await inTurn(
+      rounds,
+      (round) => pairSide(`Tessera POST /v5/Transaction/charge (one process, round ${round})`, charge, pid),
+      (round) => pairSide(`the logged route in Tessera's process (one process, round ${round})`, logged, pid),
+    );
+  } finally {
+    await tessera.stop();
+    rmSync(dirname(portFile), { recursive: true, force: true });
+  }
+}
+
+/** The port the in-process logged route wrote once listening (it starts when the server has its certificate). */
+async function portIn(file: string): Promise<number> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    if (existsSync(file)) return Number(readFileSync(file, 'utf8'));
+  }
+  throw new Error(`the logged route in Tessera's process wrote no port to ${file} within 30 s`);
 }
 
 /** A pair's peer: a new fastify server that writes one pino access line per request. */
@@ -214,6 +260,8 @@ interface HttpResults {
   loggedFastify: LoadResult;
   /** The protected request and the logged route in turn (inTurn) at BENCH_CONNECTIONS, each side of each pair a new process, with its CPU per request. */
   protectedPairs: Pair[];
+  /** The protected request (tessera) and the logged route (peer) on one Tessera process, in turn (protectedInOneProcess). */
+  protectedInOneProcess: Pair[];
   /** `tessera issuer` alone (the split topology production runs): issuance at full load, and its CPU per issuance there. */
   issuerAlone: { issue: LoadResult; cpuMicrosAtLoad: number };
   cpu: {
@@ -368,6 +416,7 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
       (pair) => protectedPairTessera(pair),
       (pair) => protectedPairPeer(pair, { tlsFiles: tessera.tlsFiles, bearer: accessToken, accessLogFile }),
     );
+    results.protectedInOneProcess = await protectedInOneProcess(config.protectedPairs);
     results.cpu = cpu as HttpResults['cpu'];
 
     // 5. The floor, each part alone, where the servers ran.
@@ -548,9 +597,10 @@ function fastest<T extends LoadResult>(runs: Partial<Record<OidcAlg, T>>): { alg
 
 const clean = (result: { non2xx: number; errors: number }): boolean => result.non2xx === 0 && result.errors === 0;
 
+const cpuOf = (side: PairSide) => side.serverCpuMicros ?? Number.NaN;
+
 /** What each server spent per protected request over the pairs' full-load runs: the cost the target speaks of. */
 function protectedCpuRow(pairs: readonly Pair[]): Row {
-  const cpuOf = (side: PairSide) => side.serverCpuMicros ?? Number.NaN;
   const ratios = pairs.map((pair) => cpuOf(pair.tessera) / cpuOf(pair.peer));
   return {
     what: `  server CPU µs per request at full load, median of the pairs (${ratios.map((r) => r.toFixed(2)).join(', ')}; lower is better)`,
@@ -562,6 +612,30 @@ function protectedCpuRow(pairs: readonly Pair[]): Row {
   };
 }
 const micros = (cpu: CpuPerOperation) => Math.round(cpu.microsPerOperation);
+
+/** The protected request against the logged route served by the same process (protectedInOneProcess): where the gap is. */
+function oneProcessRows(rounds: readonly Pair[]): Row[] {
+  const throughput = rounds.map((round) => round.tessera.reqPerSec / round.peer.reqPerSec);
+  const cost = rounds.map((round) => cpuOf(round.tessera) / cpuOf(round.peer));
+  return [
+    {
+      what: `  on one process: the logged route served by Tessera's process beside it, median of ${rounds.length} rounds in turn (${throughput.map((r) => r.toFixed(2)).join(', ')}; not the target, which takes separate processes)`,
+      tessera: median(rounds.map((round) => round.tessera.reqPerSec)),
+      peer: median(rounds.map((round) => round.peer.reqPerSec)),
+      ratio: median(throughput),
+      target: '',
+      met: '—',
+    },
+    {
+      what: `    its CPU µs per request, median of the rounds (${cost.map((r) => r.toFixed(2)).join(', ')})`,
+      tessera: median(rounds.map((round) => cpuOf(round.tessera))),
+      peer: median(rounds.map((round) => cpuOf(round.peer))),
+      ratio: median(cost),
+      target: '',
+      met: '—',
+    },
+  ];
+}
 
 /** The issue's targets first (each with its distance), then the figures they rest on. */
 function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, number | string> } {
@@ -730,6 +804,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
       distance: verifyMet.distance,
     },
     protectedCpuRow(results.protectedPairs),
+    ...oneProcessRows(results.protectedInOneProcess),
     { what: '  (the first runs, one each, minutes apart)', tessera: results.verification.reqPerSec, peer: results.loggedFastify.reqPerSec, ratio: results.verification.reqPerSec / results.loggedFastify.reqPerSec, target: '', met: '—' },
     { what: '  (bare fastify route, no access line, req/s)', tessera: '', peer: results.bareFastify.reqPerSec, ratio: results.verification.reqPerSec / results.bareFastify.reqPerSec, target: '', met: '—' },
     { what: '  protected request p50 / p99 ms (peer: the logged route)', tessera: `${results.verification.latencyP50Ms} / ${results.verification.latencyP99Ms}`, peer: `${results.loggedFastify.latencyP50Ms} / ${results.loggedFastify.latencyP99Ms}`, ratio: '', target: '', met: '—' },
@@ -777,6 +852,7 @@ function report(results: Partial<Results>, started: Date): void {
       `issuance curve (connections: Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.curve.tessera.map((t, i) => `${t.connections}: ${t.reqPerSec.toFixed(0)} / ${http.curve.oidcProvider[i]?.reqPerSec.toFixed(0)}`).join(', ')}`,
       `light-load pairs at ${http.lightPairs.connections} connections, in turn, the order swapped each pair (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
       `protected pairs at ${config.connections} connections, in turn, the order swapped each pair, each side a new process (Tessera / logged fastify req/s, server CPU µs per request): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)} (${pair.tessera.serverCpuMicros?.toFixed(1)} / ${pair.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
+      `protected request and the logged route on one Tessera process, in turn (Tessera / logged route req/s, CPU µs per request): ${http.protectedInOneProcess.map((round) => `${round.tessera.reqPerSec.toFixed(0)} / ${round.peer.reqPerSec.toFixed(0)} (${round.tessera.serverCpuMicros?.toFixed(1)} / ${round.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
       describeLoad('Tessera refresh-oauth-token', http.refresh),
       `  refresh pool ${http.refresh.poolSize} pre-issued, ${http.refresh.poolLeft} unused, ${http.refresh.recycled} recycled, ${http.refresh.exhausted} exhausted`,
       ...Object.entries(http.oidcRefresh).flatMap(([alg, r]) => [
