@@ -4,7 +4,7 @@
 // hooks, and writes that port to the file BENCH_LOGGED_ROUTE_PORT_FILE names. The bench then loads
 // the protected request and this route in turn on one process: what differs between the two is
 // the request's own work, not the process they run in.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import Fastify from 'fastify';
@@ -19,7 +19,9 @@ if (isMainThread && portFile && dataDir) {
     const app = Fastify({ https: { cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, logger: false, disableRequestLogging: true });
     addChargeRoute(app, join(dataDir, 'logged-route-in-process.log'));
     await app.listen({ host: '127.0.0.1', port: 0 });
-    writeFileSync(portFile, String(app.server.address().port));
+    // Whole or not at all: the bench reads the file as soon as it exists.
+    writeFileSync(`${portFile}.partial`, String(app.server.address().port));
+    renameSync(`${portFile}.partial`, portFile);
   };
   // The server writes its certificate while it starts, after this module has run.
   const whenCertified = () => {
