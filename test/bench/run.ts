@@ -18,6 +18,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { auditRows, describeAudit, measureAuditIndex, type AuditIndexResult } from './audit-index.js';
 import { startBareFastifyPeer } from './bare-fastify-peer.js';
 import { cleanupAll, progress } from './children.js';
@@ -189,10 +190,12 @@ async function protectedInOneProcess(rounds: number): Promise<Pair[]> {
 
 /** The port the in-process logged route wrote once listening (it starts when the server has its certificate). */
 async function portIn(file: string): Promise<number> {
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
-    if (existsSync(file)) return Number(readFileSync(file, 'utf8'));
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(file)) {
+    if (Date.now() >= deadline) throw new Error(`the logged route in Tessera's process wrote no port to ${file} within 30 s`);
+    await sleep(100);
   }
-  throw new Error(`the logged route in Tessera's process wrote no port to ${file} within 30 s`);
+  return Number(readFileSync(file, 'utf8'));
 }
 
 /** A pair's peer: a new fastify server that writes one pino access line per request. */
