@@ -49,12 +49,18 @@ export interface BenchConfig {
    */
   readonly lightPairs: number;
   /**
-   * The protected request and the logged fastify route at BENCH_CONNECTIONS, in turn, the order
-   * swapped at each pair, this many pairs (an even number puts each side first equally often): the
-   * ≥ 0.95× target is the median ratio. One run minutes apart from its peer moved from 0.83× to
-   * 1.03× here on one build.
+   * The protected request and the logged fastify route at BENCH_CONNECTIONS, this many pairs, each
+   * a new Tessera and a new logged route: the ≥ 0.95× target is the median of the pairs' ratios.
+   * One run minutes apart from its peer moved from 0.83× to 1.03× here on one build.
    */
   readonly protectedPairs: number;
+  /**
+   * Each protected pair is measured in this many full-load slices a side, alternating between the
+   * two servers (the order swapped at each slice), each this many seconds: the machine's drift
+   * then falls on both sides alike.
+   */
+  readonly protectedSlices: number;
+  readonly protectedSliceSeconds: number;
   /** oidc-provider refresh tokens made by real authorization_code flows before its refresh run. */
   readonly oidcRefreshFlows: number;
   /** Mixed-load soak: measured seconds, and the warm-up after which RSS, heap and fds are first read. */
@@ -84,6 +90,8 @@ export function readConfig(): BenchConfig {
     curveConnections: connectionCounts('BENCH_CURVE_CONNECTIONS', [10, 50, 200]),
     lightPairs: positive('BENCH_LIGHT_PAIRS', 3, { integer: true, max: 20 }),
     protectedPairs: positive('BENCH_PROTECTED_PAIRS', 4, { integer: true, max: 20 }),
+    protectedSlices: positive('BENCH_PROTECTED_SLICES', 8, { integer: true, max: 100 }),
+    protectedSliceSeconds: positive('BENCH_PROTECTED_SLICE_SECONDS', 3, { max: 600 }),
     oidcRefreshFlows: positive('BENCH_OIDC_REFRESH_FLOWS', 1000, { integer: true, max: 100_000 }),
     soakSeconds: positive('BENCH_SOAK_SECONDS', soakDefaultSeconds(), { max: 24 * 3600 }),
     soakWarmupSeconds: positive('BENCH_SOAK_WARMUP_SECONDS', 20, { max: 3600 }),

@@ -126,22 +126,108 @@ const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => 
 };
 
 /**
- * A pair's Tessera: a new all-in-one that has served the token routes (issuance and refresh); once
- * it is quiet, the protected run. The protected pairs start both servers anew for each pair: two
- * processes of the same build, started the same way and measured in turn, differed by up to 1.26x
- * in CPU per protected request, and each kept its own figure over its life (docs/benchmarks.md,
- * "Seventh pass"). One process a side made the ratio a draw of two processes rather than a
- * measure of the code; the median over the pairs draws several of each.
+ * A protected pair: a new all-in-one that has served the token routes (issuance and refresh) and a
+ * new fastify server that writes one pino access line per request, both up; once both are quiet,
+ * the protected request and the logged route in slices, in turn (slicesInTurn). Two processes of
+ * the same build differed by up to 1.26x in CPU per protected request (docs/benchmarks.md,
+ * "Seventh pass"), so each pair draws two new ones and the target takes the median over the
+ * pairs. The slices are for the machine: here one process's throughput moved by 27% between
+ * two 8-second runs a few seconds apart ("Ninth pass"), and a side measured whole before the other
+ * took that drift as its own.
  */
-async function protectedPairTessera(pair: number): Promise<PairSide> {
+async function protectedPair(pair: number, peerOptions: Parameters<typeof startBareFastifyPeer>[0]): Promise<Pair> {
   const tessera = await startTesseraTarget(pinned);
   try {
     const charge = await afterTheTokenRoutes(tessera);
-    progress(`protected pair ${pair}: Tessera quiet after its token routes in ${await untilQuiet(tessera.process.pid)} ms`);
-    return await pairSide(`Tessera POST /v5/Transaction/charge (protected pair ${pair}, its own process)`, charge, tessera.process.pid);
+    const logged = await startBareFastifyPeer({ ...peerOptions, ...pinned });
+    try {
+      const loggedPid = logged.child.process.pid!;
+      progress(`protected pair ${pair}: Tessera quiet after its token routes in ${await untilQuiet(tessera.process.pid)} ms, the logged route in ${await untilQuiet(loggedPid)} ms`);
+      return await slicesInTurn(
+        { name: `Tessera POST /v5/Transaction/charge (protected pair ${pair})`, target: charge, pid: tessera.process.pid },
+        { name: `fastify POST route with an access line (protected pair ${pair})`, target: logged.charge, pid: loggedPid },
+      );
+    } finally {
+      await logged.stop();
+    }
   } finally {
     await tessera.stop();
   }
+}
+
+/** A server under load in slicesInTurn: its run's name, its request, its pid (for its CPU). */
+interface SlicedSide {
+  readonly name: string;
+  readonly target: LoadTarget;
+  readonly pid: number;
+}
+
+/**
+ * Both servers warmed up, then `config.protectedSlices` full-load slices of
+ * `config.protectedSliceSeconds` each, alternating between them and swapping which goes first at
+ * each slice, so the machine's drift over the pair falls on both alike. The side not under load is
+ * stopped (SIGSTOP) meanwhile: its background work (a quiet all-in-one spends about 1.6% of a core
+ * on its timers and log followers) would otherwise run on the other's pinned CPU, inside the
+ * other's slice. Each side's figures are over all its slices: 2xx per second over their summed
+ * time, CPU per 2xx over their summed CPU, non-2xx and errors summed, latency percentiles the
+ * median of the slices'.
+ */
+async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<Pair> {
+  const slices = new Map<SlicedSide, SideSlice[]>([
+    [tessera, []],
+    [peer, []],
+  ]);
+  /** Runs `side` alone: the other stopped, `side` going on. */
+  const alone = (side: SlicedSide) => {
+    process.kill(side === tessera ? peer.pid : tessera.pid, 'SIGSTOP');
+    process.kill(side.pid, 'SIGCONT');
+  };
+  try {
+    for (const side of [tessera, peer]) {
+      noteLoad(side.name);
+      progress(`${side.name}: warm-up ${config.warmupSeconds} s, then ${config.protectedSlices} slices of ${config.protectedSliceSeconds} s in turn with the other side, ${config.connections} connections`);
+      alone(side);
+      await warmUp(side.target, runOptions);
+    }
+    for (let slice = 0; slice < config.protectedSlices; slice += 1) {
+      for (const side of slice % 2 === 0 ? [tessera, peer] : [peer, tessera]) {
+        alone(side);
+        const before = processCpuSeconds(side.pid);
+        const result = await load(side.target, { seconds: config.protectedSliceSeconds, connections: config.connections });
+        slices.get(side)!.push({ result, cpuSeconds: processCpuSeconds(side.pid) - before });
+      }
+    }
+  } finally {
+    // Stopped, a server would not act on the SIGTERM that stops it.
+    for (const side of [tessera, peer]) process.kill(side.pid, 'SIGCONT');
+  }
+  const pair = { tessera: sideOverSlices(slices.get(tessera)!), peer: sideOverSlices(slices.get(peer)!) };
+  for (const side of [tessera, peer]) {
+    const figures = side === tessera ? pair.tessera : pair.peer;
+    progress(`${side.name}: ${figures.reqPerSec.toFixed(0)} req/s over ${config.protectedSlices} slices (${slices.get(side)!.map(({ result }) => result.reqPerSec.toFixed(0)).join(', ')}), ${figures.serverCpuMicros?.toFixed(1)} µs server CPU per 2xx, non-2xx ${figures.non2xx}, errors ${figures.errors}`);
+  }
+  return pair;
+}
+
+/** One slice of a side: its load run and the server's CPU seconds over it. */
+interface SideSlice {
+  readonly result: LoadResult;
+  readonly cpuSeconds: number;
+}
+
+/** One side of a pair over its slices: what slicesInTurn reports for it. */
+function sideOverSlices(slices: readonly SideSlice[]): PairSide {
+  const ok = slices.reduce((sum, { result }) => sum + result.reqPerSec * result.seconds, 0);
+  const seconds = slices.reduce((sum, { result }) => sum + result.seconds, 0);
+  return {
+    connections: config.connections,
+    reqPerSec: ok / seconds,
+    latencyP50Ms: median(slices.map(({ result }) => result.latencyP50Ms)),
+    latencyP99Ms: median(slices.map(({ result }) => result.latencyP99Ms)),
+    non2xx: slices.reduce((sum, { result }) => sum + result.non2xx, 0),
+    errors: slices.reduce((sum, { result }) => sum + result.errors, 0),
+    serverCpuMicros: (slices.reduce((sum, { cpuSeconds }) => sum + cpuSeconds, 0) / ok) * 1e6,
+  };
 }
 
 /**
@@ -198,17 +284,6 @@ async function portIn(file: string): Promise<number> {
   return Number(readFileSync(file, 'utf8'));
 }
 
-/** A pair's peer: a new fastify server that writes one pino access line per request. */
-async function protectedPairPeer(pair: number, options: Parameters<typeof startBareFastifyPeer>[0]): Promise<PairSide> {
-  const logged = await startBareFastifyPeer({ ...options, ...pinned });
-  try {
-    progress(`protected pair ${pair}: the logged route quiet after its start in ${await untilQuiet(logged.child.process.pid!)} ms`);
-    return await pairSide(`fastify POST route with an access line (protected pair ${pair}, its own process)`, logged.charge, logged.child.process.pid!);
-  } finally {
-    await logged.stop();
-  }
-}
-
 /** A full-load run of a pair with the server's CPU per 2xx over its measured window. */
 async function pairSide(name: string, target: LoadTarget, pid: number): Promise<PairSide> {
   let cpuSeconds = 0;
@@ -261,7 +336,7 @@ interface HttpResults {
   bareFastify: LoadResult;
   /** The same bare route writing one pino access line per request, as Tessera does for token operations. */
   loggedFastify: LoadResult;
-  /** The protected request and the logged route in turn (inTurn) at BENCH_CONNECTIONS, each side of each pair a new process, with its CPU per request. */
+  /** The protected request and the logged route at BENCH_CONNECTIONS, each pair two new processes measured in slices in turn (protectedPair), with their CPU per request. */
   protectedPairs: Pair[];
   /** The protected request (tessera) and the logged route (peer) on one Tessera process, in turn (protectedInOneProcess). */
   protectedInOneProcess: Pair[];
@@ -413,12 +488,11 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
     } finally {
       await logged.stop();
     }
-    // Judged in turn, each side of each pair a new process (protectedPairTessera, protectedPairPeer).
-    results.protectedPairs = await inTurn(
-      config.protectedPairs,
-      (pair) => protectedPairTessera(pair),
-      (pair) => protectedPairPeer(pair, { tlsFiles: tessera.tlsFiles, bearer: accessToken, accessLogFile }),
-    );
+    // Judged on pairs of new processes, each pair measured in slices in turn (protectedPair).
+    results.protectedPairs = [];
+    for (let pair = 1; pair <= config.protectedPairs; pair += 1) {
+      results.protectedPairs.push(await protectedPair(pair, { tlsFiles: tessera.tlsFiles, bearer: accessToken, accessLogFile }));
+    }
     results.protectedInOneProcess = await protectedInOneProcess(config.protectedPairs);
     results.cpu = cpu as HttpResults['cpu'];
 
@@ -798,7 +872,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     },
     { what: `  server CPU µs per refresh at ${config.cpuRate} req/s`, tessera: micros(cpu.tesseraRefresh), peer: micros(cpu.oidcRefresh), ratio: cpu.tesseraRefresh.microsPerOperation / cpu.oidcRefresh.microsPerOperation, target: '', met: '—' },
     {
-      what: `protected request req/s, median of ${results.protectedPairs.length} pairs in turn, a new process a side each pair (${protectedRatios.map((r) => r.toFixed(2)).join(', ')}; peer: fastify route writing one pino access line per request)`,
+      what: `protected request req/s, median of ${results.protectedPairs.length} pairs, each two new processes measured in ${config.protectedSlices} slices of ${config.protectedSliceSeconds} s in turn (${protectedRatios.map((r) => r.toFixed(2)).join(', ')}; peer: fastify route writing one pino access line per request)`,
       tessera: median(results.protectedPairs.map((pair) => pair.tessera.reqPerSec)),
       peer: median(results.protectedPairs.map((pair) => pair.peer.reqPerSec)),
       ratio: verifyRatio,
@@ -854,7 +928,7 @@ function report(results: Partial<Results>, started: Date): void {
       ...Object.entries(http.oidcProvider).map(([alg, r]) => describeLoad(`oidc-provider ${alg} client_credentials`, r)),
       `issuance curve (connections: Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.curve.tessera.map((t, i) => `${t.connections}: ${t.reqPerSec.toFixed(0)} / ${http.curve.oidcProvider[i]?.reqPerSec.toFixed(0)}`).join(', ')}`,
       `light-load pairs at ${http.lightPairs.connections} connections, in turn, the order swapped each pair (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
-      `protected pairs at ${config.connections} connections, in turn, the order swapped each pair, each side a new process (Tessera / logged fastify req/s, server CPU µs per request): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)} (${pair.tessera.serverCpuMicros?.toFixed(1)} / ${pair.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
+      `protected pairs at ${config.connections} connections, each a new Tessera and a new logged fastify measured in ${config.protectedSlices} slices of ${config.protectedSliceSeconds} s in turn (Tessera / logged fastify req/s over the slices, server CPU µs per request): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)} (${pair.tessera.serverCpuMicros?.toFixed(1)} / ${pair.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
       `protected request and the logged route on one Tessera process, in turn (Tessera / logged route req/s, CPU µs per request): ${http.protectedInOneProcess.map((round) => `${round.tessera.reqPerSec.toFixed(0)} / ${round.peer.reqPerSec.toFixed(0)} (${round.tessera.serverCpuMicros?.toFixed(1)} / ${round.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
       describeLoad('Tessera refresh-oauth-token', http.refresh),
       `  refresh pool ${http.refresh.poolSize} pre-issued, ${http.refresh.poolLeft} unused, ${http.refresh.recycled} recycled, ${http.refresh.exhausted} exhausted`,
