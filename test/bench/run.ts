@@ -143,10 +143,11 @@ async function protectedPair(pair: number, peerOptions: Parameters<typeof startB
     try {
       const loggedPid = logged.child.process.pid!;
       progress(`protected pair ${pair}: Tessera quiet after its token routes in ${await untilQuiet(tessera.process.pid)} ms, the logged route in ${await untilQuiet(loggedPid)} ms`);
-      return await slicesInTurn(
+      const sliced = await slicesInTurn(
         { name: `Tessera POST /v5/Transaction/charge (protected pair ${pair})`, target: charge, pid: tessera.process.pid },
         { name: `fastify POST route with an access line (protected pair ${pair})`, target: logged.charge, pid: loggedPid },
       );
+      return sliced.overSlices;
     } finally {
       await logged.stop();
     }
@@ -162,23 +163,32 @@ interface SlicedSide {
   readonly pid: number;
 }
 
+/** Two sides measured in slices (slicesInTurn): each side over all its slices, and slice by slice. */
+interface SlicedPair {
+  readonly overSlices: Pair;
+  /** The i-th slice of each side: the i-th full-load run of each, one just after the other. */
+  readonly bySlice: Pair[];
+}
+
 /**
- * Both servers warmed up, then `config.protectedSlices` full-load slices of
+ * Both sides warmed up, then `config.protectedSlices` full-load slices of
  * `config.protectedSliceSeconds` each, alternating between them and swapping which goes first at
- * each slice, so the machine's drift over the pair falls on both alike. The side not under load is
- * stopped (SIGSTOP) meanwhile: its background work (a quiet all-in-one spends about 1.6% of a core
- * on its timers and log followers) would otherwise run on the other's pinned CPU, inside the
- * other's slice. Each side's figures are over all its slices: 2xx per second over their summed
- * time, CPU per 2xx over their summed CPU, non-2xx and errors summed, latency percentiles the
- * median of the slices'.
+ * each slice, so the machine's drift over the pair falls on both alike. Two processes: the one
+ * not under load is stopped (SIGSTOP) meanwhile, as its background work (a quiet all-in-one spends
+ * about 1.6% of a core on its timers and log followers) would otherwise run on the other's pinned
+ * CPU, inside the other's slice. Each side over its slices: 2xx per second over their summed time,
+ * CPU per 2xx over their summed CPU, non-2xx and errors summed, latency percentiles the median of
+ * the slices'.
  */
-async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<Pair> {
+async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<SlicedPair> {
   const slices = new Map<SlicedSide, SideSlice[]>([
     [tessera, []],
     [peer, []],
   ]);
-  /** Runs `side` alone: the other stopped, `side` going on. */
+  const twoProcesses = tessera.pid !== peer.pid;
+  /** Runs `side` alone: the other process stopped, `side`'s going on. */
   const alone = (side: SlicedSide) => {
+    if (!twoProcesses) return;
     process.kill(side === tessera ? peer.pid : tessera.pid, 'SIGSTOP');
     process.kill(side.pid, 'SIGCONT');
   };
@@ -199,14 +209,16 @@ async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<Pair
     }
   } finally {
     // Stopped, a server would not act on the SIGTERM that stops it.
-    for (const side of [tessera, peer]) process.kill(side.pid, 'SIGCONT');
+    if (twoProcesses) for (const side of [tessera, peer]) process.kill(side.pid, 'SIGCONT');
   }
-  const pair = { tessera: sideOverSlices(slices.get(tessera)!), peer: sideOverSlices(slices.get(peer)!) };
+  const ours = slices.get(tessera)!;
+  const theirs = slices.get(peer)!;
+  const overSlices = { tessera: sideOverSlices(ours), peer: sideOverSlices(theirs) };
   for (const side of [tessera, peer]) {
-    const figures = side === tessera ? pair.tessera : pair.peer;
+    const figures = side === tessera ? overSlices.tessera : overSlices.peer;
     progress(`${side.name}: ${figures.reqPerSec.toFixed(0)} req/s over ${config.protectedSlices} slices (${slices.get(side)!.map(({ result }) => result.reqPerSec.toFixed(0)).join(', ')}), ${figures.serverCpuMicros?.toFixed(1)} µs server CPU per 2xx, non-2xx ${figures.non2xx}, errors ${figures.errors}`);
   }
-  return pair;
+  return { overSlices, bySlice: ours.map((slice, at) => ({ tessera: sideOverSlices([slice]), peer: sideOverSlices([theirs[at]!]) })) };
 }
 
 /** One slice of a side: its load run and the server's CPU seconds over it. */
@@ -243,15 +255,15 @@ async function afterTheTokenRoutes(tessera: TesseraTarget): Promise<LoadTarget> 
 }
 
 /**
- * The protected request and the logged route on one process, in turn, `rounds` times: a Tessera
- * whose main thread also serves the logged route, on its own fastify instance and port
+ * The protected request and the logged route on one process, in slices in turn (slicesInTurn),
+ * each slice a pair of the result: a Tessera whose main thread also serves the logged route, on its own fastify instance and port
  * (logged-route-in-process.mjs). Two processes of one build differ more than the target's margin
  * (docs/benchmarks.md, "Seventh pass"); on one process that difference falls on both routes alike,
  * so this ratio weighs the protected request's own work (authentication, the projection and
  * permission checks, the server's steps) against the route's access line. Not the target, which
  * is judged on separate processes as users run them: it tells the request's own cost from the process's.
  */
-async function protectedInOneProcess(rounds: number): Promise<Pair[]> {
+async function protectedInOneProcess(): Promise<Pair[]> {
   const portFile = join(mkdtempSync(join(tmpdir(), 'tessera-logged-route-')), 'port');
   const tessera = await startTesseraTarget({
     ...pinned,
@@ -263,11 +275,11 @@ async function protectedInOneProcess(rounds: number): Promise<Pair[]> {
     const logged = { ...charge, url: `https://127.0.0.1:${await portIn(portFile)}/v5/Transaction/charge` };
     progress(`one process: Tessera quiet after its token routes in ${await untilQuiet(tessera.process.pid)} ms`);
     const pid = tessera.process.pid;
-    return await inTurn(
-      rounds,
-      (round) => pairSide(`Tessera POST /v5/Transaction/charge (one process, round ${round})`, charge, pid),
-      (round) => pairSide(`the logged route in Tessera's process (one process, round ${round})`, logged, pid),
+    const sliced = await slicesInTurn(
+      { name: 'Tessera POST /v5/Transaction/charge (one process)', target: charge, pid },
+      { name: "the logged route in Tessera's process (one process)", target: logged, pid },
     );
+    return sliced.bySlice;
   } finally {
     await tessera.stop();
     rmSync(dirname(portFile), { recursive: true, force: true });
@@ -282,13 +294,6 @@ async function portIn(file: string): Promise<number> {
     await sleep(100);
   }
   return Number(readFileSync(file, 'utf8'));
-}
-
-/** A full-load run of a pair with the server's CPU per 2xx over its measured window. */
-async function pairSide(name: string, target: LoadTarget, pid: number): Promise<PairSide> {
-  let cpuSeconds = 0;
-  const result = await measure(name, target, config.connections, cpuSecondsOf(pid, (seconds) => (cpuSeconds = seconds)));
-  return { ...point(result), serverCpuMicros: (cpuSeconds / (result.reqPerSec * result.seconds)) * 1e6 };
 }
 
 const point = (result: LoadResult): CurvePoint => ({
@@ -338,7 +343,7 @@ interface HttpResults {
   loggedFastify: LoadResult;
   /** The protected request and the logged route at BENCH_CONNECTIONS, each pair two new processes measured in slices in turn (protectedPair), with their CPU per request. */
   protectedPairs: Pair[];
-  /** The protected request (tessera) and the logged route (peer) on one Tessera process, in turn (protectedInOneProcess). */
+  /** The protected request (tessera) and the logged route (peer) on one Tessera process, slice by slice (protectedInOneProcess). */
   protectedInOneProcess: Pair[];
   /** `tessera issuer` alone (the split topology production runs): issuance at full load, and its CPU per issuance there. */
   issuerAlone: { issue: LoadResult; cpuMicrosAtLoad: number };
@@ -493,7 +498,7 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
     for (let pair = 1; pair <= config.protectedPairs; pair += 1) {
       results.protectedPairs.push(await protectedPair(pair, { tlsFiles: tessera.tlsFiles, bearer: accessToken, accessLogFile }));
     }
-    results.protectedInOneProcess = await protectedInOneProcess(config.protectedPairs);
+    results.protectedInOneProcess = await protectedInOneProcess();
     results.cpu = cpu as HttpResults['cpu'];
 
     // 5. The floor, each part alone, where the servers ran.
@@ -691,22 +696,22 @@ function protectedCpuRow(pairs: readonly Pair[]): Row {
 const micros = (cpu: CpuPerOperation) => Math.round(cpu.microsPerOperation);
 
 /** The protected request against the logged route served by the same process (protectedInOneProcess): where the gap is. */
-function oneProcessRows(rounds: readonly Pair[]): Row[] {
-  const throughput = rounds.map((round) => round.tessera.reqPerSec / round.peer.reqPerSec);
-  const cost = rounds.map((round) => cpuOf(round.tessera) / cpuOf(round.peer));
+function oneProcessRows(slices: readonly Pair[]): Row[] {
+  const throughput = slices.map((slice) => slice.tessera.reqPerSec / slice.peer.reqPerSec);
+  const cost = slices.map((slice) => cpuOf(slice.tessera) / cpuOf(slice.peer));
   return [
     {
-      what: `  on one process: the logged route served by Tessera's process beside it, median of ${rounds.length} rounds in turn (${throughput.map((r) => r.toFixed(2)).join(', ')}; not the target, which takes separate processes)`,
-      tessera: median(rounds.map((round) => round.tessera.reqPerSec)),
-      peer: median(rounds.map((round) => round.peer.reqPerSec)),
+      what: `  on one process: the logged route served by Tessera's process beside it, median of ${slices.length} slices of ${config.protectedSliceSeconds} s in turn (${throughput.map((r) => r.toFixed(2)).join(', ')}; not the target, which takes separate processes)`,
+      tessera: median(slices.map((slice) => slice.tessera.reqPerSec)),
+      peer: median(slices.map((slice) => slice.peer.reqPerSec)),
       ratio: median(throughput),
       target: '',
       met: '—',
     },
     {
-      what: `    its CPU µs per request, median of the rounds (${cost.map((r) => r.toFixed(2)).join(', ')})`,
-      tessera: median(rounds.map((round) => cpuOf(round.tessera))),
-      peer: median(rounds.map((round) => cpuOf(round.peer))),
+      what: `    its CPU µs per request, median of the slices (${cost.map((r) => r.toFixed(2)).join(', ')})`,
+      tessera: median(slices.map((slice) => cpuOf(slice.tessera))),
+      peer: median(slices.map((slice) => cpuOf(slice.peer))),
       ratio: median(cost),
       target: '',
       met: '—',
@@ -929,7 +934,7 @@ function report(results: Partial<Results>, started: Date): void {
       `issuance curve (connections: Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.curve.tessera.map((t, i) => `${t.connections}: ${t.reqPerSec.toFixed(0)} / ${http.curve.oidcProvider[i]?.reqPerSec.toFixed(0)}`).join(', ')}`,
       `light-load pairs at ${http.lightPairs.connections} connections, in turn, the order swapped each pair (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
       `protected pairs at ${config.connections} connections, each a new Tessera and a new logged fastify measured in ${config.protectedSlices} slices of ${config.protectedSliceSeconds} s in turn (Tessera / logged fastify req/s over the slices, server CPU µs per request): ${http.protectedPairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)} (${pair.tessera.serverCpuMicros?.toFixed(1)} / ${pair.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
-      `protected request and the logged route on one Tessera process, in turn (Tessera / logged route req/s, CPU µs per request): ${http.protectedInOneProcess.map((round) => `${round.tessera.reqPerSec.toFixed(0)} / ${round.peer.reqPerSec.toFixed(0)} (${round.tessera.serverCpuMicros?.toFixed(1)} / ${round.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
+      `protected request and the logged route on one Tessera process, slice by slice (Tessera / logged route req/s, CPU µs per request): ${http.protectedInOneProcess.map((slice) => `${slice.tessera.reqPerSec.toFixed(0)} / ${slice.peer.reqPerSec.toFixed(0)} (${slice.tessera.serverCpuMicros?.toFixed(1)} / ${slice.peer.serverCpuMicros?.toFixed(1)})`).join(', ')}`,
       describeLoad('Tessera refresh-oauth-token', http.refresh),
       `  refresh pool ${http.refresh.poolSize} pre-issued, ${http.refresh.poolLeft} unused, ${http.refresh.recycled} recycled, ${http.refresh.exhausted} exhausted`,
       ...Object.entries(http.oidcRefresh).flatMap(([alg, r]) => [
