@@ -255,9 +255,9 @@ async function afterTheTokenRoutes(tessera: TesseraTarget): Promise<LoadTarget> 
 }
 
 /**
- * The protected request and the logged route on one process, in slices in turn (slicesInTurn),
- * each slice a pair of the result: a Tessera whose main thread also serves the logged route, on its own fastify instance and port
- * (logged-route-in-process.mjs). Two processes of one build differ more than the target's margin
+ * The protected request and the logged route on one process, in slices in turn (slicesInTurn), one
+ * Pair a slice: a Tessera whose main thread also serves the logged route, on its own fastify
+ * instance and port (logged-route-in-process.mjs). Two processes of one build differ more than the target's margin
  * (docs/benchmarks.md, "Seventh pass"); on one process that difference falls on both routes alike,
  * so this ratio weighs the protected request's own work (authentication, the projection and
  * permission checks, the server's steps) against the route's access line. Not the target, which
