@@ -105,8 +105,8 @@ interface Pair {
  * machine's drift, the last run's 50 connections closing, its process settling) then falls on each
  * side equally; with Tessera always first it fell on the peer's side only.
  */
-async function inTurn(pairs: number, ours: (pair: number) => Promise<PairSide>, theirs: (pair: number) => Promise<PairSide>): Promise<Pair[]> {
-  const measured: Pair[] = [];
+async function inTurn<Side = PairSide>(pairs: number, ours: (pair: number) => Promise<Side>, theirs: (pair: number) => Promise<Side>): Promise<{ tessera: Side; peer: Side }[]> {
+  const measured: { tessera: Side; peer: Side }[] = [];
   for (let pair = 1; pair <= pairs; pair += 1) {
     if (pair % 2 === 1) {
       const tessera = await ours(pair);
@@ -181,10 +181,6 @@ interface SlicedPair {
  * the slices'.
  */
 async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<SlicedPair> {
-  const slices = new Map<SlicedSide, SideSlice[]>([
-    [tessera, []],
-    [peer, []],
-  ]);
   const twoProcesses = tessera.pid !== peer.pid;
   /** Runs `side` alone: the other process stopped, `side`'s going on. */
   const alone = (side: SlicedSide) => {
@@ -192,6 +188,13 @@ async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<Slic
     process.kill(side === tessera ? peer.pid : tessera.pid, 'SIGSTOP');
     process.kill(side.pid, 'SIGCONT');
   };
+  const sliceOf = async (side: SlicedSide): Promise<SideSlice> => {
+    alone(side);
+    const before = processCpuSeconds(side.pid);
+    const result = await load(side.target, { seconds: config.protectedSliceSeconds, connections: config.connections });
+    return { result, cpuSeconds: processCpuSeconds(side.pid) - before };
+  };
+  let slices: { tessera: SideSlice; peer: SideSlice }[];
   try {
     for (const side of [tessera, peer]) {
       noteLoad(side.name);
@@ -199,26 +202,18 @@ async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<Slic
       alone(side);
       await warmUp(side.target, runOptions);
     }
-    for (let slice = 0; slice < config.protectedSlices; slice += 1) {
-      for (const side of slice % 2 === 0 ? [tessera, peer] : [peer, tessera]) {
-        alone(side);
-        const before = processCpuSeconds(side.pid);
-        const result = await load(side.target, { seconds: config.protectedSliceSeconds, connections: config.connections });
-        slices.get(side)!.push({ result, cpuSeconds: processCpuSeconds(side.pid) - before });
-      }
-    }
+    slices = await inTurn(config.protectedSlices, () => sliceOf(tessera), () => sliceOf(peer));
   } finally {
     // Stopped, a server would not act on the SIGTERM that stops it.
     if (twoProcesses) for (const side of [tessera, peer]) process.kill(side.pid, 'SIGCONT');
   }
-  const ours = slices.get(tessera)!;
-  const theirs = slices.get(peer)!;
-  const overSlices = { tessera: sideOverSlices(ours), peer: sideOverSlices(theirs) };
-  for (const side of [tessera, peer]) {
-    const figures = side === tessera ? overSlices.tessera : overSlices.peer;
-    progress(`${side.name}: ${figures.reqPerSec.toFixed(0)} req/s over ${config.protectedSlices} slices (${slices.get(side)!.map(({ result }) => result.reqPerSec.toFixed(0)).join(', ')}), ${figures.serverCpuMicros?.toFixed(1)} µs server CPU per 2xx, non-2xx ${figures.non2xx}, errors ${figures.errors}`);
-  }
-  return { overSlices, bySlice: ours.map((slice, at) => ({ tessera: sideOverSlices([slice]), peer: sideOverSlices([theirs[at]!]) })) };
+  const overSideSlices = (side: SlicedSide, own: readonly SideSlice[]): PairSide => {
+    const figures = sideOverSlices(own);
+    progress(`${side.name}: ${figures.reqPerSec.toFixed(0)} req/s over ${own.length} slices (${own.map(({ result }) => result.reqPerSec.toFixed(0)).join(', ')}), ${figures.serverCpuMicros?.toFixed(1)} µs server CPU per 2xx, non-2xx ${figures.non2xx}, errors ${figures.errors}`);
+    return figures;
+  };
+  const overSlices = { tessera: overSideSlices(tessera, slices.map((slice) => slice.tessera)), peer: overSideSlices(peer, slices.map((slice) => slice.peer)) };
+  return { overSlices, bySlice: slices.map((slice) => ({ tessera: sideOverSlices([slice.tessera]), peer: sideOverSlices([slice.peer]) })) };
 }
 
 /** One slice of a side: its load run and the server's CPU seconds over it. */
