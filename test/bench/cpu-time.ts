@@ -53,6 +53,8 @@ export interface CpuPerOperation {
   readonly resolutionMicros: number;
   readonly latencyP50Ms: number;
   readonly latencyP99Ms: number;
+  /** How long the server took to be quiet before the run (untilQuiet), ms. */
+  readonly quietAfterMs: number;
 }
 
 /** Called after the warm-up, just before the measured window; what it returns is called just after it (e.g. reading /metrics). */
@@ -66,12 +68,18 @@ export interface CpuRunOptions {
 }
 
 /**
- * Warm-up at the same rate (not measured), then the measured window. The window includes the
- * TLS handshakes of its own `connections` new connections (autocannon opens them anew): with
- * 10 connections and thousands of requests that is a few µs per operation, which the report notes.
+ * Once the server is quiet (untilQuiet), a warm-up at the same rate (not measured), then the
+ * measured window. Without the wait, the window took the background work that the run before
+ * left behind (the audit index catching up on a full-load run's events, at the lowest CPU
+ * priority, so only once the load eased): a refresh read 1,155 and 1,220 µs right after 40 s of
+ * full load, and 733 and 981 µs after a wait of 0.5–1 s. The window's own events are indexed in
+ * the window: at this rate the core has time to spare. The window includes the TLS handshakes of
+ * its own `connections` new connections (autocannon opens them anew): with 10 connections and
+ * thousands of requests that is a few µs per operation, which the report notes.
  */
 export async function measureCpuPerOperation(target: LoadTarget, pid: number, options: CpuRunOptions, bracket?: Bracket): Promise<CpuPerOperation> {
   const loadOptions = { seconds: options.seconds, connections: options.connections, overallRate: options.rate };
+  const quietAfterMs = await untilQuiet(pid);
   await warmUp(target, { ...loadOptions, seconds: options.warmupSeconds });
   const finish = await bracket?.();
   const before = processCpuSeconds(pid);
@@ -93,6 +101,7 @@ export async function measureCpuPerOperation(target: LoadTarget, pid: number, op
     resolutionMicros: operations === 0 ? Infinity : (1 / ticksPerSecond() / operations) * 1e6,
     latencyP50Ms: result.latencyP50Ms,
     latencyP99Ms: result.latencyP99Ms,
+    quietAfterMs,
   };
 }
 
@@ -100,7 +109,7 @@ export function describeCpu(name: string, cpu: CpuPerOperation): string {
   return (
     `${name}: ${cpu.microsPerOperation.toFixed(0)} µs server CPU per 2xx (±${cpu.resolutionMicros.toFixed(1)}) at ${cpu.offeredRate} req/s offered, ` +
     `${cpu.achievedRate.toFixed(0)} achieved, ${cpu.operations} ops in ${cpu.seconds.toFixed(1)} s over ${cpu.connections} connections, ` +
-    `${(cpu.coreShare * 100).toFixed(0)}% of a core, p50 ${cpu.latencyP50Ms} ms / p99 ${cpu.latencyP99Ms} ms, non-2xx ${cpu.non2xx}, errors ${cpu.errors}`
+    `${(cpu.coreShare * 100).toFixed(0)}% of a core, p50 ${cpu.latencyP50Ms} ms / p99 ${cpu.latencyP99Ms} ms, non-2xx ${cpu.non2xx}, errors ${cpu.errors}, quiet before it after ${cpu.quietAfterMs} ms`
   );
 }
 
