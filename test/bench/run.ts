@@ -120,11 +120,10 @@ async function inTurn<Side = PairSide>(pairs: number, ours: (pair: number) => Pr
   return measured;
 }
 
-/** Server CPU seconds over the measured window of a full-load run, into `into`. */
 /**
- * The server's CPU over a full-load window and over the background work the window left behind:
- * from the window's start until the server is quiet again (the caller waits for quiet before the
- * warm-up: untilQuiet). At full load the audit index (at the lowest CPU priority) falls behind and
+ * Server CPU seconds, into `into`, over a full-load window and the background work it left
+ * behind: from the window's start until the server is quiet again (the caller waits for quiet
+ * before the warm-up: untilQuiet). At full load the audit index (at the lowest CPU priority) falls behind and
  * catches up once the load ends: measured on the window alone, its work for the window's events
  * was left out (at 50 connections, 9 µs of index work per issuance in the window against 29 at 10
  * connections, where it keeps up). The count also takes what the warm-up left (its 2 s against
