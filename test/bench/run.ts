@@ -120,26 +120,42 @@ async function inTurn<Side = PairSide>(pairs: number, ours: (pair: number) => Pr
   return measured;
 }
 
-/**
- * Server CPU seconds, into `into`, over a full-load window and the background work it left
- * behind: from the window's start until the server is quiet again (the caller waits for quiet
- * before the warm-up: untilQuiet). At full load the audit index (at the lowest CPU priority) falls behind and
- * catches up once the load ends: measured on the window alone, its work for the window's events
- * was left out (at 50 connections, 9 µs of index work per issuance in the window against 29 at 10
- * connections, where it keeps up). The count also takes what the warm-up left (its 2 s against
- * the window's 10) and a quiet server's own few ms a second while it settles: about 1% here. The
- * quiet wait comes before the warm-up, so the window starts as warm as every other full-load run.
- */
-const cpuSecondsOf = (pid: number, into: (seconds: number) => void): Bracket => async () => {
-  const before = processCpuSeconds(pid);
+/** Two brackets around one window: `a` opened first and closed last. */
+const both = (a: Bracket, b: Bracket): Bracket => async () => {
+  const [endA, endB] = [await a(), await b()];
   return async () => {
-    const atEnd = processCpuSeconds(pid);
-    const settledMs = await untilQuiet(pid);
-    const after = processCpuSeconds(pid);
-    progress(`server CPU over the window ${(atEnd - before).toFixed(2)} s, then ${(after - atEnd).toFixed(2)} s in the ${settledMs} ms until quiet`);
-    into(after - before);
+    await endB();
+    await endA();
   };
 };
+
+/**
+ * A full-load run (measure) with the server's CPU µs per 2xx over the window and the background
+ * work it left behind: once the server is quiet, the warm-up, then from the window's start until
+ * the server is quiet again. At full load the audit index (at the lowest CPU priority) falls
+ * behind and catches up once the load ends: measured on the window alone, its work for the
+ * window's events was left out (at 50 connections, 9 µs of index work per issuance in the window
+ * against 29 at 10 connections, where it keeps up). The count also takes what the warm-up left
+ * (its 2 s against the window's 10) and a quiet server's own few ms a second while it settles:
+ * about 1% here. The quiet wait comes before the warm-up, so the window starts as warm as every
+ * other full-load run. `alsoAround` brackets the window too.
+ */
+async function measureWithCpu(name: string, target: LoadTarget, pid: number, alsoAround?: Bracket): Promise<{ result: LoadResult; cpuMicros: number }> {
+  let cpuSeconds = 0;
+  const cpuBracket: Bracket = async () => {
+    const before = processCpuSeconds(pid);
+    return async () => {
+      const atEnd = processCpuSeconds(pid);
+      const settledMs = await untilQuiet(pid);
+      const after = processCpuSeconds(pid);
+      progress(`server CPU over the window ${(atEnd - before).toFixed(2)} s, then ${(after - atEnd).toFixed(2)} s in the ${settledMs} ms until quiet`);
+      cpuSeconds = after - before;
+    };
+  };
+  await untilQuiet(pid);
+  const result = await measure(name, target, config.connections, alsoAround ? both(alsoAround, cpuBracket) : cpuBracket);
+  return { result, cpuMicros: (cpuSeconds / (result.reqPerSec * result.seconds)) * 1e6 };
+}
 
 /**
  * A protected pair: a new all-in-one that has served the token routes (issuance and refresh) and a
@@ -269,11 +285,12 @@ async function afterTheTokenRoutes(tessera: TesseraTarget): Promise<LoadTarget> 
 /**
  * The protected request and the logged route on one process, in slices in turn (slicesInTurn), one
  * Pair a slice: a Tessera whose main thread also serves the logged route, on its own fastify
- * instance and port (logged-route-in-process.mjs). Two processes of one build differ more than the target's margin
- * (docs/benchmarks.md, "Seventh pass"); on one process that difference falls on both routes alike,
- * so this ratio weighs the protected request's own work (authentication, the projection and
- * permission checks, the server's steps) against the route's access line. Not the target, which
- * is judged on separate processes as users run them: it tells the request's own cost from the process's.
+ * instance and port (logged-route-in-process.mjs). Two processes of one build differ more than
+ * the target's margin (docs/benchmarks.md, "Seventh pass"); on one process that difference falls
+ * on both routes alike, so this ratio weighs the protected request's own work (authentication, the
+ * projection and permission checks, the server's steps) against the route's access line. Not the
+ * target, which is judged on separate processes as users run them: it tells the request's own
+ * cost from the process's.
  */
 async function protectedInOneProcess(): Promise<Pair[]> {
   const portFile = join(mkdtempSync(join(tmpdir(), 'tessera-logged-route-')), 'port');
@@ -417,17 +434,9 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
         groupCommit[key] = groupCommitBetween(before, await writerTotals(tessera));
       };
     };
-    const both = (a: Bracket, b: Bracket): Bracket => async () => {
-      const [endA, endB] = [await a(), await b()];
-      return async () => {
-        await endB();
-        await endA();
-      };
-    };
-    let tesseraCpuAtLoad = 0;
-    await untilQuiet(tessera.process.pid);
-    results.issue = await measure('Tessera get-oauth-token', issue, config.connections, both(commitsInto('issueAtLoad'), cpuSecondsOf(tessera.process.pid, (s) => (tesseraCpuAtLoad = s))));
-    results.cpuAtLoad = { tesseraIssueMicros: (tesseraCpuAtLoad / (results.issue.reqPerSec * results.issue.seconds)) * 1e6, oidcIssueMicros: Number.NaN };
+    const atLoad = await measureWithCpu('Tessera get-oauth-token', issue, tessera.process.pid, commitsInto('issueAtLoad'));
+    results.issue = atLoad.result;
+    results.cpuAtLoad = { tesseraIssueMicros: atLoad.cpuMicros, oidcIssueMicros: Number.NaN };
     const tesseraCurve = await curve('Tessera get-oauth-token', issue, results.issue);
     cpu.tesseraIssue = await measureCpu('Tessera get-oauth-token', issue, tessera.process.pid, commitsInto('issueAtFixedRate'));
     results.groupCommit = groupCommit as HttpResults['groupCommit'];
@@ -455,10 +464,9 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
       affinity[`oidc-provider ${alg}`] = allowedCpus(peer.pid);
       try {
         const name = `oidc-provider ${alg} client_credentials`;
-        let oidcCpuAtLoad = 0;
-        await untilQuiet(peer.pid);
-        results.oidcProvider[alg] = await measure(name, peer.issue, config.connections, cpuSecondsOf(peer.pid, (s) => (oidcCpuAtLoad = s)));
-        if (alg === curveAlg) results.cpuAtLoad.oidcIssueMicros = (oidcCpuAtLoad / (results.oidcProvider[alg].reqPerSec * results.oidcProvider[alg].seconds)) * 1e6;
+        const peerAtLoad = await measureWithCpu(name, peer.issue, peer.pid);
+        results.oidcProvider[alg] = peerAtLoad.result;
+        if (alg === curveAlg) results.cpuAtLoad.oidcIssueMicros = peerAtLoad.cpuMicros;
         if (alg === curveAlg) {
           oidcCurve = await curve(name, peer.issue, results.oidcProvider[alg]);
           cpu.oidcIssue = await measureCpu(name, peer.issue, peer.pid);
@@ -480,10 +488,10 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
         const refreshName = `oidc-provider ${alg} refresh_token (rotation)`;
         results.oidcRefresh[alg] = { ...refreshRun(await measure(refreshName, peer.refresh(pool)), flowTokens, pool), flowSeconds };
         progress(`oidc-provider ${alg} refresh pool: ${flowTokens} from real flows in ${flowSeconds.toFixed(1)} s, ${pool.recycled} requests used a token a 200 had returned, ${pool.exhausted} found none`);
-        const carried = pool.carryOver();
-        if (alg === curveAlg) cpu.oidcRefresh = await measureCpu(refreshName, peer.refresh(carried), peer.pid);
+        // One pool for the peer's later runs, as for Tessera's: each draws what the one before left.
+        const peerPool = pool.carryOver();
+        if (alg === curveAlg) cpu.oidcRefresh = await measureCpu(refreshName, peer.refresh(peerPool), peer.pid);
         // Refresh judged run against run, in turn, as the light pairs are: one run minutes apart from its peer is noise here.
-        const peerPool = carried.carryOver();
         results.refreshPairs[alg] = await inTurn(
           config.refreshPairs,
           async (pair) => point(await measure(`Tessera refresh-oauth-token (refresh pair ${pair} beside ${alg})`, refreshTarget(tessera, refreshPool))),
@@ -555,10 +563,8 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
   const issuer = await startTesseraTarget({ ...pinned, command: 'issuer' });
   affinity['tessera issuer'] = allowedCpus(issuer.process.pid);
   try {
-    let issuerCpu = 0;
-    await untilQuiet(issuer.process.pid);
-    const issue = await measure('tessera issuer get-oauth-token', issueTarget(issuer), config.connections, cpuSecondsOf(issuer.process.pid, (seconds) => (issuerCpu = seconds)));
-    results.issuerAlone = { issue, cpuMicrosAtLoad: (issuerCpu / (issue.reqPerSec * issue.seconds)) * 1e6 };
+    const alone = await measureWithCpu('tessera issuer get-oauth-token', issueTarget(issuer), issuer.process.pid);
+    results.issuerAlone = { issue: alone.result, cpuMicrosAtLoad: alone.cpuMicros };
   } finally {
     await issuer.stop();
   }
