@@ -188,6 +188,34 @@ async function protectedPair(pair: number, peerOptions: Parameters<typeof startB
   }
 }
 
+/**
+ * A light-load pair: a new all-in-one and a new oidc-provider (`alg`), both up and quiet, then
+ * issuance at `connections` in slices, in turn (slicesInTurn). One process is one draw: two
+ * all-in-ones of one build, measured in turn at 10 connections, spent 570 and 693 µs of CPU per
+ * issuance (docs/benchmarks.md, "Eleventh pass"), further apart than the target's margin, so
+ * each pair draws two new processes and the target takes the median over the pairs, as for the
+ * protected request.
+ */
+async function lightPair(pair: number, alg: OidcAlg, connections: number): Promise<Pair> {
+  const tessera = await startTesseraTarget(pinned);
+  try {
+    const peer = await startOidcProviderPeer({ alg, tlsFiles: tessera.tlsFiles, ...pinned });
+    try {
+      progress(`light pair ${pair}: Tessera quiet after its start in ${await untilQuiet(tessera.process.pid)} ms, oidc-provider in ${await untilQuiet(peer.pid)} ms`);
+      const sliced = await slicesInTurn(
+        { name: `Tessera get-oauth-token (light pair ${pair})`, target: issueTarget(tessera), pid: tessera.process.pid },
+        { name: `oidc-provider ${alg} client_credentials (light pair ${pair})`, target: peer.issue, pid: peer.pid },
+        connections,
+      );
+      return sliced.overSlices;
+    } finally {
+      await peer.stop();
+    }
+  } finally {
+    await tessera.stop();
+  }
+}
+
 /** A server under load in slicesInTurn: its run's name, its request, its pid (for its CPU). */
 interface SlicedSide {
   readonly name: string;
@@ -203,8 +231,8 @@ interface SlicedPair {
 }
 
 /**
- * Both sides warmed up, then `config.protectedSlices` full-load slices of
- * `config.protectedSliceSeconds` each, alternating between them and swapping which goes first at
+ * Both sides warmed up (`config.seconds` each), then `config.protectedSlices` full-load slices of
+ * `config.protectedSliceSeconds` each, all at `connections`, alternating between them and swapping which goes first at
  * each slice, so the machine's drift over the pair falls on both alike. Two processes: the one
  * not under load is stopped (SIGSTOP) meanwhile, as its background work (a quiet all-in-one spends
  * about 1.6% of a core on its timers and log followers) would otherwise run on the other's pinned
@@ -212,7 +240,7 @@ interface SlicedPair {
  * CPU per 2xx over their summed CPU, non-2xx and errors summed, latency percentiles the median of
  * the slices'.
  */
-async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<SlicedPair> {
+async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide, connections = config.connections): Promise<SlicedPair> {
   const twoProcesses = tessera.pid !== peer.pid;
   /** Runs `side` alone: the other process stopped, `side`'s going on. */
   const alone = (side: SlicedSide) => {
@@ -223,16 +251,16 @@ async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide): Promise<Slic
   const sliceOf = async (side: SlicedSide): Promise<SideSlice> => {
     alone(side);
     const before = processCpuSeconds(side.pid);
-    const result = await load(side.target, { seconds: config.protectedSliceSeconds, connections: config.connections });
+    const result = await load(side.target, { seconds: config.protectedSliceSeconds, connections });
     return { result, cpuSeconds: processCpuSeconds(side.pid) - before };
   };
   let slices: { tessera: SideSlice; peer: SideSlice }[];
   try {
     for (const side of [tessera, peer]) {
       noteLoad(side.name);
-      progress(`${side.name}: warm-up ${config.warmupSeconds} s, then ${config.protectedSlices} slices of ${config.protectedSliceSeconds} s in turn with the other side, ${config.connections} connections`);
+      progress(`${side.name}: warm-up ${config.seconds} s, then ${config.protectedSlices} slices of ${config.protectedSliceSeconds} s in turn with the other side, ${connections} connections`);
       alone(side);
-      await warmUp(side.target, runOptions);
+      await warmUp(side.target, { seconds: config.seconds, connections });
     }
     slices = await inTurn(config.protectedSlices, () => sliceOf(tessera), () => sliceOf(peer));
   } finally {
@@ -259,7 +287,7 @@ function sideOverSlices(slices: readonly SideSlice[]): PairSide {
   const ok = slices.reduce((sum, { result }) => sum + result.reqPerSec * result.seconds, 0);
   const seconds = slices.reduce((sum, { result }) => sum + result.seconds, 0);
   return {
-    connections: config.connections,
+    connections: slices[0]?.result.connections ?? config.connections,
     reqPerSec: ok / seconds,
     responses: slices.reduce((sum, { result }) => sum + result.responses, 0),
     latencyP50Ms: median(slices.map(({ result }) => result.latencyP50Ms)),
@@ -363,7 +391,7 @@ interface HttpResults {
   issue: LoadResult;
   oidcProvider: Partial<Record<OidcAlg, LoadResult>>;
   curve: { connections: readonly number[]; tessera: CurvePoint[]; oidcProvider: CurvePoint[]; oidcAlg: OidcAlg };
-  /** Issuance at the curve's fewest connections, Tessera and the peer in turn (inTurn). */
+  /** Issuance at the curve's fewest connections, each pair a new Tessera and a new oidc-provider measured in slices in turn (lightPair). */
   lightPairs: { connections: number; pairs: Pair[] };
   /** Refresh at BENCH_CONNECTIONS, Tessera and each oidc-provider in turn (inTurn): the refresh target's figure. */
   refreshPairs: Partial<Record<OidcAlg, Pair[]>>;
@@ -470,14 +498,6 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
         if (alg === curveAlg) {
           oidcCurve = await curve(name, peer.issue, results.oidcProvider[alg]);
           cpu.oidcIssue = await measureCpu(name, peer.issue, peer.pid);
-          // Light load compared run against run, in turn: a single pair minutes apart is noise here.
-          const connections = Math.min(...config.curveConnections);
-          const pairs = await inTurn(
-            config.lightPairs,
-            async (pair) => point(await measure(`Tessera get-oauth-token (light pair ${pair})`, issue, connections)),
-            async (pair) => point(await measure(`${name} (light pair ${pair})`, peer.issue, connections)),
-          );
-          results.lightPairs = { connections, pairs };
         }
         progress(`oidc-provider ${alg}: ${config.oidcRefreshFlows} authorization_code flows for refresh tokens (setup, not measured)`);
         const flowStart = performance.now();
@@ -491,7 +511,7 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
         // One pool for the peer's later runs, as for Tessera's: each draws what the one before left.
         const peerPool = pool.carryOver();
         if (alg === curveAlg) cpu.oidcRefresh = await measureCpu(refreshName, peer.refresh(peerPool), peer.pid);
-        // Refresh judged run against run, in turn, as the light pairs are: one run minutes apart from its peer is noise here.
+        // Refresh judged run against run, in turn: one run minutes apart from its peer is noise here.
         results.refreshPairs[alg] = await inTurn(
           config.refreshPairs,
           async (pair) => point(await measure(`Tessera refresh-oauth-token (refresh pair ${pair} beside ${alg})`, refreshTarget(tessera, refreshPool))),
@@ -538,6 +558,11 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
       results.protectedPairs.push(await protectedPair(pair, { tlsFiles: tessera.tlsFiles, bearer: accessToken, accessLogFile }));
     }
     results.protectedInOneProcess = await protectedInOneProcess();
+    // Light load, judged on pairs of new processes in slices too (lightPair).
+    const lightConnections = Math.min(...config.curveConnections);
+    const lightPairs: Pair[] = [];
+    for (let pair = 1; pair <= config.lightPairs; pair += 1) lightPairs.push(await lightPair(pair, curveAlg, lightConnections));
+    results.lightPairs = { connections: lightConnections, pairs: lightPairs };
     results.cpu = cpu as HttpResults['cpu'];
 
     // 5. The floor, each part alone, where the servers ran.
@@ -825,7 +850,7 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     const met = atLeast(ratio, 1, '×');
     const clean = [t, ...lightPairs.map((pair) => pair.tessera)].every((run) => run.non2xx === 0 && run.errors === 0);
     return {
-      what: `  issuance req/s at ${t.connections} connections, median of ${lightPairs.length} pairs in turn (${ratios.map((r) => r.toFixed(2)).join(', ')}; peer: oidc-provider ${results.curve.oidcAlg})`,
+      what: `  issuance req/s at ${t.connections} connections, median of ${lightPairs.length} pairs of new processes in slices (${ratios.map((r) => r.toFixed(2)).join(', ')}; peer: oidc-provider ${results.curve.oidcAlg})`,
       tessera: median(lightPairs.map((pair) => pair.tessera.reqPerSec)),
       peer: median(lightPairs.map((pair) => pair.peer.reqPerSec)),
       ratio,
@@ -1011,7 +1036,7 @@ function report(results: Partial<Results>, started: Date): void {
       describeLoad('Tessera get-oauth-token', http.issue),
       ...Object.entries(http.oidcProvider).map(([alg, r]) => describeLoad(`oidc-provider ${alg} client_credentials`, r)),
       `issuance curve (connections: Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.curve.tessera.map((t, i) => `${t.connections}: ${t.reqPerSec.toFixed(0)} / ${http.curve.oidcProvider[i]?.reqPerSec.toFixed(0)}`).join(', ')}`,
-      `light-load pairs at ${http.lightPairs.connections} connections, in turn, the order swapped each pair (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
+      `light-load pairs at ${http.lightPairs.connections} connections, each pair a new Tessera and a new oidc-provider in slices in turn (Tessera / oidc-provider ${http.curve.oidcAlg} req/s): ${http.lightPairs.pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
       ...Object.entries(http.refreshPairs).map(
         ([alg, pairs]) =>
           `refresh pairs beside oidc-provider ${alg} at ${config.connections} connections, in turn, the order swapped each pair (Tessera / oidc-provider req/s): ${pairs.map((pair) => `${pair.tessera.reqPerSec.toFixed(0)} / ${pair.peer.reqPerSec.toFixed(0)}`).join(', ')}`,
