@@ -232,13 +232,13 @@ interface SlicedPair {
 
 /**
  * Both sides warmed up (`config.seconds` each), then `config.protectedSlices` full-load slices of
- * `config.protectedSliceSeconds` each, all at `connections`, alternating between them and swapping which goes first at
- * each slice, so the machine's drift over the pair falls on both alike. Two processes: the one
- * not under load is stopped (SIGSTOP) meanwhile, as its background work (a quiet all-in-one spends
- * about 1.6% of a core on its timers and log followers) would otherwise run on the other's pinned
- * CPU, inside the other's slice. Each side over its slices: 2xx per second over their summed time,
- * CPU per 2xx over their summed CPU, non-2xx and errors summed, latency percentiles the median of
- * the slices'.
+ * `config.protectedSliceSeconds` each, all at `connections`, alternating between them and swapping
+ * which goes first at each slice, so the machine's drift over the pair falls on both alike. Two
+ * processes: the one not under load is stopped (SIGSTOP) meanwhile, as its background work (a
+ * quiet all-in-one spends about 1.6% of a core on its timers and log followers) would otherwise
+ * run on the other's pinned CPU, inside the other's slice. Each side over its slices: 2xx per
+ * second over their summed time, CPU per 2xx over their summed CPU, non-2xx and errors summed,
+ * latency percentiles the median of the slices'.
  */
 async function slicesInTurn(tessera: SlicedSide, peer: SlicedSide, connections = config.connections): Promise<SlicedPair> {
   const twoProcesses = tessera.pid !== peer.pid;
