@@ -43,9 +43,9 @@ export interface BenchConfig {
   /** Issuance throughput at each of these connection counts (the concurrency curve). */
   readonly curveConnections: readonly number[];
   /**
-   * Issuance at the curve's fewest connections, Tessera and the peer in turn, the order swapped at
-   * each pair, this many pairs: the light-load target is the median ratio. One run apart from its
-   * peer moved ±15% here, so five pairs: a median of three moved with one pair.
+   * Issuance at the curve's fewest connections, this many pairs, each a new Tessera and a new
+   * oidc-provider measured in slices in turn (the protected pairs' slices): the light-load target
+   * is the median ratio. A median of three moved with one pair here, hence five.
    */
   readonly lightPairs: number;
   /**

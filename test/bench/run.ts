@@ -494,8 +494,8 @@ async function measureHttp(results: Partial<HttpResults>): Promise<void> {
         const name = `oidc-provider ${alg} client_credentials`;
         const peerAtLoad = await measureWithCpu(name, peer.issue, peer.pid);
         results.oidcProvider[alg] = peerAtLoad.result;
-        if (alg === curveAlg) results.cpuAtLoad.oidcIssueMicros = peerAtLoad.cpuMicros;
         if (alg === curveAlg) {
+          results.cpuAtLoad.oidcIssueMicros = peerAtLoad.cpuMicros;
           oidcCurve = await curve(name, peer.issue, results.oidcProvider[alg]);
           cpu.oidcIssue = await measureCpu(name, peer.issue, peer.pid);
         }
