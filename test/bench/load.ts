@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { pacedLoad, type PacedRequest } from './paced-load.js';
 
 /** One autocannon run against 127.0.0.1, reduced to the figures the report uses. */
 export interface LoadResult {
@@ -28,26 +29,43 @@ export interface LoadTarget {
 export interface LoadOptions {
   readonly seconds: number;
   readonly connections: number;
-  /** A fixed offered rate over all connections (autocannon overallRate), req/s; unset: as fast as answers come. */
+  /**
+   * A fixed offered rate over all connections, req/s, spread evenly over each second (pacedLoad:
+   * open loop, latency from when each request was due); unset: as fast as answers come (autocannon).
+   */
   readonly overallRate?: number;
 }
 
 export async function load(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
   const url = new URL(target.url);
   if (url.hostname !== '127.0.0.1') throw new Error(`bench traffic goes to 127.0.0.1 only, not ${url.hostname}`);
-  const request: autocannon.Request = {
+  const request: PacedRequest = {
     method: target.method ?? 'POST',
     path: url.pathname,
     ...(target.headers ? { headers: target.headers } : {}),
     ...(target.body !== undefined ? { body: target.body } : {}),
     ...(target.setupRequest ? { setupRequest: target.setupRequest } : {}),
-    ...(target.onResponse ? { onResponse: (status: number, body: string) => target.onResponse?.(status, body) } : {}),
+    ...(target.onResponse ? { onResponse: target.onResponse } : {}),
   };
+  if (options.overallRate !== undefined) {
+    const paced = await pacedLoad(url, request, { seconds: options.seconds, connections: options.connections, rate: options.overallRate });
+    return {
+      seconds: paced.seconds,
+      connections: options.connections,
+      reqPerSec: paced.ok / paced.seconds,
+      latencyP50Ms: paced.latencyP50Ms,
+      latencyP99Ms: paced.latencyP99Ms,
+      responses: paced.ok + paced.non2xx,
+      non2xx: paced.non2xx,
+      errors: paced.errors,
+      timeouts: paced.timeouts,
+      statusCodes: paced.statusCodes,
+    };
+  }
   const result = await autocannon({
     url: url.origin,
     connections: options.connections,
     duration: options.seconds,
-    ...(options.overallRate !== undefined ? { overallRate: options.overallRate } : {}),
     pipelining: 1,
     timeout: 10,
     requests: [request],
