@@ -34,6 +34,8 @@ export interface ScaleOptions {
 export interface IssuanceWindow {
   readonly load: LoadResult;
   readonly eventLoopP99Ms: number;
+  /** The main thread's garbage collections over the window (tessera_nodejs_gc_duration_seconds): a pause delays the loop as long as it lasts. */
+  readonly gc: { readonly pauses: number; readonly ms: number; readonly over10Ms: number };
 }
 
 /** Window pairs: the figures are the medians over them. */
@@ -132,6 +134,26 @@ async function metrics(tessera: TesseraTarget): Promise<(name: string) => number
   return (name) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
 }
 
+/** The sum of a metric's samples over its label sets; only those whose labels hold `labels`, when given. */
+function sampleSum(text: string, name: string, labels = ''): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const sample = /^(\w+)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (sample?.[1] === name && (sample[2] ?? '').includes(labels)) sum += Number(sample[3]);
+  }
+  return sum;
+}
+
+function gcBetween(before: string, after: string): IssuanceWindow['gc'] {
+  const delta = (name: string, labels = '') => sampleSum(after, name, labels) - sampleSum(before, name, labels);
+  const pauses = delta('tessera_nodejs_gc_duration_seconds_count');
+  return {
+    pauses,
+    ms: delta('tessera_nodejs_gc_duration_seconds_sum') * 1000,
+    over10Ms: pauses - delta('tessera_nodejs_gc_duration_seconds_bucket', 'le="0.01"'),
+  };
+}
+
 async function timed(what: string, request: () => Promise<{ status: number }>): Promise<AdminAnswer> {
   const started = performance.now();
   const { status } = await request();
@@ -140,14 +162,15 @@ async function timed(what: string, request: () => Promise<{ status: number }>): 
 
 /** A fixed-rate issuance window, with the event loop's p99 over exactly that window. */
 async function window(tessera: TesseraTarget, rate: number, options: ScaleOptions, beside?: (until: () => boolean) => Promise<void>): Promise<IssuanceWindow> {
-  await metrics(tessera); // resets the event-loop histogram
+  // Reading /metrics resets the event-loop histogram.
+  const before = (await tessera.process.adminRequest('/metrics')).text;
   let running = true;
   const work = beside?.(() => running);
   const result = await load(issueTarget(tessera), { seconds: options.seconds, connections: options.connections, overallRate: rate });
   running = false;
   await work;
-  const eventLoopP99Ms = (await metrics(tessera))('tessera_nodejs_eventloop_lag_p99_seconds') * 1000;
-  return { load: result, eventLoopP99Ms };
+  const after = (await tessera.process.adminRequest('/metrics')).text;
+  return { load: result, eventLoopP99Ms: sampleSum(after, 'tessera_nodejs_eventloop_lag_p99_seconds') * 1000, gc: gcBetween(before, after) };
 }
 
 export async function measureScale(options: ScaleOptions): Promise<ScaleResult> {
@@ -195,7 +218,7 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleResult> 
     const pairs: { alone: IssuanceWindow; beside: IssuanceWindow }[] = [];
     for (let pair = 1; pair <= windowPairs; pair += 1) {
       const alone = await window(tessera, offeredRate, options);
-      progress(`scale: window pair ${pair}: alone p99 ${alone.load.latencyP99Ms} ms, event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms`);
+      progress(`scale: window pair ${pair}: alone p99 ${alone.load.latencyP99Ms} ms, event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms, ${gcLine(alone.gc)}`);
       const beside = await window(tessera, offeredRate, options, async (running) => {
         await new Promise((resolve) => setTimeout(resolve, 1000));
         // The first pair starts with the first revoke-tokens on a cold families model; later ones retry it while it answers 503.
@@ -215,7 +238,7 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleResult> 
           }
         }
       });
-      progress(`scale: window pair ${pair}: beside admin work p99 ${beside.load.latencyP99Ms} ms, event loop p99 ${beside.eventLoopP99Ms.toFixed(1)} ms`);
+      progress(`scale: window pair ${pair}: beside admin work p99 ${beside.load.latencyP99Ms} ms, event loop p99 ${beside.eventLoopP99Ms.toFixed(1)} ms, ${gcLine(beside.gc)}`);
       pairs.push({ alone, beside });
     }
 
@@ -249,6 +272,8 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleResult> 
   }
 }
 
+const gcLine = (gc: IssuanceWindow['gc']) => `main-thread GC ${gc.pauses} pauses, ${gc.ms.toFixed(0)} ms, ${gc.over10Ms} over 10 ms`;
+
 export function describeScale(result: ScaleResult): string {
   const byWhat = new Map<string, AdminAnswer[]>();
   for (const answer of result.admin) byWhat.set(answer.what, [...(byWhat.get(answer.what) ?? []), answer]);
@@ -258,7 +283,8 @@ export function describeScale(result: ScaleResult): string {
     `  issuance maximum ${result.maxIssuance.reqPerSec.toFixed(0)}/s; offered ${result.offeredRate}/s, ${result.pairs.length} window pairs in turn:`,
     ...result.pairs.map(
       ({ alone, beside }, index) =>
-        `    pair ${index + 1}: alone p99 ${alone.load.latencyP99Ms} ms (event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms), beside admin work p99 ${beside.load.latencyP99Ms} ms (event loop p99 ${beside.eventLoopP99Ms.toFixed(1)} ms)`,
+        `    pair ${index + 1}: alone p99 ${alone.load.latencyP99Ms} ms (event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms; ${gcLine(alone.gc)}), ` +
+        `beside admin work p99 ${beside.load.latencyP99Ms} ms (event loop p99 ${beside.eventLoopP99Ms.toFixed(1)} ms; ${gcLine(beside.gc)})`,
     ),
     ...admin,
     ...result.accessAtFirstPage.map((a) => `  ${a.what}: ${a.status} in ${a.ms.toFixed(0)} ms`),
