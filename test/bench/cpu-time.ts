@@ -74,8 +74,9 @@ export interface CpuRunOptions {
  * priority, so only once the load eased): a refresh read 1,155 and 1,220 µs right after 40 s of
  * full load, and 733 and 981 µs after a wait of 0.5–1 s. The window's own events are indexed in
  * the window: at this rate the core has time to spare. The window includes the TLS handshakes of
- * its own `connections` new connections (autocannon opens them anew): with 10 connections and
- * thousands of requests that is a few µs per operation, which the report notes.
+ * its own `connections` new connections, each opened with one request that is not counted
+ * (pacedLoad opens them before its clock starts): with 10 connections and thousands of requests
+ * that is a few µs per operation, which the report notes.
  */
 export async function measureCpuPerOperation(target: LoadTarget, pid: number, options: CpuRunOptions, bracket?: Bracket): Promise<CpuPerOperation> {
   const loadOptions = { seconds: options.seconds, connections: options.connections, overallRate: options.rate };

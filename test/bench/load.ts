@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 import { pacedLoad, type PacedRequest } from './paced-load.js';
 
-/** One autocannon run against 127.0.0.1, reduced to the figures the report uses. */
+/** One load run against 127.0.0.1 (autocannon; pacedLoad at a fixed rate), reduced to the figures the report uses. */
 export interface LoadResult {
   readonly seconds: number;
   readonly connections: number;

@@ -649,7 +649,7 @@ async function measureSoak(): Promise<SoakResult> {
 function header(started: Date): string[] {
   return [
     `Tessera benchmark — ${started.toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`,
-    `HTTPS on 127.0.0.1 for every server (same self-signed P-256 certificate); autocannon 8 in the bench process (fixed rates: requests due evenly, latency from when each was due);`,
+    `HTTPS on 127.0.0.1 for every server (same self-signed P-256 certificate); load from the bench process: autocannon 8 at full load, its own paced generator at a fixed rate (requests due evenly, latency from when each was due);`,
     `${describePinning(pinning)}; allowed CPUs read back: ${Object.entries(affinity).map(([name, list]) => `${name} ${list}`).join(', ')}`,
     `${config.connections} connections, no pipelining, ${config.warmupSeconds} s warm-up + ${config.seconds} s measured per run; req/s counts 2xx only.`,
     `Server CPU per operation: /proc/<pid>/stat utime+stime (all threads) at a fixed ${config.cpuRate} req/s (evenly spaced) over ${config.cpuConnections} connections.`,
