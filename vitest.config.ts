@@ -20,7 +20,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'apps/**/src/**/*.unit.test.ts', 'test/compose/**/*.test.ts', 'test/architecture/**/*.test.ts', 'test/bench/**/*.unit.test.ts'] },
+        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'apps/**/src/**/*.unit.test.ts', 'test/compose/**/*.test.ts', 'test/architecture/**/*.test.ts', 'test/bench/**/*.unit.test.ts', 'test/sim/**/*.unit.test.ts'] },
       },
       {
         extends: true,

@@ -1,6 +1,7 @@
 import type { Credentials } from '../support/tessera-process.js';
 import { recordingClient, type HistoryRecorder, type RecordingClient, type TimedAnswer } from './history.js';
 import { keepAliveClient } from './keep-alive-client.js';
+import { showsRevocationApplied, type RefreshesSeen } from './revocation-shown.js';
 import type { SeededRandom } from './seeded-random.js';
 
 /**
@@ -38,6 +39,8 @@ interface PoolFamily {
   revokeSent: boolean;
   /** A refresh of its newest known token may have committed unseen: a later 401 may be a rotation, not a revocation. */
   rotatedUnseen: boolean;
+  /** Its refreshes sent and not yet answered, and sent so far: one in flight may rotate it unseen. */
+  refreshes: { inFlight: number; started: number };
 }
 
 export interface Workload {
@@ -80,14 +83,17 @@ export function startWorkload(options: WorkloadOptions): Workload {
       const answer = await via(client, region).postJson(GET_TOKEN, { api_login_id: options.account.api_login_id, transaction_key: options.account.transaction_key });
       if (answer.status !== 200) return;
       const pair = answer.json<{ token: string; refresh_token: string }>();
-      pool.push({ id: claimsOf(pair.token).fid, home: region, pairs: [{ generation: 0, token: pair.token, refreshToken: pair.refresh_token }], revokeSent: false, rotatedUnseen: false });
+      pool.push({ id: claimsOf(pair.token).fid, home: region, pairs: [{ generation: 0, token: pair.token, refreshToken: pair.refresh_token }], revokeSent: false, rotatedUnseen: false, refreshes: { inFlight: 0, started: 0 } });
       if (pool.length > maxPool) pool.splice(random.between(0, pool.length - 2), 1);
       return;
     }
     const family = random.pick(pool);
     if (roll < 0.36) {
       const pair = presented(family);
+      family.refreshes.inFlight += 1;
+      family.refreshes.started += 1;
       const answer = await via(client, somewhere(family)).postJson(REFRESH, { refresh_token: pair.refreshToken }).catch(() => undefined);
+      family.refreshes.inFlight -= 1;
       if (answer?.status === 200) {
         const next = answer.json<{ token: string; refresh_token: string }>();
         const generation = claimsOf(next.token).gen;
@@ -111,12 +117,13 @@ export function startWorkload(options: WorkloadOptions): Workload {
     const pair = random.chance(0.7) ? newest(family) : random.pick(family.pairs);
     const region = somewhere(family);
     const headers = { authorization: `Bearer ${pair.token}`, 'content-type': 'application/json' };
+    const before: RefreshesSeen = { ...family.refreshes };
     const answer = await (random.chance(0.5)
       ? via(client, region).send('/v5/Transaction/charge', { method: 'POST', headers, body: '{}' })
       : via(client, region).send('/forward-auth?permission=transaction:charge', { headers: { authorization: headers.authorization } })
     ).catch(() => undefined);
-    // Only a revocation refuses the newest token of a family whose every refresh was seen.
-    if (answer?.status === 401 && family.revokeSent && !family.rotatedUnseen && pair === newest(family)) recorder.applied(region, pair.token, answer.calledAt, answer.returnedAt);
+    const witness = { status: answer?.status, presentedGeneration: pair.generation, before, after: { ...family.refreshes, revokeSent: family.revokeSent, rotatedUnseen: family.rotatedUnseen, newestGeneration: newest(family).generation } };
+    if (answer && showsRevocationApplied(witness)) recorder.applied(region, pair.token, answer.calledAt, answer.returnedAt);
   }
 
   async function run(): Promise<void> {
