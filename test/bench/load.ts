@@ -16,14 +16,10 @@ export interface LoadResult {
   readonly statusCodes: Record<string, number>;
 }
 
-export interface LoadTarget {
+/** A paced request's fields, with the URL in place of the path; setupRequest makes each request (e.g. a fresh refresh token each time). */
+export interface LoadTarget extends Omit<PacedRequest, 'method' | 'path'> {
   readonly url: string;
-  readonly method?: 'GET' | 'POST';
-  readonly headers?: Record<string, string>;
-  readonly body?: string;
-  /** Per-request generator (e.g. a fresh refresh token each time). */
-  readonly setupRequest?: (request: autocannon.Request) => autocannon.Request;
-  readonly onResponse?: (status: number, body: string) => void;
+  readonly method?: PacedRequest['method'];
 }
 
 export interface LoadOptions {

@@ -25,7 +25,6 @@ type Outcome = { readonly status: number } | 'error' | 'timeout';
 
 export interface PacedResult {
   readonly seconds: number;
-  readonly sent: number;
   readonly ok: number;
   readonly non2xx: number;
   readonly errors: number;
@@ -33,7 +32,6 @@ export interface PacedResult {
   readonly statusCodes: Record<string, number>;
   /** From the instant each request was due, not when a free connection took it. */
   readonly latencyP50Ms: number;
-  readonly latencyP90Ms: number;
   readonly latencyP99Ms: number;
 }
 
@@ -68,16 +66,18 @@ export async function pacedLoad(origin: URL, request: PacedRequest, options: Pac
   let errors = 0;
   let timeouts = 0;
 
+  const base: autocannon.Request = {
+    method: request.method,
+    path: request.path,
+    ...(request.headers ? { headers: request.headers } : {}),
+    ...(request.body !== undefined ? { body: request.body } : {}),
+  };
+
   /** Sends one request; resolves with how it ended, once: answered, failed, or timed out. */
   const one = (): Promise<Outcome> =>
     new Promise((resolve) => {
-      const base: autocannon.Request = {
-        method: request.method,
-        path: request.path,
-        ...(request.headers ? { headers: { ...request.headers } } : {}),
-        ...(request.body !== undefined ? { body: request.body } : {}),
-      };
-      const made = request.setupRequest ? request.setupRequest(base) : base;
+      // setupRequest gets its own copy, as autocannon gives it, so what it changes stays with one request.
+      const made = request.setupRequest ? request.setupRequest({ ...base, ...(request.headers ? { headers: { ...request.headers } } : {}) }) : base;
       const body = made.body;
       const headers: OutgoingHttpHeaders = { ...made.headers };
       if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
@@ -137,14 +137,12 @@ export async function pacedLoad(origin: URL, request: PacedRequest, options: Pac
   const percentile = (p: number) => (answered === 0 ? Number.NaN : Math.round(measured[Math.min(answered - 1, Math.ceil((p / 100) * answered) - 1)]! * 100) / 100);
   return {
     seconds: options.seconds,
-    sent: pending.length,
     ok,
     non2xx,
     errors,
     timeouts,
     statusCodes,
     latencyP50Ms: percentile(50),
-    latencyP90Ms: percentile(90),
     latencyP99Ms: percentile(99),
   };
 }
