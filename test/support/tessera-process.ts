@@ -31,6 +31,11 @@ export interface RequestOptions {
   readonly legacy?: boolean;
   /** The source address to connect from (any 127.x.y.z is this host): a second client, as the server sees it. */
   readonly localAddress?: string;
+  /**
+   * How long the socket may stay silent before the request fails with its method, path and the
+   * server's last log lines (default 20 s, under the 30 s a test has, so a hang names itself).
+   */
+  readonly silenceMs?: number;
 }
 
 export interface TesseraProcess {
@@ -64,27 +69,45 @@ export interface Credentials {
 
 export { freePort };
 
-export async function startTessera(
-  env: Record<string, string> = {},
-  options: {
-    dataDir?: string;
-    keepData?: boolean;
-    command?: 'start' | 'issuer' | 'verifier' | 'relay';
-    /** Write the server's output to this file instead of this process's heap (benchmarks). */
-    logFile?: string;
-    /** Return once /readyz says ready (default), or once /healthz answers: a process that cannot be ready yet. */
-    until?: 'ready' | 'listening';
-    /** Flags for node itself, before the CLI (for example an --import hook). */
-    nodeArgs?: string[];
-    /** Start the server under this open-file limit (`prlimit --nofile`), as a small host would. */
-    openFilesLimit?: number;
-    /** Start the server pinned to these CPUs (`taskset -c`, e.g. "1"): benchmarks keep it off the load generator's core. */
-    cpuList?: string;
-    /** The certificate to trust, when the server is given its own (TESSERA_TLS_CERT) rather than making one in its data folder. */
-    caFile?: string;
-  } = {},
-): Promise<TesseraProcess> {
+export interface StartOptions {
+  dataDir?: string;
+  keepData?: boolean;
+  command?: 'start' | 'issuer' | 'verifier' | 'relay';
+  /** Write the server's output to this file instead of this process's heap (benchmarks). */
+  logFile?: string;
+  /** Return once /readyz says ready (default), or once /healthz answers: a process that cannot be ready yet. */
+  until?: 'ready' | 'listening';
+  /** Flags for node itself, before the CLI (for example an --import hook). */
+  nodeArgs?: string[];
+  /** Start the server under this open-file limit (`prlimit --nofile`), as a small host would. */
+  openFilesLimit?: number;
+  /** Start the server pinned to these CPUs (`taskset -c`, e.g. "1"): benchmarks keep it off the load generator's core. */
+  cpuList?: string;
+  /** The certificate to trust, when the server is given its own (TESSERA_TLS_CERT) rather than making one in its data folder. */
+  caFile?: string;
+}
+
+/** The server could not bind a port this harness picked: something else took it after freePort let it go. */
+class PickedPortTaken extends Error {}
+
+export async function startTessera(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
+  // A port is free when picked and bound a second or more later by the child; in between, any
+  // process on the host may take it (an outgoing connection's local port, another test's server).
+  // Only a port this harness picked is picked again, and it says so: a test that names its ports
+  // gets the failure.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(env, { ...options, dataDir });
+    } catch (error) {
+      if (!(error instanceof PickedPortTaken) || attempt === 3) throw error;
+      process.stderr.write(`tessera-process: ${error.message}; starting again on new ports\n`);
+    }
+  }
+}
+
+async function startOnce(env: Record<string, string>, options: StartOptions & { dataDir: string }): Promise<TesseraProcess> {
+  const dataDir = options.dataDir;
   // A fixed port when the test names one (two regions must know each other's address before either starts).
   const port = env.TESSERA_PORT ? Number(env.TESSERA_PORT) : await freePort();
   const legacyPort = env.TESSERA_LEGACY_PORT ? Number(env.TESSERA_LEGACY_PORT) : port;
@@ -136,6 +159,11 @@ export async function startTessera(
         });
         incoming.on('error', reject);
       });
+      const silenceMs = options.silenceMs ?? 20_000;
+      outgoing.setTimeout(silenceMs, () => {
+        const lastLines = logs().trimEnd().split('\n').slice(-20).join('\n');
+        outgoing.destroy(new Error(`${options.method ?? 'GET'} ${url.href}: no answer within ${silenceMs} ms; the server's last log lines:\n${lastLines}`));
+      });
       outgoing.on('error', reject);
       if (options.body !== undefined) outgoing.write(options.body);
       outgoing.end();
@@ -144,16 +172,32 @@ export async function startTessera(
 
   const tessera = (args: string[]) => run(process.execPath, [cli, ...args], { env: processEnv, cwd: repositoryRoot });
 
-  const deadline = Date.now() + 30_000;
+  const startedAt = Date.now();
+  const deadline = startedAt + 30_000;
+  let lastProbe = 'no probe yet';
+  let warned = false;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`tessera exited during start:\n${logs()}`);
-    try {
-      const ready = await send(options.until === 'listening' ? '/healthz' : '/readyz');
-      if (ready.status === 200) break;
-    } catch {
-      // Not listening yet, or no certificate yet.
+    if (child.exitCode !== null) {
+      // packages/server's start failure: "cannot listen on HOST:PORT (PORT_VARIABLE, HOST_VARIABLE): … [EADDRINUSE]".
+      const taken = /cannot listen on [^ ]*:(\d+) \((TESSERA_[A-Z_]*PORT),[^\n]*\[EADDRINUSE\]/.exec(logs());
+      if (taken && env[taken[2]!] === undefined) throw new PickedPortTaken(`port ${taken[1]} (${taken[2]}) was taken before the server could bind it`);
+      throw new Error(`tessera exited during start:\n${logs()}`);
     }
-    if (Date.now() > deadline) throw new Error(`tessera did not become ready:\n${logs()}`);
+    try {
+      // A probe that hangs must not outlast the deadline: it is retried like a refused one.
+      const ready = await send(options.until === 'listening' ? '/healthz' : '/readyz', { silenceMs: 2_000 });
+      if (ready.status === 200) break;
+      lastProbe = `answered ${ready.status}: ${ready.text}`;
+    } catch (error) {
+      // Not listening yet, or no certificate yet.
+      lastProbe = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    }
+    if (Date.now() > deadline) throw new Error(`tessera did not become ready within 30 s (last probe: ${lastProbe}):\n${logs()}`);
+    // A test whose own timeout is 30 s ends before the deadline above: say what is slow while it can be read.
+    if (!warned && Date.now() - startedAt > 10_000) {
+      warned = true;
+      process.stderr.write(`tessera-process: ${options.command ?? 'start'} on port ${port} not ready after 10 s (last probe: ${lastProbe}); its log so far:\n${logs()}\n`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 
