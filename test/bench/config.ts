@@ -80,7 +80,7 @@ export interface BenchConfig {
   /** Offered rate of the soak's mixed load (req/s over all operations). */
   readonly soakRate: number;
   /** The long-log part: events, the largest account's families and how many of them are live, accounts. */
-  readonly scale: { readonly events: number; readonly bigFamilies: number; readonly liveFamilies: number; readonly accounts: number };
+  readonly scale: { readonly events: number; readonly bigFamilies: number; readonly liveFamilies: number; readonly accounts: number; readonly windowPairs: number };
 }
 
 /** `npm run bench -- soak` soaks for the issue's 5 minutes; the full run for 60 s, to stay near 10 minutes in all. */
@@ -113,6 +113,7 @@ export function readConfig(): BenchConfig {
       bigFamilies: positive('BENCH_SCALE_BIG_FAMILIES', 600_000, { integer: true, max: 10_000_000 }),
       liveFamilies: positive('BENCH_SCALE_LIVE_FAMILIES', 10_000, { integer: true, max: 1_000_000 }),
       accounts: positive('BENCH_SCALE_ACCOUNTS', 5_000, { integer: true, max: 1_000_000 }),
+      windowPairs: positive('BENCH_SCALE_PAIRS', 5, { integer: true, max: 50 }),
     },
   };
 }

@@ -11,7 +11,7 @@ import { issueTarget, startTesseraTarget, type TesseraTarget } from './tessera-t
  * No stalls at scale: the all-in-one, started on a young log, grows live to a long one (the bench
  * writes it into the server's own events.db in chunks, as another process would), then takes
  * issuance at a fixed 70% of the maximum measured in the same run, alone and with admin work
- * beside it, in turn, three pairs of windows: the first revoke-tokens of an account with 600 k
+ * beside it, in turn, pairs of windows (BENCH_SCALE_PAIRS): the first revoke-tokens of an account with 600 k
  * families (at most 10 k live) on a cold families model (retried while it answers 503), then
  * access-at and events queries on that account, over and over. Reports issuance p99 and
  * event-loop delay p99 (tessera_nodejs_eventloop_lag_p99_seconds, read just before and after each
@@ -25,6 +25,12 @@ export interface ScaleOptions {
   readonly bigFamilies: number;
   readonly liveFamilies: number;
   readonly accounts: number;
+  /**
+   * Alone and beside windows taken in turn (default 5 pairs): the figures are the medians over
+   * them. One window's p99 under open-loop load moves 2–3× between windows at one rate; with three
+   * pairs one slow window moved the verdict.
+   */
+  readonly windowPairs: number;
   readonly seconds: number;
   readonly warmupSeconds: number;
   readonly connections: number;
@@ -37,9 +43,6 @@ export interface IssuanceWindow {
   /** The main thread's garbage collections over the window (tessera_nodejs_gc_duration_seconds): a pause delays the loop as long as it lasts. */
   readonly gc: { readonly pauses: number; readonly ms: number; readonly over10Ms: number };
 }
-
-/** Window pairs: the figures are the medians over them. */
-const windowPairs = 3;
 
 export interface AdminAnswer {
   readonly what: string;
@@ -216,7 +219,7 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleResult> 
     const at = new Date(now * 1000).toISOString();
     let firstRevoke: AdminAnswer | undefined;
     const pairs: { alone: IssuanceWindow; beside: IssuanceWindow }[] = [];
-    for (let pair = 1; pair <= windowPairs; pair += 1) {
+    for (let pair = 1; pair <= options.windowPairs; pair += 1) {
       const alone = await window(tessera, offeredRate, options);
       progress(`scale: window pair ${pair}: alone p99 ${alone.load.latencyP99Ms} ms, event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms, ${gcLine(alone.gc)}`);
       const beside = await window(tessera, offeredRate, options, async (running) => {
