@@ -59,8 +59,8 @@ export interface ScaleResult {
   readonly rssMbAfter: number;
   readonly maxIssuance: LoadResult;
   readonly offeredRate: number;
-  /** Alone and beside windows taken in turn (alone, beside, alone, beside…): a window's p99 moves more between runs than the target allows. */
-  readonly pairs: readonly { readonly alone: IssuanceWindow; readonly beside: IssuanceWindow }[];
+  /** Alone and beside windows taken in turn, alone first in odd pairs and beside first in even ones: a window's p99 moves more between runs than the target allows. */
+  readonly pairs: readonly { readonly alone: IssuanceWindow; readonly beside: IssuanceWindow; readonly besideFirst: boolean }[];
   readonly admin: readonly AdminAnswer[];
   readonly firstRevoke: AdminAnswer;
   readonly accessAtFirstPage: readonly AdminAnswer[];
@@ -218,31 +218,37 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleResult> 
     const answers: AdminAnswer[] = [];
     const at = new Date(now * 1000).toISOString();
     let firstRevoke: AdminAnswer | undefined;
-    const pairs: { alone: IssuanceWindow; beside: IssuanceWindow }[] = [];
+    const pairs: { alone: IssuanceWindow; beside: IssuanceWindow; besideFirst: boolean }[] = [];
+    // The first revoke-tokens on a cold families model, in the first window beside; later windows retry it while it answers 503.
+    const adminWork = async (running: () => boolean) => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (firstRevoke === undefined) {
+        firstRevoke = await timed('first revoke-tokens, cold families model', () => admin(`/admin/v1/accounts/${bigAccount}/revoke-tokens`, 'POST'));
+        answers.push(firstRevoke);
+      }
+      let revoked = answers.some((answer) => answer.what.includes('revoke-tokens') && answer.status === 200);
+      while (running()) {
+        answers.push(await timed('access-at, largest account, first page', () => admin(`/admin/v1/accounts/${bigAccount}/access-at?at=${at}`)));
+        answers.push(await timed('events, largest account, first page', () => admin(`/admin/v1/events?account=${bigAccount}`)));
+        answers.push(await timed('events, largest account, its revocations', () => admin(`/admin/v1/events?account=${bigAccount}&type=TokenRevoked&limit=1000`)));
+        if (!revoked) {
+          const again = await timed('revoke-tokens again (503 before)', () => admin(`/admin/v1/accounts/${bigAccount}/revoke-tokens`, 'POST'));
+          answers.push(again);
+          revoked = again.status === 200;
+        }
+      }
+    };
     for (let pair = 1; pair <= options.windowPairs; pair += 1) {
-      const alone = await window(tessera, offeredRate, options);
-      progress(`scale: window pair ${pair}: alone p99 ${alone.load.latencyP99Ms} ms, event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms, ${gcLine(alone.gc)}`);
-      const beside = await window(tessera, offeredRate, options, async (running) => {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        // The first pair starts with the first revoke-tokens on a cold families model; later ones retry it while it answers 503.
-        if (firstRevoke === undefined) {
-          firstRevoke = await timed('first revoke-tokens, cold families model', () => admin(`/admin/v1/accounts/${bigAccount}/revoke-tokens`, 'POST'));
-          answers.push(firstRevoke);
-        }
-        let revoked = answers.some((answer) => answer.what.includes('revoke-tokens') && answer.status === 200);
-        while (running()) {
-          answers.push(await timed('access-at, largest account, first page', () => admin(`/admin/v1/accounts/${bigAccount}/access-at?at=${at}`)));
-          answers.push(await timed('events, largest account, first page', () => admin(`/admin/v1/events?account=${bigAccount}`)));
-          answers.push(await timed('events, largest account, its revocations', () => admin(`/admin/v1/events?account=${bigAccount}&type=TokenRevoked&limit=1000`)));
-          if (!revoked) {
-            const again = await timed('revoke-tokens again (503 before)', () => admin(`/admin/v1/accounts/${bigAccount}/revoke-tokens`, 'POST'));
-            answers.push(again);
-            revoked = again.status === 200;
-          }
-        }
-      });
-      progress(`scale: window pair ${pair}: beside admin work p99 ${beside.load.latencyP99Ms} ms, event loop p99 ${beside.eventLoopP99Ms.toFixed(1)} ms, ${gcLine(beside.gc)}`);
-      pairs.push({ alone, beside });
+      // In turn both ways, as the http part's pairs: a window's place in the pair must not favour either side.
+      const besideFirst = pair % 2 === 0;
+      const measured: { alone?: IssuanceWindow; beside?: IssuanceWindow } = {};
+      for (const side of besideFirst ? (['beside', 'alone'] as const) : (['alone', 'beside'] as const)) {
+        const taken = side === 'alone' ? await window(tessera, offeredRate, options) : await window(tessera, offeredRate, options, adminWork);
+        measured[side] = taken;
+        progress(`scale: window pair ${pair}: ${side === 'alone' ? 'alone' : 'beside admin work'} p99 ${taken.load.latencyP99Ms} ms, event loop p99 ${taken.eventLoopP99Ms.toFixed(1)} ms, ${gcLine(taken.gc)}`);
+      }
+      // Both were just measured: the loop above takes each side once.
+      pairs.push({ alone: measured.alone!, beside: measured.beside!, besideFirst });
     }
 
     // 3. access-at's first page on the index grown live, without a restart.
@@ -285,8 +291,8 @@ export function describeScale(result: ScaleResult): string {
     `scale: ${result.events} events written live (${result.growSeconds.toFixed(0)} s), audit index caught up ${result.caughtUpSeconds.toFixed(0)} s later; log ${(result.logBytes / 1e9).toFixed(2)} GB; RSS ${result.rssMbBefore.toFixed(0)} → ${result.rssMbAfter.toFixed(0)} MB`,
     `  issuance maximum ${result.maxIssuance.reqPerSec.toFixed(0)}/s; offered ${result.offeredRate}/s, ${result.pairs.length} window pairs in turn:`,
     ...result.pairs.map(
-      ({ alone, beside }, index) =>
-        `    pair ${index + 1}: alone p99 ${alone.load.latencyP99Ms} ms (event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms; ${gcLine(alone.gc)}), ` +
+      ({ alone, beside, besideFirst }, index) =>
+        `    pair ${index + 1}${besideFirst ? ' (beside first)' : ''}: alone p99 ${alone.load.latencyP99Ms} ms (event loop p99 ${alone.eventLoopP99Ms.toFixed(1)} ms; ${gcLine(alone.gc)}), ` +
         `beside admin work p99 ${beside.load.latencyP99Ms} ms (event loop p99 ${beside.eventLoopP99Ms.toFixed(1)} ms; ${gcLine(beside.gc)})`,
     ),
     ...admin,
