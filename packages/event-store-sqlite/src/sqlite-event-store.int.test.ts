@@ -57,6 +57,30 @@ describe('SQLite: an event id already used for another event', () => {
     expect((error as ExpectedRevisionConflict).actual).toBe(0n);
     expect(await store.readStream(`account-${a}`)).toHaveLength(1);
   });
+
+  it('in one group commit, refuses only the appends that reuse an id: their rows are undone, the others are written', async () => {
+    const taken = randomUUID();
+    const owner = randomUUID();
+    await store.append(`account-${owner}`, [{ event: registered(owner), eventId: taken }], { expectedRevision: 'no_stream' });
+    const [first, twoRows, oneRow, last] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const commitsBefore = store.commitStats().commits;
+    // Made in one tick, so the writer thread takes them in one batch: one transaction, one commit.
+    const outcomes = await Promise.allSettled([
+      store.append(`account-${first}`, [{ event: registered(first) }], { expectedRevision: 'no_stream' }),
+      // Its first row goes in before the second one's id is refused: that row must be undone.
+      store.append(`account-${twoRows}`, [{ event: registered(twoRows) }, { event: registered(twoRows), eventId: taken }], { expectedRevision: 'no_stream' }),
+      store.append(`account-${oneRow}`, [{ event: registered(oneRow), eventId: taken }], { expectedRevision: 'no_stream' }),
+      store.append(`account-${last}`, [{ event: registered(last) }], { expectedRevision: 'no_stream' }),
+    ]);
+    expect(store.commitStats().commits).toBe(commitsBefore + 1);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    for (const outcome of outcomes) if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(ExpectedRevisionConflict);
+    expect(await store.readStream(`account-${twoRows}`)).toEqual([]);
+    expect(await store.readStream(`account-${oneRow}`)).toEqual([]);
+    expect((await store.readStream(`account-${first}`)).map((e) => e.revision)).toEqual([0n]);
+    expect((await store.readStream(`account-${last}`)).map((e) => e.revision)).toEqual([0n]);
+    expect((await store.readStream(`account-${owner}`)).map((e) => e.eventId)).toEqual([taken]);
+  });
 });
 
 describe('SQLite: the writer thread counts its group commits', () => {

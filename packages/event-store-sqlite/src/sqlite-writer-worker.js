@@ -69,6 +69,12 @@ function appendOne({ stream, expected, recordedAt, rows }) {
 }
 
 const probe = db.prepare('INSERT INTO store_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at');
+// Prepared once: db.exec parses its SQL again at every call, several times per commit.
+const begin = db.prepare('BEGIN IMMEDIATE');
+const commit = db.prepare('COMMIT');
+const savepoint = db.prepare('SAVEPOINT append_one');
+const release = db.prepare('RELEASE append_one');
+const rollbackToSavepoint = db.prepare('ROLLBACK TO append_one');
 
 parentPort.on('message', ({ id, appends, probe: probing }) => {
   if (probing) {
@@ -83,27 +89,43 @@ parentPort.on('message', ({ id, appends, probe: probing }) => {
   }
   const started = performance.now();
   try {
-    db.exec('BEGIN IMMEDIATE');
+    begin.run();
   } catch (error) {
     parentPort.postMessage({ id, unavailable: `could not begin a write: ${error.message}` });
     return;
   }
   const results = [];
   for (const append of appends) {
-    // A savepoint per append: one conflict or failure leaves the rest of the batch alone.
-    db.exec('SAVEPOINT append_one');
+    // One conflict or failure must leave the rest of the batch alone. An append of one event is
+    // one INSERT, which SQLite undoes by itself when it fails; only an append of several needs a
+    // savepoint to undo its earlier rows. A savepoint is not free: every page the append touches
+    // is first copied into the statement journal (an issuance, a rotation and a revocation are one
+    // event each).
+    const undoable = append.rows.length > 1;
+    if (undoable) savepoint.run();
     try {
       const result = appendOne(append);
-      db.exec(result.ok ? 'RELEASE append_one' : 'ROLLBACK TO append_one; RELEASE append_one');
+      if (undoable) {
+        if (!result.ok) rollbackToSavepoint.run();
+        release.run();
+      }
       results.push(result);
     } catch (error) {
-      db.exec('ROLLBACK TO append_one; RELEASE append_one');
+      // Some errors (a full disk, an I/O error) end the whole transaction: nothing of the batch is written.
+      if (!db.inTransaction) {
+        parentPort.postMessage({ id, unavailable: `append failed: ${error.code ?? ''} ${error.message}`.trim() });
+        return;
+      }
+      if (undoable) {
+        rollbackToSavepoint.run();
+        release.run();
+      }
       results.push({ failed: { code: error.code ?? 'ERR_UNKNOWN', message: error.message } });
     }
   }
   try {
     // synchronous=FULL: when COMMIT returns, the batch is on disk.
-    db.exec('COMMIT');
+    commit.run();
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     parentPort.postMessage({ id, unavailable: `commit failed: ${error.message}` });
