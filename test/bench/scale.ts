@@ -241,14 +241,20 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleResult> 
     for (let pair = 1; pair <= options.windowPairs; pair += 1) {
       // In turn both ways, as the http part's pairs: a window's place in the pair must not favour either side.
       const besideFirst = pair % 2 === 0;
-      const measured: { alone?: IssuanceWindow; beside?: IssuanceWindow } = {};
-      for (const side of besideFirst ? (['beside', 'alone'] as const) : (['alone', 'beside'] as const)) {
+      const measure = async (side: 'alone' | 'beside'): Promise<IssuanceWindow> => {
         const taken = side === 'alone' ? await window(tessera, offeredRate, options) : await window(tessera, offeredRate, options, adminWork);
-        measured[side] = taken;
         progress(`scale: window pair ${pair}: ${side === 'alone' ? 'alone' : 'beside admin work'} p99 ${taken.load.latencyP99Ms} ms, event loop p99 ${taken.eventLoopP99Ms.toFixed(1)} ms, ${gcLine(taken.gc)}`);
+        return taken;
+      };
+      if (besideFirst) {
+        const beside = await measure('beside');
+        const alone = await measure('alone');
+        pairs.push({ alone, beside, besideFirst });
+      } else {
+        const alone = await measure('alone');
+        const beside = await measure('beside');
+        pairs.push({ alone, beside, besideFirst });
       }
-      // Both were just measured: the loop above takes each side once.
-      pairs.push({ alone: measured.alone!, beside: measured.beside!, besideFirst });
     }
 
     // 3. access-at's first page on the index grown live, without a restart.

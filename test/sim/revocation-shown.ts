@@ -31,6 +31,7 @@ export interface ChargeWitness {
  */
 export function showsRevocationApplied(charge: ChargeWitness): boolean {
   const { before, after } = charge;
-  const noRefreshDuring = before.inFlight === 0 && after.inFlight === 0 && after.started === before.started;
+  // None in flight when it was sent and none started since: so none was in flight when it came back either.
+  const noRefreshDuring = before.inFlight === 0 && after.started === before.started;
   return charge.status === 401 && after.revokeSent && !after.rotatedUnseen && charge.presentedGeneration === after.newestGeneration && noRefreshDuring;
 }
