@@ -76,8 +76,8 @@ type TailRow = [position: number, type: string];
 
 /**
  * The embedded adapter. Durable on commit (WAL, synchronous=FULL). Appends that arrive in
- * the same tick share one transaction and one fsync (group commit); each keeps its own
- * savepoint so a conflict in one does not fail the others.
+ * the same tick share one transaction and one fsync (group commit); a conflict or failure in one
+ * does not fail the others (sqlite-writer-worker.js).
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
