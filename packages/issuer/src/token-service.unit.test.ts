@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { audiences, streams, type AccountEvent, type FamilyEvent, type SigningKeyEvent } from '@tessera/contracts';
 import { CredentialDirectory } from '@tessera/domain';
-import { InMemoryEventStore } from '@tessera/event-store';
+import { EventStoreUnavailable, InMemoryEventStore, type AppendResult, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
 import {
   KeyFolder,
   PublicKeySet,
@@ -94,6 +94,32 @@ describe('getToken (get-oauth-token)', () => {
   ])('refuses %s as ERR_INVALID_CLIENT and appends nothing', async (_what, login, key) => {
     expect(await refusalOf(tokens.getToken(login, key, metadata))).toBe('ERR_INVALID_CLIENT');
     expect(await store.headPosition()).toBeUndefined();
+  });
+});
+
+/** The in-memory store, whose appends fail once `refusing` is set, as a full disk's do. */
+class RefusingStore extends InMemoryEventStore {
+  refusing = false;
+  override async append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    if (this.refusing) throw new EventStoreUnavailable('the disk is full');
+    return super.append(stream, events, options);
+  }
+}
+
+describe('a token whose event the store cannot take', () => {
+  it('is never handed out: get, refresh and v1 authenticate whose append fails answer the failure, and the refresh token stays current', async () => {
+    const log = new RefusingStore();
+    const service = tokenService({}, log);
+    const pair = await service.getToken('login_1', 'tsk_secret', metadata);
+    log.refusing = true;
+    const head = await log.headPosition();
+    await expect(service.getToken('login_1', 'tsk_secret', metadata)).rejects.toBeInstanceOf(EventStoreUnavailable);
+    await expect(service.refreshToken(pair.refreshToken, metadata)).rejects.toBeInstanceOf(EventStoreUnavailable);
+    await expect(service.legacyAuthenticate('tla_1', 'tlk_secret', metadata)).rejects.toBeInstanceOf(EventStoreUnavailable);
+    expect(await log.headPosition()).toBe(head);
+    // The refresh token that failed to rotate is still the family's current one.
+    log.refusing = false;
+    expect(claimsOf((await service.refreshToken(pair.refreshToken, metadata)).accessToken)).toMatchObject({ gen: 1 });
   });
 });
 
