@@ -75,6 +75,11 @@ const commit = db.prepare('COMMIT');
 const savepoint = db.prepare('SAVEPOINT append_one');
 const release = db.prepare('RELEASE append_one');
 const rollbackToSavepoint = db.prepare('ROLLBACK TO append_one');
+/** Undoes what an append wrote since its savepoint, and ends the savepoint. */
+const undoAppend = () => {
+  rollbackToSavepoint.run();
+  release.run();
+};
 
 parentPort.on('message', ({ id, appends, probe: probing }) => {
   if (probing) {
@@ -105,10 +110,8 @@ parentPort.on('message', ({ id, appends, probe: probing }) => {
     if (undoable) savepoint.run();
     try {
       const result = appendOne(append);
-      if (undoable) {
-        if (!result.ok) rollbackToSavepoint.run();
-        release.run();
-      }
+      if (undoable && result.ok) release.run();
+      else if (undoable) undoAppend();
       results.push(result);
     } catch (error) {
       // Some errors (a full disk, an I/O error) end the whole transaction: nothing of the batch is written.
@@ -116,10 +119,7 @@ parentPort.on('message', ({ id, appends, probe: probing }) => {
         parentPort.postMessage({ id, unavailable: `append failed: ${error.code ?? ''} ${error.message}`.trim() });
         return;
       }
-      if (undoable) {
-        rollbackToSavepoint.run();
-        release.run();
-      }
+      if (undoable) undoAppend();
       results.push({ failed: { code: error.code ?? 'ERR_UNKNOWN', message: error.message } });
     }
   }
