@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraEvent } from '@tessera/contracts';
 import { eventStoreContract } from '@tessera/event-store/contract';
-import { ExpectedRevisionConflict } from '@tessera/event-store';
+import { ExpectedRevisionConflict, type AppendResult } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';
 
 eventStoreContract('SQLite on disk', async () => {
@@ -80,6 +80,53 @@ describe('SQLite: an event id already used for another event', () => {
     expect((await store.readStream(`account-${first}`)).map((e) => e.revision)).toEqual([0n]);
     expect((await store.readStream(`account-${last}`)).map((e) => e.revision)).toEqual([0n]);
     expect((await store.readStream(`account-${owner}`)).map((e) => e.eventId)).toEqual([taken]);
+  });
+});
+
+describe('SQLite: a batch for an idle writer thread gathers over turns of the event loop', () => {
+  const register = (store: SqliteEventStore) => {
+    const a = randomUUID();
+    const event: TesseraEvent = { type: 'AccountRegistered', v: 1, accountId: a, name: 'n', permissions: [], at: 1 };
+    return store.append(`account-${a}`, [{ event }], { expectedRevision: 'no_stream' });
+  };
+  /** Makes one append now and one at each of the next `turns` turns of the event loop (setImmediate). */
+  const oneAppendPerTurn = (store: SqliteEventStore, turns: number) =>
+    new Promise<Promise<AppendResult>[]>((resolve) => {
+      const made = [register(store)];
+      const next = () => {
+        made.push(register(store));
+        if (made.length > turns) resolve(made);
+        else setImmediate(next);
+      };
+      setImmediate(next);
+    });
+
+  it('takes an append made at the next turn into the same commit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    try {
+      await Promise.all(await oneAppendPerTurn(store, 1));
+      expect(store.commitStats()).toMatchObject({ commits: 1, appends: 2 });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends the batch at its third turn even while every turn brings another append', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    try {
+      const made = await oneAppendPerTurn(store, 5);
+      await made[0];
+      // The first batch went at turn three with the appends of turns 0-2; the rest gathered behind it.
+      expect(store.commitStats()).toMatchObject({ commits: 1, appends: 3 });
+      await Promise.all(made);
+      expect(store.commitStats().appends).toBe(6);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
