@@ -74,8 +74,9 @@ const cacheKiB = 2048;
 /**
  * The most turns of the event loop a batch gathers for before it goes to an idle writer thread.
  * Each commit costs the writer thread about 130 µs of CPU and the request thread a wake-up, and
- * on one core that CPU is what issuance at 10 connections is short of: three turns took 8-13%
- * off the CPU per issuance there, where two took 0-10% (docs/benchmarks.md, "Fifteenth pass").
+ * on one core that CPU is what issuance at 10 connections is short of: three turns took 9-13% off
+ * the CPU per issuance there in three runs, two turns 10% in one and nothing in another
+ * (docs/benchmarks.md, "Fifteenth pass").
  */
 const gatherTurns = 3;
 
@@ -83,9 +84,9 @@ const gatherTurns = 3;
 type TailRow = [position: number, type: string];
 
 /**
- * The embedded adapter. Durable on commit (WAL, synchronous=FULL). Appends that arrive in
- * the same few turns of the event loop share one transaction and one fsync (group commit); a conflict or failure in one
- * does not fail the others (sqlite-writer-worker.js).
+ * The embedded adapter. Durable on commit (WAL, synchronous=FULL). Appends that arrive in the
+ * same few turns of the event loop share one transaction and one fsync (group commit); a
+ * conflict or failure in one does not fail the others (sqlite-writer-worker.js).
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
