@@ -849,12 +849,13 @@ function httpRows(results: HttpResults): { rows: Row[]; ratios: Record<string, n
     return [
       {
         what: `  floor + what fastify and one access line add over TLS alone (the logged route's CPU at full load, median of the protected pairs, ${loggedRoute.toFixed(0)} − ${floor.tls.cpuMicrosAtLoad.toFixed(0)}), µs (ratio: to the floor)`,
-        tessera: `${floorAtLoad.toFixed(0)} + ${overTls.toFixed(0)} = ${(floorAtLoad + overTls).toFixed(0)}`,
+        tessera: `${floorAtLoad.toFixed(0)} ${overTls < 0 ? '−' : '+'} ${Math.abs(overTls).toFixed(0)} = ${(floorAtLoad + overTls).toFixed(0)}`,
         peer: '',
         ratio: reach,
         target: '',
         met: '—',
-        distance: reach > 1.25 ? 'above 1.25×: target 6 is out of reach on this machine with them' : 'within 1.25×',
+        // NaN when a pair's CPU was not read: then the row claims neither.
+        distance: Number.isNaN(reach) ? '' : reach > 1.25 ? 'above 1.25×: target 6 is out of reach on this machine with them' : 'within 1.25×',
       },
     ];
   };
