@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { streams, type TesseraEvent } from '@tessera/contracts';
 import { InMemoryEventStore, type NewEvent, type SubscribeOptions } from '@tessera/event-store';
+import { locksHeldOn } from '@tessera/event-store-sqlite/testing/process-locks';
 import { AuditIndex } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';
 import { encodeCursor, parseEventQuery, type RawParameters } from './event-query.js';
@@ -138,6 +139,17 @@ describe('the file', () => {
     await catchUpIndex(index, store);
     expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
     expect((statSync(`${file}-wal`).mode & 0o777).toString(8)).toBe('600');
+  });
+
+  it.runIf(process.platform === 'linux')("keeps the first connection's locks when the file is opened again in the process, so another program never deletes its WAL", async () => {
+    await history('acct_a', 'fam_a');
+    const index = openIndex();
+    await catchUpIndex(index, store);
+    index.position();
+    const before = locksHeldOn(file);
+    expect(before).toBeGreaterThan(0);
+    openIndex().position();
+    expect(locksHeldOn(file)).toBeGreaterThanOrEqual(before);
   });
 
   it('remembers the position it reflects: reopened, it continues from there and reads nothing twice', async () => {

@@ -1,8 +1,9 @@
-import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { ArchivedEvent } from '@tessera/archive';
 import type { RecordedEvent } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
+import { ownerOnlySqliteFile, ownerOnlySqliteSidecars } from '@tessera/event-store-sqlite';
 import { accessAt, grantOf, type AccessAt, type AccessEvent } from './access-at.js';
 import { indexSchema, indexTables, indexVersion, maxIndexedPosition, secondaryIndexes } from './audit-index-schema.js';
 import { indexedEventOf, type AuditRow } from './audit-row.js';
@@ -241,13 +242,12 @@ export class AuditIndex {
   private static openAs(file: string, replaced = false): AuditIndex {
     if (file !== ':memory:') {
       // The index names accounts, families and addresses: only the service's user may read it.
-      closeSync(openSync(file, 'a', 0o600));
-      ownerOnly(file);
+      ownerOnlySqliteFile(file);
     }
     const db = new Database(file);
     try {
       db.pragma('journal_mode = WAL');
-      if (file !== ':memory:') for (const suffix of ['-wal', '-shm']) ownerOnly(`${file}${suffix}`);
+      if (file !== ':memory:') ownerOnlySqliteSidecars(file);
       // Derived data: a commit lost in a power cut is read again from the log. No fsync per batch.
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
@@ -712,6 +712,3 @@ function tableExists(db: Database.Database, name: string): boolean {
   return db.prepare<[string], { found: number }>("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 
-function ownerOnly(path: string): void {
-  if (existsSync(path) && (statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600);
-}

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -17,6 +17,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '@tessera/event-store';
+import { ownerOnlySqliteFile, ownerOnlySqliteSidecars } from './sqlite-file.js';
 import { schema } from './sqlite-schema.js';
 import { createSqliteSubscription, type LiveTail } from './sqlite-subscription.js';
 import { systemClock, type Clock } from '@tessera/timing';
@@ -116,21 +117,17 @@ export class SqliteEventStore implements EventStore {
   constructor(options: SqliteEventStoreOptions) {
     // The log is every account's history: only the service's user may read it. The file is 0600
     // before SQLite opens it, so the -wal and -shm SQLite makes take its mode; files an older
-    // release left with the umask's mode are tightened. A folder we make is 0700; one the
-    // operator named (sqlite:<file>) is theirs and left alone.
-    const ownerOnly = (path: string) => {
-      if (existsSync(path) && (statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600);
-    };
+    // release left with the umask's mode are tightened, by path only (sqlite-file.ts says why a
+    // descriptor of the log is never opened here). A folder we make is 0700; one the operator
+    // named (sqlite:<file>) is theirs and left alone.
     mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
-    closeSync(openSync(options.file, 'a', 0o600));
-    ownerOnly(options.file);
+    ownerOnlySqliteFile(options.file);
     this.db = new Database(options.file);
     // A new log gives archived events' space back to the file system (SqliteLogRetention.reclaim);
     // on a file that already has tables this changes nothing, as SQLite allows it only before the first.
     if (!options.readOnly) this.db.pragma('auto_vacuum = INCREMENTAL');
     this.db.pragma('journal_mode = WAL');
-    ownerOnly(`${options.file}-wal`);
-    ownerOnly(`${options.file}-shm`);
+    ownerOnlySqliteSidecars(options.file);
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma(`cache_size = -${cacheKiB}`);
