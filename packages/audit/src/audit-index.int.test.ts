@@ -221,6 +221,22 @@ describe('the file', () => {
     }
   });
 
+  it('is kept when the event at its position was archived, as an idle log\'s newest events are: its position never goes back', async () => {
+    await history('acct_a', 'fam_a');
+    const index = openIndex();
+    await catchUpIndex(index, store);
+    const position = index.position()!;
+    // The same log with its newest events (the family's and the v1 token's) archived: the log handed those positions out, and holds none of them now.
+    const archived = new Set([position, position - 1n, position - 2n, position - 3n]);
+    const afterArchiving = {
+      readAll: async (options: Parameters<InMemoryEventStore['readAll']>[0]) => (await store.readAll(options)).filter((recorded) => !archived.has(recorded.position)),
+      headPosition: () => store.headPosition(),
+    };
+    expect(await index.forgetIfAnotherLog(afterArchiving)).toBe(false);
+    expect(index.position()).toBe(position);
+    expect(index.events(query({ account: 'acct_a' })).rows).toHaveLength(7);
+  });
+
   it('two processes feeding one file write each event once', async () => {
     await history('acct_a', 'fam_a');
     const server = openIndex();

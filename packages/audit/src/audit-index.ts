@@ -289,7 +289,7 @@ export class AuditIndex {
    * restored from an older backup (whose log then grew again), or TESSERA_EVENT_STORE pointed
    * elsewhere. True when it did.
    */
-  async forgetIfAnotherLog(store: Pick<EventStore, 'readAll'>): Promise<boolean> {
+  async forgetIfAnotherLog(store: Pick<EventStore, 'readAll' | 'headPosition'>): Promise<boolean> {
     const position = this.position();
     if (position === undefined) return false;
     const [first] = await store.readAll({ maxCount: 1 });
@@ -299,8 +299,13 @@ export class AuditIndex {
     // Events archived from the head of the log leave a later first event: the event the index saw
     // first is then the archive's, and the event at the index's position is what tells the logs apart.
     const firstArchived = first !== undefined && saw('first_position') !== undefined && first.position > BigInt(saw('first_position')!);
-    const same = (firstArchived || first?.eventId === saw('first_event_id')) && last?.position === position && last.eventId === saw('last_event_id');
-    if (same) return false;
+    const firstSame = firstArchived || first?.eventId === saw('first_event_id');
+    const lastSame = last?.position === position && last.eventId === saw('last_event_id');
+    // The event at the index's position archived too (an idle log loses its newest events to the
+    // archive): the log has handed out that position, and no event now sits there. A log restored
+    // from an older copy either has not reached the position, or holds another event at it.
+    const lastArchived = last?.position !== position && ((await store.headPosition()) ?? 0n) >= position;
+    if (firstSame && (lastSame || lastArchived)) return false;
     this.db
       .transaction(() => {
         for (const table of indexTables) this.db.exec(`DELETE FROM ${table}`);

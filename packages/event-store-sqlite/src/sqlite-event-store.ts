@@ -151,7 +151,11 @@ export class SqliteEventStore implements EventStore {
     this.statements = {
       forwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = (SELECT ?) ORDER BY revision ASC LIMIT (SELECT ?)`).raw(true),
       backwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = (SELECT ?) ORDER BY revision DESC LIMIT (SELECT ?)`).raw(true),
-      head: this.db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
+      // The highest position ever handed out (AUTOINCREMENT's counter), not the highest still in the
+      // log: archiving may remove the newest events of an idle log, and the head must not go back.
+      head: this.db.prepare<[], { position: number | null }>(
+        "SELECT NULLIF(MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), COALESCE((SELECT MAX(position) FROM events), 0)), 0) AS position",
+      ),
       all: this.db.prepare<[number, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE position > (SELECT ?) ORDER BY position ASC LIMIT (SELECT ?)`).raw(true),
       tail: this.db.prepare<[number, number], TailRow>('SELECT position, type FROM events WHERE position > (SELECT ?) ORDER BY position ASC LIMIT (SELECT ?)').raw(true),
       at: this.db.prepare<[number], EventRow>(`SELECT ${rowColumns} FROM events WHERE position = (SELECT ?)`).raw(true),
