@@ -177,7 +177,7 @@ try {
     readiness: createReadiness(),
     metrics: createMetrics(),
     // The admin-token check is another package's; the bench measures the queries behind it.
-    routes: [auditRoutes({ audit: { unavailable: () => undefined, events: async (q) => index.events(q), accessAt: async (a, at, q) => index.accessAt(a, at, q) }, requireScope: () => async () => undefined, now: () => systemClock.now() })],
+    routes: [auditRoutes({ audit: { unavailable: () => undefined, events: async (q) => index.events(q), accessAt: async (a, at, q) => index.accessAt(a, at, q), archivePins: () => undefined }, requireScope: () => async () => undefined, now: () => systemClock.now() })],
   });
   const db = new Database(logFile, { readonly: true });
   const accountIds = db.prepare<[], { id: string }>("SELECT json_extract(payload, '$.accountId') AS id FROM events WHERE type = 'AccountRegistered'").all().map((row) => row.id);

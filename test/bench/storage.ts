@@ -26,6 +26,9 @@ import {
   appendEntry,
   ArchiveReader,
   liveSegments,
+  sha256,
+  TrustedArchive,
+  type StoredEntry,
   loadOrCreateArchiveKey,
   readManifest,
   segmentEntryBody,
@@ -34,7 +37,7 @@ import {
   writeSegment,
   type ArchivedEvent,
 } from '@tessera/archive';
-import { Archiver, AuditIndex, AuditQueries, catchUpIndex } from '@tessera/audit';
+import { Archiver, archiveTrustIn, AuditIndex, AuditQueries, catchUpIndex } from '@tessera/audit';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { newEventId } from '@tessera/event-store';
 import { newFamilyId } from '@tessera/tokens';
@@ -277,6 +280,9 @@ async function measureMonth(): Promise<StorageResult['month']> {
     const index = AuditIndex.open(join(folder, 'audit-index.db'));
     const retention = new SqliteLogRetention(log);
     const archiveDir = join(folder, 'archive');
+    // The archive's anchors are appended at the simulated clock, as a server's store records them at its own.
+    let runAt = start;
+    const writer = new SqliteEventStore({ file: log, clock: { now: () => runAt } });
     const archiver = new Archiver({
       store,
       retention,
@@ -285,6 +291,7 @@ async function measureMonth(): Promise<StorageResult['month']> {
       keysDir: join(folder, 'keys'),
       settings: { hotWindowSeconds: 1_209_600, clockSkewSeconds: 60, auditRetentionSeconds: 34_560_000 },
       consumersPast: () => index.position(),
+      trust: archiveTrustIn(store, async () => writer),
     });
     const daily: DaySample[] = [];
     let archiverSeconds = 0;
@@ -301,7 +308,8 @@ async function measureMonth(): Promise<StorageResult['month']> {
       await catchUpIndex(index, store);
       spent.index += (performance.now() - mark) / 1000;
       const began = performance.now();
-      const result = await archiver.run(hourStart + 3_600_000);
+      runAt = hourStart + 3_600_000;
+      const result = await archiver.run(runAt);
       // The archiver's speed at steady state: from its first run that moved anything (before, each
       // run finds nothing past the window yet, and its cost says nothing about keeping up).
       if (archived > 0 || result.archived > 0) archiverSeconds += (performance.now() - began) / 1000;
@@ -320,6 +328,7 @@ async function measureMonth(): Promise<StorageResult['month']> {
     const segmentBytes = liveSegments(readManifest(archiveDir)).reduce((sum, entry) => sum + entry.segment.bytes, 0);
     index.close();
     await retention.close();
+    await writer.close();
     await store.close();
     return { days, rate, daily, archiverEventsPerSecond: archived / archiverSeconds, archiveBytesPerIssuance: archived === 0 ? Number.NaN : segmentBytes / archived };
   } finally {
@@ -362,6 +371,7 @@ async function measureYear(): Promise<StorageResult['year']> {
     const key = loadOrCreateArchiveKey(join(folder, 'keys'), archiveDir);
     let position = 1n;
     let events = 0;
+    let last: StoredEntry | undefined;
     const began = performance.now();
     const { mkdirSync } = await import('node:fs');
     mkdirSync(segmentsDir(archiveDir), { recursive: true });
@@ -378,7 +388,7 @@ async function measureYear(): Promise<StorageResult['year']> {
       }
       const sequence = day + 1;
       const facts = await writeSegment(join(archiveDir, segmentFileName(sequence)), rows);
-      appendEntry(archiveDir, key, start + (day + 15) * 86_400_000, { kind: 'segment', segment: segmentEntryBody(segmentFileName(sequence), facts) });
+      last = appendEntry(archiveDir, key, start + (day + 15) * 86_400_000, { kind: 'segment', segment: segmentEntryBody(segmentFileName(sequence), facts) }, last);
       events += rows.length;
       if (sequence % 30 === 0) progress(`storage: archive month ${sequence / 30}: ${events} events, ${mb(folderBytes(archiveDir))}`);
     }
@@ -386,7 +396,9 @@ async function measureYear(): Promise<StorageResult['year']> {
     const bytes = liveSegments(readManifest(archiveDir)).reduce((sum, entry) => sum + entry.segment.bytes, 0);
     // The queries as the audit thread runs them: the hot index (empty here) and the archive together.
     const index = AuditIndex.open(':memory:');
-    const queries = new AuditQueries(index, new ArchiveReader(archiveDir, liveSegments(readManifest(archiveDir))));
+    // Pinned as the log would pin it: the one key, and the head written last.
+    const pins = { keys: new Set([key.fingerprint]), head: last === undefined ? undefined : { sequence: last.entry.sequence, sha256: sha256(last.bytes) }, source: 'the bench' };
+    const queries = new AuditQueries(index, new ArchiveReader(new TrustedArchive(archiveDir, async () => pins)));
     const end = start + days * 86_400_000;
     const timed = async (what: string, run: () => Promise<number>): Promise<QueryTime> => {
       await run();

@@ -1,24 +1,29 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { archivePublicKeys, manifestDir, sha256 } from '@tessera/archive';
+import { archivePublicKeys } from '@tessera/archive';
+import type { AuditReadModel } from '@tessera/audit';
 
 export const ArchiveKeysResponse = z.object({
-  keys: z.array(z.object({ fingerprint: z.string().describe('SHA-256 (hex) of the public key\'s DER (SubjectPublicKeyInfo)'), public_key_pem: z.string() })),
-  manifest_entries: z.number().int(),
-  manifest_head_sha256: z.string().nullable().describe('SHA-256 of the newest manifest entry: record it, and a later answer that does not chain to it shows entries were cut off'),
+  keys: z.array(
+    z.object({
+      fingerprint: z.string().describe("SHA-256 (hex) of the public key's DER (SubjectPublicKeyInfo)"),
+      public_key_pem: z.string().nullable().describe('The key as the archive holds it (keys/<fingerprint>.pem); null when that file is missing or holds another key'),
+    }),
+  ),
+  manifest_entries: z.number().int().describe('The sequence of the head entry the log recorded (entries are numbered from 1, without a gap); 0 before the first'),
+  manifest_head_sha256: z.string().nullable().describe('SHA-256 of that head entry: record it, and an archive that no longer reaches it, unchanged, had entries cut off or replaced'),
 });
 
-/** The archive's public keys (every one ever used, kept in the archive) and the manifest's head. */
-export function archiveKeys(archiveDir: string): z.infer<typeof ArchiveKeysResponse> {
-  const folder = manifestDir(archiveDir);
-  const entries = existsSync(folder) ? readdirSync(folder).filter((name) => /^\d{8}\.json$/.test(name)).sort() : [];
-  const head = entries[entries.length - 1];
+/**
+ * The archive's pins as the event log records them: every key Tessera made or adopted, by
+ * fingerprint, with its public key from the archive, and the manifest's head after the last run.
+ * Keys found in the archive's `keys/` that the log does not record are not listed: they are not trusted.
+ * Saved as it comes, this answer is the file `tessera archive verify --pin` takes.
+ */
+export function archiveKeys(archiveDir: string, pins: NonNullable<ReturnType<AuditReadModel['archivePins']>>): z.infer<typeof ArchiveKeysResponse> {
+  const held = new Map(archivePublicKeys(archiveDir).filter((key) => key.matchesName).map((key) => [key.fingerprint, key.pem]));
   return {
-    keys: archivePublicKeys(archiveDir)
-      .filter((key) => key.matchesName)
-      .map((key) => ({ fingerprint: key.fingerprint, public_key_pem: key.pem })),
-    manifest_entries: entries.length,
-    manifest_head_sha256: head === undefined ? null : sha256(readFileSync(join(folder, head))),
+    keys: pins.keys.map((fingerprint) => ({ fingerprint, public_key_pem: held.get(fingerprint) ?? null })),
+    manifest_entries: pins.head?.sequence ?? 0,
+    manifest_head_sha256: pins.head?.sha256 ?? null,
   };
 }

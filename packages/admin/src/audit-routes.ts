@@ -76,15 +76,22 @@ export function auditRoutes(options: AuditRoutesOptions): (app: FastifyInstance)
       routes.get('/admin/v1/archive/keys', {
         onRequest: options.requireScope('audit:read'),
         schema: {
-          summary: 'Every public key that has signed the archive\'s manifest, and the manifest\'s head',
-          description:
-            'Ed25519 public keys (PEM, SubjectPublicKeyInfo) by fingerprint, the SHA-256 of the key\'s DER: an auditor pins the fingerprint out of band, ' +
-            'then checks each manifest entry\'s signature with the key it names and each segment with sha256sum (docs/audit.md, "The archive").',
-          tags: ['admin'],
-          security: [{ bearer: [] }],
-          response: { 200: ArchiveKeysResponse },
+          summary: 'The archive\'s pins: every key Tessera made or adopted for it, and the manifest\'s head, as the event log records them',
+        description:
+          'Ed25519 public keys (PEM, SubjectPublicKeyInfo) by fingerprint, the SHA-256 of the key\'s DER, and the head entry\'s sequence and SHA-256, ' +
+          'read from the event log (a key file dropped into the archive is not listed). An auditor keeps this answer out of band and checks a copy of the ' +
+          'archive against it with tessera archive verify --pin, or with openssl and sha256sum (docs/audit.md, "The archive").',
+        tags: ['admin'],
+        security: [{ bearer: [] }],
+        response: { 200: ArchiveKeysResponse },
+      },
+        handler: async (_request, reply) => {
+          const pins = audit.archivePins();
+          if (pins === undefined) {
+            return sendProblem(reply.header('retry-after', '1'), { type: problemTypes.unavailable, title: 'Service Unavailable', status: 503, detail: 'the audit thread has not read the archive\'s anchors from the log yet; try again shortly' });
+          }
+          return reply.header('cache-control', 'no-store').send(archiveKeys(archiveDir, pins));
         },
-        handler: async (_request, reply) => reply.header('cache-control', 'no-store').send(archiveKeys(archiveDir)),
       });
     }
 

@@ -67,6 +67,7 @@ beforeAll(async () => {
     unavailable: () => unavailable,
     events: async (query) => index.events(query),
     accessAt: async (accountId, at, query) => index.accessAt(accountId, at, query),
+    archivePins: () => undefined,
   };
   app = await buildApp({
     logLevel: 'silent',

@@ -1,10 +1,11 @@
-import { existsSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccountService, type CreatedAccount } from '@tessera/accounts';
 import { createAdminTokenService } from '@tessera/admin-tokens';
-import { verifyArchive } from '@tessera/archive';
+import { fingerprintOf, verifyArchive } from '@tessera/archive';
 import { ManualClock, epochSeconds } from '@tessera/timing';
 import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';
 
@@ -142,5 +143,29 @@ describe('a year in seconds: hot window, archive, and audit answers across both'
     // The process is as it was: ready, and issuing.
     expect((await tessera.admin.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     await issue();
+  });
+
+  it('an archive folder written behind its back: a dropped key is not listed, a cut manifest is a 503 naming it and an alert, and the head position never went back', async () => {
+    const archiveDir = join(tessera.dataDir, 'archive');
+    const head = await metric('tessera_event_store_head_position');
+    const { publicKey } = generateKeyPairSync('ed25519');
+    writeFileSync(join(archiveDir, 'keys', `${fingerprintOf(publicKey)}.pem`), publicKey.export({ type: 'spki', format: 'pem' }));
+    const keys = await tessera.admin.inject({ method: 'GET', url: '/admin/v1/archive/keys', headers: auth() });
+    expect(keys.json<{ keys: { fingerprint: string }[] }>().keys.map((key) => key.fingerprint)).not.toContain(fingerprintOf(publicKey));
+
+    renameSync(join(archiveDir, 'manifest', '00000001.json'), join(tessera.dataDir, 'cut-entry.json'));
+    const refused = await tessera.admin.inject({ method: 'GET', url: `/admin/v1/events?account=${account.accountId}&limit=3`, headers: auth() });
+    expect(refused.statusCode, refused.body).toBe(503);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.json<{ detail: string }>().detail).toMatch(/the archive failed its verification.*entries were cut off/);
+    const access = await tessera.admin.inject({ method: 'GET', url: `/admin/v1/accounts/${account.accountId}/access-at?at=${new Date((T + 1) * 1000).toISOString()}`, headers: auth() });
+    expect(access.statusCode).toBe(503);
+    await vi.waitFor(async () => expect(await metric('tessera_archive_broken')).toBe(1), { timeout: 10_000, interval: 100 });
+    expect(await metric('tessera_event_store_head_position')).toBeGreaterThanOrEqual(head);
+
+    // Put back, the answers come back.
+    renameSync(join(tessera.dataDir, 'cut-entry.json'), join(archiveDir, 'manifest', '00000001.json'));
+    const restored = await tessera.admin.inject({ method: 'GET', url: `/admin/v1/events?account=${account.accountId}&limit=3`, headers: auth() });
+    expect(restored.statusCode, restored.body).toBe(200);
   });
 });

@@ -3,6 +3,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { idAsUuid, type ArchivedAccess, type ArchivedEvent, type IdForm } from './archived-event.js';
 import type { SegmentEntry } from './manifest.js';
 import { duckdb, eventColumns, rowToEvent, sqlText } from './segment-file.js';
+import type { TrustedArchive } from './trusted-archive.js';
 
 /** The events query's filters, as the audit index takes them. */
 export interface ArchiveEventQuery {
@@ -38,24 +39,14 @@ const segmentsPerRead = 16;
 const timeMarginSeconds = 600;
 
 /**
- * Reads across the archive's live segments (the manifest's, not deleted), through DuckDB. Each
- * read has a deadline (performance.now() milliseconds): past it DuckDB is interrupted and the read
- * throws ArchiveReadInterrupted, whatever it was doing.
+ * Reads across the archive's live segments (the manifest's, not deleted, as verified against the
+ * pins), through DuckDB; each segment is checked whole before it is read. Each read has a deadline
+ * (performance.now() milliseconds): past it DuckDB is interrupted and the read throws
+ * ArchiveReadInterrupted, whatever it was doing. An archive that fails its verification throws
+ * ArchiveUntrusted instead of answering without it.
  */
 export class ArchiveReader {
-  constructor(
-    private readonly archiveDir: string,
-    private segments: readonly SegmentEntry[],
-  ) {}
-
-  /** The manifest changed (a run archived or deleted segments). */
-  setSegments(segments: readonly SegmentEntry[]): void {
-    this.segments = segments;
-  }
-
-  get segmentCount(): number {
-    return this.segments.length;
-  }
+  constructor(private readonly archive: TrustedArchive) {}
 
   /**
    * The first `query.rows` matching events after `query.after`, in log order. Segments are read in
@@ -64,7 +55,7 @@ export class ArchiveReader {
    */
   async events(query: ArchiveEventQuery, deadline: number | undefined): Promise<ArchivedEvent[]> {
     const after = query.after ?? -1n;
-    const candidates = this.segments
+    const candidates = (await this.archive.segments())
       .filter((segment) => BigInt(segment.segment.max_position) > after)
       .filter((segment) => query.since === undefined || Date.parse(segment.segment.max_time) >= query.since)
       .filter((segment) => query.until === undefined || Date.parse(segment.segment.min_time) < query.until)
@@ -97,6 +88,7 @@ export class ArchiveReader {
         const group = candidates.slice(start, start + segmentsPerRead);
         // Enough found, and every later segment starts after the last row wanted: stop.
         if (found.length >= query.rows && BigInt(group[0]!.segment.min_position) > found[query.rows - 1]!.position) break;
+        this.archive.check(group);
         const sql = `SELECT ${eventColumns} FROM read_parquet(${this.files(group)}) WHERE ${where.join(' AND ')} ORDER BY position LIMIT ${query.rows}`;
         const reader = await connection.runAndReadAll(sql, values);
         found.push(...reader.getRows().map(rowToEvent));
@@ -117,7 +109,7 @@ export class ArchiveReader {
   async accessAt(accountId: string, at: number, deadline: number | undefined): Promise<{ families: Map<string, { position: bigint; access: ArchivedAccess }[]>; singles: { position: bigint; access: ArchivedAccess }[] }> {
     const families = new Map<string, { position: bigint; access: ArchivedAccess }[]>();
     const singles: { position: bigint; access: ArchivedAccess }[] = [];
-    const segments = this.segments.filter((segment) => {
+    const segments = (await this.archive.segments()).filter((segment) => {
       const from = (at - segment.segment.max_token_life_seconds - timeMarginSeconds) * 1000;
       const until = (at + timeMarginSeconds) * 1000;
       return Date.parse(segment.segment.max_time) >= from && Date.parse(segment.segment.min_time) <= until;
@@ -125,6 +117,7 @@ export class ArchiveReader {
     if (segments.length === 0) return { families, singles };
     const uuid = idAsUuid(accountId, 'uuid');
     const account = uuid === undefined ? 'account_id_text = $1' : 'account_id = $1::UUID';
+    this.archive.check(segments);
     return this.withConnection(deadline, async (connection) => {
       const files = this.files(segments);
       const usable = await connection.runAndReadAll(
@@ -157,23 +150,24 @@ export class ArchiveReader {
     });
   }
 
-  /** Rows of the archive, and its segments, for `archive status`. */
+  /** Rows of the archive, and its segments, as last verified: for /metrics. */
   totals(): { segments: number; rows: number; bytes: number; oldest: string | undefined; newest: string | undefined } {
     let rows = 0;
     let bytes = 0;
     let oldest: string | undefined;
     let newest: string | undefined;
-    for (const { segment } of this.segments) {
+    const segments = this.archive.last()?.live ?? [];
+    for (const { segment } of segments) {
       rows += segment.rows;
       bytes += segment.bytes;
       if (oldest === undefined || segment.min_time < oldest) oldest = segment.min_time;
       if (newest === undefined || segment.max_time > newest) newest = segment.max_time;
     }
-    return { segments: this.segments.length, rows, bytes, oldest, newest };
+    return { segments: segments.length, rows, bytes, oldest, newest };
   }
 
   private files(segments: readonly SegmentEntry[]): string {
-    return `[${segments.map((segment) => `'${sqlText(join(this.archiveDir, segment.segment.file))}'`).join(', ')}]`;
+    return `[${segments.map((segment) => `'${sqlText(join(this.archive.archiveDir, segment.segment.file))}'`).join(', ')}]`;
   }
 
   private async withConnection<T>(deadline: number | undefined, read: (connection: DuckDBConnection) => Promise<T>): Promise<T> {

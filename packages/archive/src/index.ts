@@ -17,5 +17,8 @@ export {
   type StoredEntry,
 } from './manifest.js';
 export { closedAt, mattersUntil, removableEvents, retentionOf, rollingStreamPrefixes, closingStreamPrefixes, keptStreamPrefixes, type RetainedEvent, type RetentionSettings, type StreamRetention } from './retention-rule.js';
-export { readSegment, sha256File, writeSegment, type SegmentFacts } from './segment-file.js';
-export { verifyArchive, type ArchiveBreak, type ArchiveVerification } from './verify-archive.js';
+export { readSegment, sha256File, temporarySuffix, writeSegment, type SegmentFacts } from './segment-file.js';
+export { verifyArchive, type ArchiveBreak, type ArchiveVerification, type VerifyOptions } from './verify-archive.js';
+export { InvalidPinFile, readPinFile, type ArchiveHead, type ArchivePins } from './archive-pins.js';
+export { SegmentHashes } from './segment-hashes.js';
+export { ArchiveUntrusted, TrustedArchive } from './trusted-archive.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signBytes, type ArchiveKey } from './archive-key.js';
-import { fsyncFile, type SegmentFacts } from './segment-file.js';
+import { fsyncFile, temporarySuffix, type SegmentFacts } from './segment-file.js';
 
 /**
  * The archive's manifest: one entry per file, `manifest/<sequence>.json`, exactly the bytes that
@@ -88,19 +88,20 @@ export function liveSegments(entries: readonly StoredEntry[]): SegmentEntry[] {
 }
 
 /**
- * Appends an entry, signed: the signature first, then the entry (each written to a temporary
- * file, fsynced, renamed, and the folder fsynced), so an entry on disk always has its signature.
+ * Appends an entry after `last`, the newest entry as verified (undefined for the first), signed:
+ * the signature first, then the entry (each written to a temporary file, fsynced, renamed, and the
+ * folder fsynced), so an entry on disk always has its signature. It chains to what was verified,
+ * not to what the folder holds by then.
  */
 export function appendEntry(
   archiveDir: string,
   key: ArchiveKey,
   createdAt: number,
   body: { kind: 'segment'; segment: SegmentEntry['segment'] } | { kind: 'deletion'; reason: string; deleted: DeletionEntry['deleted'] },
+  last: StoredEntry | undefined,
 ): StoredEntry {
   const folder = manifestDir(archiveDir);
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  const entries = readManifest(archiveDir);
-  const last = entries[entries.length - 1];
   const sequence = (last?.entry.sequence ?? 0) + 1;
   const head: EntryHead = {
     format: manifestFormat,
@@ -134,37 +135,54 @@ export function segmentEntryBody(file: string, facts: SegmentFacts): SegmentEntr
 }
 
 /**
- * Files a crash left behind: a segment no entry lists (written, not yet recorded), temporary
- * files, a signature without its entry. Removed before a run; the hot rows they would have
- * replaced are still in the hot store.
+ * Files a crash left behind, and only those: Tessera's temporary files (`<name>.tessera-tmp`, or
+ * `.tmp` as releases before named them), a segment written by a run that stopped before its entry
+ * (numbered past the last entry), the `.deleted` file of a segment a deletion entry names, and a
+ * signature written just before an entry that never followed it. Removed before a run, from
+ * entries already verified; the hot rows a segment would have replaced are still in the hot store.
+ * Any other file (an operator's `00000001.parquet.away`, a copy, a file of another program) is
+ * left where it is and reported, never deleted.
  */
-export function removeLeftovers(archiveDir: string, entries: readonly StoredEntry[]): string[] {
+export function removeLeftovers(archiveDir: string, entries: readonly StoredEntry[]): { readonly removed: string[]; readonly foreign: string[] } {
   const removed: string[] = [];
+  const foreign: string[] = [];
   const listed = new Set(entries.flatMap(({ entry }) => (entry.kind === 'segment' ? [entry.segment.file] : [])));
-  const segments = segmentsDir(archiveDir);
-  if (existsSync(segments)) {
-    for (const name of readdirSync(segments)) {
-      if (!listed.has(`segments/${name}`)) {
-        rmSync(join(segments, name), { force: true });
-        removed.push(`segments/${name}`);
+  const deleted = new Set(entries.flatMap(({ entry }) => (entry.kind === 'deletion' ? entry.deleted.map((gone) => gone.sequence) : [])));
+  const last = entries[entries.length - 1]?.entry.sequence ?? 0;
+  const sweep = (folder: string, isLeftover: (name: string) => boolean) => {
+    const path = join(archiveDir, folder);
+    if (!existsSync(path)) return;
+    for (const name of readdirSync(path)) {
+      if (isLeftover(name)) {
+        rmSync(join(path, name), { force: true });
+        removed.push(`${folder}/${name}`);
+      } else if (!isOwn(folder, name)) {
+        foreign.push(`${folder}/${name}`);
       }
     }
-  }
-  const manifest = manifestDir(archiveDir);
-  if (existsSync(manifest)) {
-    for (const name of readdirSync(manifest)) {
-      const orphanSignature = name.endsWith('.sig') && !existsSync(join(manifest, name.replace(/\.sig$/, '.json')));
-      if (name.endsWith('.tmp') || orphanSignature) {
-        rmSync(join(manifest, name), { force: true });
-        removed.push(`manifest/${name}`);
-      }
-    }
-  }
-  return removed;
+  };
+  const isOwn = (folder: string, name: string) =>
+    folder === 'segments' ? listed.has(`segments/${name}`) : /^\d{8}\.(json|sig)$/.test(name) && existsSync(join(archiveDir, folder, name.replace(/\.sig$/, '.json')));
+  sweep('segments', (name) => {
+    if (temporaryName.test(name)) return true;
+    const segment = /^(\d{8})\.parquet$/.exec(name);
+    if (segment !== null) return !listed.has(`segments/${name}`) && Number(segment[1]) > last;
+    const gone = /^(\d{8})\.parquet\.deleted$/.exec(name);
+    return gone !== null && deleted.has(Number(gone[1]));
+  });
+  sweep('manifest', (name) => {
+    if (temporaryName.test(name)) return true;
+    const signature = /^(\d{8})\.sig$/.exec(name);
+    return signature !== null && Number(signature[1]) === last + 1 && !existsSync(join(manifestDir(archiveDir), `${signature[1]}.json`));
+  });
+  return { removed, foreign };
 }
 
+/** The temporary names Tessera writes in the archive folder: `<sequence>.<kind>.tessera-tmp`, or `.tmp` before. */
+const temporaryName = /^\d{8}\.(parquet|json|sig)\.(tessera-tmp|tmp)$/;
+
 function writeDurably(file: string, bytes: Buffer): void {
-  const temporary = `${file}.tmp`;
+  const temporary = `${file}${temporarySuffix}`;
   writeFileSync(temporary, bytes, { mode: 0o600 });
   fsyncFile(temporary);
   renameSync(temporary, file);

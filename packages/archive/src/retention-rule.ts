@@ -2,7 +2,8 @@
  * Which events may leave the hot log, and when (docs/decisions/0017). Pure: the events, the time
  * and the settings are passed in.
  *
- * - **Kept for good**: accounts, signing keys, admin tokens, the secret-hashing key, and any
+ * - **Kept for good**: accounts, signing keys, admin tokens, the secret-hashing key, the archive's
+ *   trust anchors (its keys and manifest heads: an archive cannot vouch for itself), and any
  *   stream of a kind not named here (a stream kind added later stays until someone decides).
  * - **Closing streams** (`tokenfamily-`, and `revocations-<familyId>`, a revocation of another
  *   region's family recorded here): archived whole once closed, when no token the family issued can
@@ -14,7 +15,7 @@
  */
 export const closingStreamPrefixes = ['tokenfamily-', 'revocations-'] as const;
 export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'mirroredrevocations-'] as const;
-export const keptStreamPrefixes = ['account-', 'signingkeys', 'admintoken-', 'secrethashingkey'] as const;
+export const keptStreamPrefixes = ['account-', 'signingkeys', 'admintoken-', 'secrethashingkey', 'archivetrust'] as const;
 
 export type StreamRetention = 'kept' | 'closing' | 'rolling';
 

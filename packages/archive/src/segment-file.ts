@@ -36,6 +36,9 @@ export interface SegmentFacts {
   readonly maxTokenLifeSeconds: number;
 }
 
+/** The suffix of a file Tessera writes in the archive folder before renaming it into place: a name no one else uses. */
+export const temporarySuffix = '.tessera-tmp';
+
 /** Rows per Parquet row group: its statistics let a read skip groups of positions and times. */
 const rowGroupSize = 100_000;
 
@@ -60,7 +63,7 @@ export async function writeSegment(file: string, events: readonly ArchivedEvent[
   const connection = await (await duckdb()).connect();
   // A name no other write in this process's DuckDB is using: unique, not a time.
   const table = `segment_${randomUUID().replaceAll('-', '')}`;
-  const temporary = `${file}.tmp`;
+  const temporary = `${file}${temporarySuffix}`;
   try {
     await connection.run(`CREATE TABLE ${table} (${segmentColumns})`);
     const appender = await connection.createAppender(table);

@@ -78,6 +78,8 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'AdminTokenRevoked':
     case 'SecretHashingKeyRecorded':
     case 'SecretHashingKeyRotated':
+    case 'ArchiveKeyTrusted':
+    case 'ArchiveHeadRecorded':
     case 'ControlRegionChanged':
       return undefined;
     // Another region's revocation, kept for this region's Shared Signals receivers: the tokens it

@@ -20,7 +20,7 @@ export class AuditQueries {
     const deadline = budgetMs === undefined ? undefined : performance.now() + budgetMs;
     const hot = this.index.events({ ...query, limit: query.limit + 1 }, budgetMs);
     const archived = await this.overBudget(budgetMs, () =>
-      this.archive === undefined || this.archive.segmentCount === 0
+      this.archive === undefined
         ? Promise.resolve([])
         : this.archive.events(
             {
@@ -50,7 +50,7 @@ export class AuditQueries {
     const started = performance.now();
     const deadline = budgetMs === undefined ? undefined : started + budgetMs;
     const grants: ArchivedGrant[] = [];
-    if (this.archive !== undefined && this.archive.segmentCount > 0) {
+    if (this.archive !== undefined) {
       const found = await this.overBudget(budgetMs, () => this.archive!.accessAt(accountId, at, deadline));
       // Casts below: ArchivedAccess is the archive's copy of the index's own AccessEvent JSON, kept
       // free of Tessera's types so that the archive package reads alone; the archiver wrote it from one.

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ArchiveReadInterrupted, ArchiveReader, liveSegments, readManifest, verifyArchive } from '@tessera/archive';
+import { ArchiveReadInterrupted, ArchiveReader, liveSegments, readManifest, TrustedArchive, verifyArchive } from '@tessera/archive';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { AuditQueries } from './archive-queries.js';
+import { archiveTrustIn, readArchivePins } from './archive-trust.js';
 import { Archiver } from './archiver.js';
 import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';
@@ -58,6 +59,8 @@ describe('archiving the hot log', () => {
   let store: SqliteEventStore;
   let index: AuditIndex;
   let retention: SqliteLogRetention;
+  /** Appends the archive's anchors: the reader store is read-only, as the audit thread's is. */
+  let writer: SqliteEventStore | undefined;
   const closedFamily = familyId();
   const liveFamily = familyId();
 
@@ -83,12 +86,17 @@ describe('archiving the hot log', () => {
   afterEach(async () => {
     index.close();
     await retention.close();
+    await writer?.close();
+    writer = undefined;
     await store.close();
     rmSync(folder, { recursive: true, force: true });
   });
 
+  const trust = () => archiveTrustIn(store, async () => (writer ??= new SqliteEventStore({ file: log })));
   const archiver = (archiveDir = join(folder, 'archive')) =>
-    new Archiver({ store, retention, index, archiveDir, keysDir: join(folder, 'keys'), settings, consumersPast: () => index.position() });
+    new Archiver({ store, retention, index, archiveDir, keysDir: join(folder, 'keys'), settings, consumersPast: () => index.position(), trust: trust() });
+  const readerOf = (archiveDir: string) => new ArchiveReader(new TrustedArchive(archiveDir, () => readArchivePins(store)));
+  const pinned = async (archiveDir: string) => verifyArchive(archiveDir, { pins: await readArchivePins(store) });
 
   async function everyPage(queries: AuditQueries, limit: number): Promise<{ rows: string[]; cursors: (string | undefined)[] }> {
     const rows: string[] = [];
@@ -105,22 +113,23 @@ describe('archiving the hot log', () => {
 
   it('moves closed families and dead v1 tokens past the hot window to a segment, and the audit answers stay the same, page by page', async () => {
     const archiveDir = join(folder, 'archive');
-    const reader = new ArchiveReader(archiveDir, []);
-    const queries = new AuditQueries(index, reader);
+    const queries = new AuditQueries(index, readerOf(archiveDir));
     const before = await everyPage(queries, 7);
     const accessBefore = await queries.accessAt(accountId, s(t0) + 1800);
     const hotRowsBefore = new Database(log, { readonly: true }).prepare('SELECT count(*) AS n FROM events').get() as { n: number };
 
     const result = await archiver().run(t0 + 20 * day);
-    reader.setSegments(liveSegments(readManifest(archiveDir)));
 
     // Every family of day 0-2 (closed 7 days + skew after its last refresh) and the first v1 token; the newest v1 token stays, as does the account.
     expect(result.archived).toBe(2 + 1 + 200);
     const db = new Database(log, { readonly: true });
+    // The archive's anchors the run recorded (its key, then the head) are kept for good, as the account is.
     const hot = db.prepare('SELECT stream FROM events ORDER BY position').pluck().all() as string[];
+    const anchors = db.prepare("SELECT type FROM events WHERE stream = 'archivetrust' ORDER BY position").pluck().all() as string[];
     db.close();
-    expect(hot).toEqual([`account-${accountId}`, `legacytokens-${accountId}`, `tokenfamily-${liveFamily}`]);
-    expect(hotRowsBefore.n - hot.length).toBe(result.archived);
+    expect(anchors).toEqual(['ArchiveKeyTrusted', 'ArchiveHeadRecorded']);
+    expect(hot).toEqual([`account-${accountId}`, `legacytokens-${accountId}`, `tokenfamily-${liveFamily}`, 'archivetrust', 'archivetrust']);
+    expect(hotRowsBefore.n + anchors.length - hot.length).toBe(result.archived);
     expect(index.events({ account: accountId, types: [], limit: 1000 }).rows).toHaveLength(3);
 
     const after = await everyPage(queries, 7);
@@ -128,11 +137,11 @@ describe('archiving the hot log', () => {
     expect(await queries.accessAt(accountId, s(t0) + 1800)).toEqual(accessBefore);
     expect(accessBefore?.families.map((family) => family.familyId)).toEqual([closedFamily]);
     expect(accessBefore?.legacyTokens).toHaveLength(1);
-    expect(verifyArchive(archiveDir).ok).toBe(true);
+    expect(await pinned(archiveDir)).toMatchObject({ ok: true, pinnedBy: 'the event log' });
   });
 
   it('archives nothing a consumer has not got past, and nothing younger than the window', async () => {
-    const held = new Archiver({ store, retention, index, archiveDir: join(folder, 'archive'), keysDir: join(folder, 'keys'), settings, consumersPast: () => 1n });
+    const held = new Archiver({ store, retention, index, archiveDir: join(folder, 'archive'), keysDir: join(folder, 'keys'), settings, consumersPast: () => 1n, trust: trust() });
     expect((await held.run(t0 + 20 * day)).archived).toBe(0);
     expect((await archiver().run(t0 + 8 * day)).archived).toBe(0);
   });
@@ -170,7 +179,7 @@ describe('archiving the hot log', () => {
     db.close();
     // The closed one went whole; the one revoked on day 25 is inside the window and stays; of the mirrored, the newest stays.
     expect(left).toEqual(['mirroredrevocations-b', `revocations-${liveRemoteFamily}`]);
-    expect(verifyArchive(join(folder, 'archive')).ok).toBe(true);
+    expect((await pinned(join(folder, 'archive'))).ok).toBe(true);
   });
 
   it('gives the space back: the log file shrinks once the removed events are vacuumed', async () => {
@@ -196,7 +205,7 @@ describe('archiving the hot log', () => {
     await archiver().run(t0 + 40 * day);
     const segments = liveSegments(readManifest(archiveDir));
     expect(segments).toHaveLength(2);
-    expect(verifyArchive(archiveDir).ok).toBe(true);
+    expect((await pinned(archiveDir)).ok).toBe(true);
 
     const first = join(archiveDir, segments[0]!.segment.file);
     const original = readFileSync(first);
@@ -227,16 +236,16 @@ describe('archiving the hot log', () => {
     expect(entries.map((entry) => entry.kind)).toEqual(['segment', 'deletion', 'segment']);
     expect(entries[1]).toMatchObject({ kind: 'deletion', deleted: [{ sequence: 1, file: 'segments/00000001.parquet' }] });
     expect(liveSegments(readManifest(archiveDir)).map((entry) => entry.sequence)).toEqual([3]);
-    expect(verifyArchive(archiveDir)).toMatchObject({ ok: true, entries: 3, segments: 1 });
+    expect(await pinned(archiveDir)).toMatchObject({ ok: true, entries: 3, segments: 1 });
   });
 
   it('the audit query budget covers the archive: a read past it is stopped and answered as over budget', async () => {
     const archiveDir = join(folder, 'archive');
     await archiver().run(t0 + 20 * day);
-    const queries = new AuditQueries(index, new ArchiveReader(archiveDir, liveSegments(readManifest(archiveDir))));
+    const queries = new AuditQueries(index, readerOf(archiveDir));
     await expect(queries.events({ account: accountId, types: [], limit: 10 }, 0)).rejects.toBeInstanceOf(AuditQueryOverBudget);
     await expect(queries.accessAt(accountId, s(t0) + 1800, { limit: 10 }, 0)).rejects.toBeInstanceOf(AuditQueryOverBudget);
-    const reader = new ArchiveReader(archiveDir, liveSegments(readManifest(archiveDir)));
+    const reader = readerOf(archiveDir);
     await expect(reader.events({ types: [], rows: 10 }, performance.now() - 1)).rejects.toBeInstanceOf(ArchiveReadInterrupted);
     expect((await queries.events({ account: accountId, types: [], limit: 10 }, 2000)).rows).toHaveLength(10);
   });

@@ -1,27 +1,35 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   appendEntry,
+  ArchiveUntrusted,
   liveSegments,
   loadOrCreateArchiveKey,
-  readManifest,
+  manifestDir,
   readSegment,
   removableEvents,
   removeLeftovers,
   retentionOf,
+  SegmentHashes,
   segmentEntryBody,
   segmentFileName,
   segmentsDir,
+  sha256,
   verifyArchive,
   writeSegment,
+  type ArchiveHead,
+  type ArchiveKey,
   type ArchivedEvent,
+  type ArchivePins,
   type ArchiveVerification,
   type RetainedEvent,
   type RetentionSettings,
   type SegmentEntry,
+  type StoredEntry,
 } from '@tessera/archive';
 import type { RecordedEvent } from '@tessera/contracts';
 import type { EventStore, LogRemoval, LogRetention } from '@tessera/event-store';
+import type { ArchiveTrust } from './archive-trust.js';
 import type { AuditIndex } from './audit-index.js';
 
 export interface ArchiverSettings extends RetentionSettings {
@@ -47,8 +55,33 @@ export interface ArchiverDeps {
    * above the audit index's own position, is removed.
    */
   readonly consumersPast: () => bigint | undefined;
+  /** The trust anchors in the log: the keys whose entries count and the manifest's head. */
+  readonly trust: ArchiveTrust;
+  /** Segments this process has hashed (shared with its queries): one not touched since is not read again. */
+  readonly hashes?: SegmentHashes;
   /** Called as each step of a run is done: tests kill the process there (kill -9) to prove a crash at any step loses nothing. */
   readonly onStep?: (step: ArchiverStep) => void;
+}
+
+/**
+ * The archive folder has segments but no manifest/: whatever happened to it, nothing is archived,
+ * deleted or removed from the hot log until an operator restores the manifest.
+ */
+export class ArchiveManifestMissing extends Error {
+  readonly code = 'ERR_ARCHIVE_MANIFEST_MISSING';
+  constructor(archiveDir: string) {
+    super(`the archive folder ${archiveDir} holds segments but no manifest/ folder: archiving stops until it is restored (docs/audit.md, "The trust model")`);
+    this.name = 'ArchiveManifestMissing';
+  }
+}
+
+/** An archived event names a stream kept for good: it can never be removed from the hot log. */
+export class KeptStreamRemoval extends Error {
+  readonly code = 'ERR_KEPT_STREAM_REMOVAL';
+  constructor(stream: string, position: bigint) {
+    super(`refusing to remove the event at log position ${position} of ${stream}: that stream is kept for good`);
+    this.name = 'KeptStreamRemoval';
+  }
 }
 
 export interface ArchiveRunResult {
@@ -62,6 +95,10 @@ export interface ArchiveRunResult {
   readonly finished: number;
   /** Epoch ms of the oldest event of a stream retention applies to still in the hot log, as this run saw it. */
   readonly oldestHotEventAt: number | undefined;
+  /** Files in the archive folder Tessera did not write, left where they are (relative paths). */
+  readonly foreign: readonly string[];
+  /** The archive as verified against the pins before the run acted, with what the run added. */
+  readonly verification: ArchiveVerification;
 }
 
 /** What a run keeps between runs (not part of the record: losing it costs one full scan of the hot log). */
@@ -73,7 +110,7 @@ interface ArchiverState {
 }
 
 /** The steps of a run, in order, as onStep names them. */
-export const archiverSteps = ['segment-written', 'entry-appended', 'log-removed', 'index-removed', 'state-saved'] as const;
+export const archiverSteps = ['segment-written', 'entry-appended', 'head-recorded', 'log-removed', 'index-removed', 'state-saved'] as const;
 export type ArchiverStep = (typeof archiverSteps)[number];
 
 const pageSize = 5000;
@@ -94,21 +131,46 @@ const pageSize = 5000;
  * Until step 5 the events are hot only (a segment no entry lists is removed by the next run);
  * between 5 and 6 they are in both places, and queries count a position once; after 6 they are
  * in the archive only.
+ *
+ * Before any of it, the archive is verified against the anchors in the log (archive-trust.ts):
+ * every entry signed by a key the log records, the chain, the recorded head still there, every
+ * live segment's hash. A run acts only on entries that passed, records its own key before it signs
+ * with it, and records the new head after each entry it adds. An archive that fails stops the run:
+ * nothing is removed from the hot log and nothing is deleted.
  */
 export class Archiver {
-  constructor(private readonly deps: ArchiverDeps) {}
+  private readonly hashes: SegmentHashes;
+
+  constructor(private readonly deps: ArchiverDeps) {
+    this.hashes = deps.hashes ?? new SegmentHashes();
+  }
 
   async run(nowMs: number): Promise<ArchiveRunResult> {
-    const { archiveDir, index, settings } = this.deps;
-    mkdirSync(segmentsDir(archiveDir), { recursive: true, mode: 0o700 });
+    const { archiveDir, index, settings, trust } = this.deps;
+    this.ensureFolders();
     const key = loadOrCreateArchiveKey(this.deps.keysDir, archiveDir);
-    let entries = readManifest(archiveDir);
-    removeLeftovers(archiveDir, entries);
-    const state = this.loadState();
+    const pins = await this.pinned(key, nowMs);
+    const verified = verifyArchive(archiveDir, { pins, hashes: this.hashes });
+    if (!verified.ok) throw new ArchiveUntrusted(verified.firstBreak!);
+    // An entry past the recorded head: signed by a pinned key, so this archiver's own, written just before a crash kept it from recording the head.
+    if (verified.head !== undefined && (pins.head === undefined || verified.head.sequence > pins.head.sequence)) await trust.recordHead(verified.head, nowMs);
+    let entries: readonly StoredEntry[] = verified.stored;
+    const { foreign } = removeLeftovers(archiveDir, entries);
+    const state = this.loadState(entries);
 
     const finished = await this.finishInterrupted(entries, state);
-    const deletedSegments = this.deleteExpired(entries, nowMs, key);
-    if (deletedSegments > 0) entries = readManifest(archiveDir);
+    const deletion = await this.deleteExpired(entries, nowMs, key);
+    if (deletion !== undefined) entries = [...entries, deletion.stored];
+    const deletedSegments = deletion?.count ?? 0;
+    const summary = (archived: number, segment: SegmentEntry | undefined, oldestHotEventAt: number | undefined): ArchiveRunResult => ({
+      archived,
+      segment,
+      deletedSegments,
+      finished,
+      oldestHotEventAt,
+      foreign,
+      verification: { ...verified, entries: entries.length, head: headOf(entries), headSha256: headOf(entries)?.sha256 ?? null, stored: entries, live: liveSegments(entries) },
+    });
 
     const windowStart = nowMs - settings.hotWindowSeconds * 1000;
     const indexed = index.position();
@@ -122,7 +184,7 @@ export class Archiver {
 
     if (found.events.length === 0) {
       this.saveState({ completedSequence: lastSegmentSequence(entries) ?? 0, scanAfter: found.nextScanAfter?.toString() });
-      return { archived: 0, segment: undefined, deletedSegments, finished, oldestHotEventAt };
+      return summary(0, undefined, oldestHotEventAt);
     }
 
     const rows = index.rowsAt(found.events.map((event) => event.position));
@@ -139,23 +201,61 @@ export class Archiver {
     const file = segmentFileName(sequence);
     const facts = await writeSegment(join(archiveDir, file), archived);
     this.crash('segment-written');
-    const stored = appendEntry(archiveDir, key, nowMs, { kind: 'segment', segment: segmentEntryBody(file, facts) });
+    const stored = appendEntry(archiveDir, key, nowMs, { kind: 'segment', segment: segmentEntryBody(file, facts) }, entries[entries.length - 1]);
+    entries = [...entries, stored];
     this.crash('entry-appended');
+    await trust.recordHead(headOf(entries)!, nowMs);
+    this.crash('head-recorded');
     await this.removeHot(archived);
     this.saveState({ completedSequence: stored.entry.sequence, scanAfter: found.nextScanAfter?.toString() });
     this.crash('state-saved');
     // Cast: appendEntry was handed a segment body, so it made a segment entry.
-    return { archived: archived.length, segment: stored.entry as SegmentEntry, deletedSegments, finished, oldestHotEventAt };
+    return summary(archived.length, stored.entry as SegmentEntry, oldestHotEventAt);
   }
 
-  /** Checks the archive: the manifest always, the segments' hashes when asked (they are every byte of the archive). */
-  verify(segmentHashes: boolean): ArchiveVerification {
-    return verifyArchive(this.deps.archiveDir, { segmentHashes });
+  /**
+   * The pins to act on, from the log. The key this data folder holds is recorded before it signs
+   * anything. A log with no anchors yet, beside an archive written before anchors were recorded,
+   * takes that archive as it finds it, once, after checking it against itself: its keys are recorded
+   * (as adopted, but for this folder's own), and its head.
+   */
+  private async pinned(key: ArchiveKey, nowMs: number): Promise<ArchivePins> {
+    const { archiveDir, trust } = this.deps;
+    let pins = await trust.pins();
+    if (pins.keys.size === 0 && pins.head === undefined) {
+      const found = verifyArchive(archiveDir, { hashes: this.hashes });
+      if (!found.ok) throw new ArchiveUntrusted(found.firstBreak!);
+      for (const fingerprint of found.keys) if (fingerprint !== key.fingerprint) await trust.trustKey(fingerprint, 'adopted', nowMs);
+      if (found.head !== undefined) {
+        if (found.keys.includes(key.fingerprint)) await trust.trustKey(key.fingerprint, 'made', nowMs);
+        await trust.recordHead(found.head, nowMs);
+      }
+      pins = await trust.pins();
+    }
+    if (!pins.keys.has(key.fingerprint)) {
+      await trust.trustKey(key.fingerprint, 'made', nowMs);
+      pins = await trust.pins();
+    }
+    return pins;
   }
 
-  /** The live segments, for the queries. */
-  segments(): SegmentEntry[] {
-    return liveSegments(readManifest(this.deps.archiveDir));
+  /**
+   * The archive's folders. A missing manifest/ beside segments stops here: every segment would look
+   * unrecorded. (A manifest/ that the log's head says existed is the verification's break to name.)
+   */
+  private ensureFolders(): void {
+    const { archiveDir } = this.deps;
+    if (!existsSync(manifestDir(archiveDir))) {
+      const segments = segmentsDir(archiveDir);
+      if (existsSync(segments) && readdirSync(segments).some((name) => /^\d{8}\.parquet$/.test(name))) throw new ArchiveManifestMissing(archiveDir);
+    }
+    mkdirSync(segmentsDir(archiveDir), { recursive: true, mode: 0o700 });
+    mkdirSync(manifestDir(archiveDir), { recursive: true, mode: 0o700 });
+  }
+
+  /** Checks the archive against the log's pins: the manifest always, the segments' hashes when asked (they are every byte of the archive). */
+  async verify(segmentHashes: boolean): Promise<ArchiveVerification> {
+    return verifyArchive(this.deps.archiveDir, { pins: await this.deps.trust.pins(), hashes: this.hashes, segmentHashes });
   }
 
   /**
@@ -213,10 +313,15 @@ export class Archiver {
     return first?.recordedAt;
   }
 
-  /** Removes archived events from the hot log, then from the index (each step repeatable). */
+  /**
+   * Removes archived events from the hot log, then from the index (each step repeatable). Only from
+   * streams retention applies to, and each by its position within its stream: the store removes
+   * nothing at a position that holds another stream's event.
+   */
   private async removeHot(events: readonly Pick<ArchivedEvent, 'position' | 'stream' | 'revision' | 'familyId' | 'access'>[]): Promise<void> {
     const byStream = new Map<string, LogRemoval & { positions: bigint[] }>();
     for (const event of events) {
+      if (retentionOf(event.stream) === 'kept') throw new KeptStreamRemoval(event.stream, event.position);
       const removal = byStream.get(event.stream) ?? { stream: event.stream, positions: [], truncateBefore: 0n };
       removal.positions.push(event.position);
       byStream.set(event.stream, { ...removal, truncateBefore: event.revision + 1n > removal.truncateBefore ? event.revision + 1n : removal.truncateBefore });
@@ -236,8 +341,8 @@ export class Archiver {
     await this.deps.retention.reclaim();
   }
 
-  /** Step 1: a segment on the record whose removal was not completed (a crash) has it redone. */
-  private async finishInterrupted(entries: ReturnType<typeof readManifest>, state: ArchiverState): Promise<number> {
+  /** Step 1: a segment on the record (verified) whose removal was not completed (a crash) has it redone. */
+  private async finishInterrupted(entries: readonly StoredEntry[], state: ArchiverState): Promise<number> {
     const pending = entries.filter(({ entry }) => entry.kind === 'segment' && entry.sequence > state.completedSequence);
     let finished = 0;
     for (const { entry } of pending) {
@@ -250,36 +355,48 @@ export class Archiver {
     return finished;
   }
 
-  /** Step 2: segments wholly older than the audit retention are deleted, the deletion signed into the manifest first. */
-  private deleteExpired(entries: ReturnType<typeof readManifest>, nowMs: number, key: ReturnType<typeof loadOrCreateArchiveKey>): number {
+  /**
+   * Step 2: segments wholly older than the audit retention are deleted, the deletion signed into
+   * the manifest and its head recorded first. Computed from the verified entries: their times are
+   * what their signatures cover.
+   */
+  private async deleteExpired(entries: readonly StoredEntry[], nowMs: number, key: ArchiveKey): Promise<{ stored: StoredEntry; count: number } | undefined> {
     const cutoff = nowMs - this.deps.settings.auditRetentionSeconds * 1000;
     const expired = liveSegments(entries).filter((entry) => Date.parse(entry.segment.max_time) < cutoff);
-    if (expired.length === 0) return 0;
-    appendEntry(this.deps.archiveDir, key, nowMs, {
-      kind: 'deletion',
-      reason: `every event older than TESSERA_AUDIT_RETENTION (${this.deps.settings.auditRetentionSeconds} s): before ${new Date(cutoff).toISOString()}`,
-      deleted: expired.map((entry) => ({ sequence: entry.sequence, file: entry.segment.file, sha256: entry.segment.sha256 })),
-    });
+    if (expired.length === 0) return undefined;
+    const stored = appendEntry(
+      this.deps.archiveDir,
+      key,
+      nowMs,
+      {
+        kind: 'deletion',
+        reason: `every event older than TESSERA_AUDIT_RETENTION (${this.deps.settings.auditRetentionSeconds} s): before ${new Date(cutoff).toISOString()}`,
+        deleted: expired.map((entry) => ({ sequence: entry.sequence, file: entry.segment.file, sha256: entry.segment.sha256 })),
+      },
+      entries[entries.length - 1],
+    );
+    const after = [...entries, stored];
+    await this.deps.trust.recordHead(headOf(after)!, nowMs);
     for (const entry of expired) {
       const file = join(this.deps.archiveDir, entry.segment.file);
       if (existsSync(file)) renameSync(file, `${file}.deleted`);
     }
-    removeLeftovers(this.deps.archiveDir, readManifest(this.deps.archiveDir));
-    return expired.length;
+    removeLeftovers(this.deps.archiveDir, after);
+    return { stored, count: expired.length };
   }
 
   private stateFile(): string {
     return join(this.deps.archiveDir, 'archiver-state.json');
   }
 
-  private loadState(): ArchiverState {
+  private loadState(entries: readonly StoredEntry[]): ArchiverState {
     try {
       // The archiver's own file; a damaged one only costs a scan from the start of the hot log.
       const parsed = JSON.parse(readFileSync(this.stateFile(), 'utf8')) as Partial<ArchiverState>;
       return { completedSequence: Number(parsed.completedSequence ?? 0), scanAfter: typeof parsed.scanAfter === 'string' ? parsed.scanAfter : undefined };
     } catch {
       // Runs are one at a time and each records its end, so only the last segment can be unfinished.
-      return { completedSequence: Math.max(0, (lastSegmentSequence(readManifest(this.deps.archiveDir)) ?? 0) - 1), scanAfter: undefined };
+      return { completedSequence: Math.max(0, (lastSegmentSequence(entries) ?? 0) - 1), scanAfter: undefined };
     }
   }
 
@@ -299,7 +416,13 @@ function toRetained(recorded: RecordedEvent): RetainedEvent {
   return { position: recorded.position, revision: recorded.revision, recordedAt: recorded.recordedAt, event: recorded.event as unknown as Readonly<Record<string, unknown>> };
 }
 
-function lastSegmentSequence(entries: ReturnType<typeof readManifest>): number | undefined {
+/** The last entry's sequence and the SHA-256 of its file: what the log records as the head. */
+function headOf(entries: readonly StoredEntry[]): ArchiveHead | undefined {
+  const last = entries[entries.length - 1];
+  return last === undefined ? undefined : { sequence: last.entry.sequence, sha256: sha256(last.bytes) };
+}
+
+function lastSegmentSequence(entries: readonly StoredEntry[]): number | undefined {
   const segments = entries.filter(({ entry }) => entry.kind === 'segment');
   return segments[segments.length - 1]?.entry.sequence;
 }

@@ -15,6 +15,8 @@ export interface AuditReadModel {
   events(query: EventQuery): Promise<EventPage>;
   /** undefined for an account the index has never seen. `at` in epoch seconds. */
   accessAt(accountId: string, at: number, query: AccessAtQuery): Promise<AccessAtAnswer | undefined>;
+  /** The archive's anchors in the log (key fingerprints and manifest head), once the audit thread has read them. */
+  archivePins(): ArchiveState['pins'];
 }
 
 /** The audit index of a process, with its archive: what wireAudit wires. */
@@ -98,6 +100,14 @@ export function wireAudit(host: Host, options: { readonly relayInProcess?: boole
       help: '1 when the last verification of the archive found every segment, the chain and the signatures whole; 0 when it found a break (or none has run yet)',
       read: () => (archive()?.verifiedOk === true ? 1 : 0),
     },
+    tessera_archive_broken: {
+      help: '1 when the archive failed its verification against the anchors in the log (a key not recorded, a changed entry or segment, a cut tail, a missing manifest/): audit answers that reach into it are 503 until it is restored',
+      read: () => (archive()?.verifiedOk === false ? 1 : 0),
+    },
+    tessera_archive_foreign_files: {
+      help: 'Files in the archive folder that Tessera did not write, as the last archiving run found them: left alone, never deleted',
+      read: () => archive()?.foreign.length ?? 0,
+    },
   });
   registerCounter(host.metrics, 'tessera_archive_failures_total', 'Archiving runs that failed (the archive folder unwritable or full, the store unavailable); the hot log keeps every event meanwhile', () => archiveFailures);
   return {
@@ -110,6 +120,7 @@ export function wireAudit(host: Host, options: { readonly relayInProcess?: boole
       if (caughtUp) return undefined;
       return `the audit index is catching up with the event log (at position ${position ?? 'none'}); try again shortly`;
     },
+    archivePins: () => archive()?.pins,
     events: (query) => thread.events(query, budgetMs),
     accessAt: (accountId, at, query) => thread.accessAt(accountId, at, query, budgetMs),
   };

@@ -1,3 +1,4 @@
+import type { ArchiveHead } from '@tessera/archive';
 import type { TesseraConfig } from '@tessera/config';
 import type { AccessAtAnswer, AccessAtQuery, EventPage } from './audit-index.js';
 import type { EventQuery } from './event-query.js';
@@ -45,6 +46,10 @@ export interface ArchiveState {
   /** The last verification: whether the archive was whole, and the first break found. */
   readonly verifiedOk: boolean | undefined;
   readonly verifyBreak: string | undefined;
+  /** The anchors in the log the archive was checked against: the keys' fingerprints and the head. */
+  readonly pins: { readonly keys: readonly string[]; readonly head: ArchiveHead | undefined } | undefined;
+  /** Files in the archive folder Tessera did not write, as the last run found them (left alone). */
+  readonly foreign: readonly string[];
 }
 
 /** Audit thread → main thread. */

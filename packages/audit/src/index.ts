@@ -1,7 +1,8 @@
 export { accessAt, accessEventOf, effectiveAt, grantOf, type AccessAt, type AccessEvent, type UsableFamily, type UsableLegacyToken } from './access-at.js';
 export { auditIndexFile, wireAudit, type AuditReadModel, type WiredAudit } from './audit-composition.js';
 export { AuditQueries, auditRowOf } from './archive-queries.js';
-export { Archiver, archiverSteps, type ArchiveRunResult, type ArchiverDeps, type ArchiverSettings, type ArchiverStep } from './archiver.js';
+export { Archiver, ArchiveManifestMissing, archiverSteps, KeptStreamRemoval, type ArchiveRunResult, type ArchiverDeps, type ArchiverSettings, type ArchiverStep } from './archiver.js';
+export { archiveTrustIn, logPinsSource, pinsOf, readArchivePins, type ArchiveTrust } from './archive-trust.js';
 export { AuditIndex, AuditQueryOverBudget, type AccessAtAnswer, type AccessAtCursor, type AccessAtQuery, type ApplyOutcome, type EventPage } from './audit-index.js';
 export { indexedEventOf, type AuditRow, type IndexedEvent } from './audit-row.js';
 export { AccessAtResponse, AuditEventRow, AuditEventsResponse, accessAtBody, decodeAccessAtCursor, encodeAccessAtCursor, parseAccessAtQuery, type AccessAtRequest } from './audit-answers.js';

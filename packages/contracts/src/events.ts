@@ -283,6 +283,37 @@ export const SecretHashingKeyRotated = z.object({
   at: epochSeconds,
 });
 
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'SHA-256, hex');
+
+/**
+ * The archive's trust anchors, in a stream that is never archived (docs/audit.md, "The trust
+ * model"): an archive signing key Tessera made in its data folder (`made`), or one that had signed
+ * an archive written before anchors were recorded and was taken on first use (`adopted`). Only
+ * entries signed by a key recorded here count; a public key dropped into the archive's `keys/` does not.
+ */
+export const ArchiveKeyTrusted = z.object({
+  type: z.literal('ArchiveKeyTrusted'),
+  v: z.literal(1),
+  /** SHA-256 (hex) of the public key's DER (SubjectPublicKeyInfo), as the archive names its key files. */
+  fingerprint: sha256Hex,
+  source: z.enum(['made', 'adopted']),
+  at: epochSeconds,
+});
+
+/**
+ * The archive manifest's head after an archiving run added to it: the manifest must still reach
+ * this entry, unchanged, for the archive to be trusted, so a cut tail, a replaced `manifest/` or a
+ * rollback to an older copy is seen.
+ */
+export const ArchiveHeadRecorded = z.object({
+  type: z.literal('ArchiveHeadRecorded'),
+  v: z.literal(1),
+  sequence: z.number().int().positive(),
+  /** SHA-256 (hex) of that entry's file. */
+  sha256: sha256Hex,
+  at: epochSeconds,
+});
+
 /**
  * Which region writes accounts (docs/multi-region.md, "Control region"): `tessera regions
  * promote-control`. Each change carries an epoch one higher than any its writer had seen; every
@@ -340,6 +371,8 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   AdminTokenRevoked,
   SecretHashingKeyRecorded,
   SecretHashingKeyRotated,
+  ArchiveKeyTrusted,
+  ArchiveHeadRecorded,
   ...sharedSignalsEvents,
   ControlRegionChanged,
   RevocationMirrored,
@@ -364,6 +397,8 @@ export type AdminTokenIssued = z.infer<typeof AdminTokenIssued>;
 export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
 export type SecretHashingKeyRecorded = z.infer<typeof SecretHashingKeyRecorded>;
 export type SecretHashingKeyRotated = z.infer<typeof SecretHashingKeyRotated>;
+export type ArchiveKeyTrusted = z.infer<typeof ArchiveKeyTrusted>;
+export type ArchiveHeadRecorded = z.infer<typeof ArchiveHeadRecorded>;
 export * from './shared-signals-events.js';
 export type ControlRegionChanged = z.infer<typeof ControlRegionChanged>;
 export type RevocationMirrored = z.infer<typeof RevocationMirrored>;
@@ -408,6 +443,8 @@ export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] 
 export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired'] as const satisfies readonly SigningKeyEvent['type'][];
 export const adminTokenEventTypes = ['AdminTokenIssued', 'AdminTokenRevoked'] as const satisfies readonly AdminTokenEvent['type'][];
 export const secretHashingKeyEventTypes = ['SecretHashingKeyRecorded', 'SecretHashingKeyRotated'] as const satisfies readonly SecretHashingKeyEvent['type'][];
+export type ArchiveTrustEvent = ArchiveKeyTrusted | ArchiveHeadRecorded;
+export const archiveTrustEventTypes = ['ArchiveKeyTrusted', 'ArchiveHeadRecorded'] as const satisfies readonly ArchiveTrustEvent['type'][];
 /**
  * What another region needs to check a refresh token of a family homed here, and to see the family
  * end: every family event, with its keyed hash, generation and expiries (`tessera.families`).
@@ -477,4 +514,6 @@ export const streams = {
   adminToken: (adminTokenId: string) => `admintoken-${adminTokenId}`,
   /** The log's one record of its secret-hashing key: fingerprints and rotations. */
   secretHashingKey: () => 'secrethashingkey',
+  /** The archive's trust anchors: the keys Tessera made and the manifest's head after each run. Never archived. */
+  archiveTrust: () => 'archivetrust',
 } as const;

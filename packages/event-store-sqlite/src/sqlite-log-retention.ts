@@ -28,6 +28,7 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, pauseMs));
 export class SqliteLogRetention implements LogRetention {
   private readonly db: Database.Database;
   private readonly removeMany: Database.Statement<[string]>;
+  private readonly elsewhere: Database.Statement<[string], { position: number; stream: string }>;
   /** 2: INCREMENTAL; 0: a log made before, which reuses freed pages but never shrinks. */
   readonly autoVacuum: number;
 
@@ -37,15 +38,29 @@ export class SqliteLogRetention implements LogRetention {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.autoVacuum = Number(this.db.pragma('auto_vacuum', { simple: true }));
-    // One statement per chunk, the positions as a JSON array: one call into SQLite rather than one per row.
-    this.removeMany = this.db.prepare<[string]>('DELETE FROM events WHERE position IN (SELECT value FROM json_each(?))');
+    // One statement per chunk, the [position, stream] pairs as a JSON array: one call into SQLite rather
+    // than one per row. A row goes only if it is at that position in that stream: a position that
+    // holds another stream's event (a manifest entry that lies, a log restored from an older copy)
+    // removes nothing.
+    this.removeMany = this.db.prepare<[string]>(
+      'DELETE FROM events WHERE position IN (SELECT events.position FROM json_each(?) AS pair JOIN events ON events.position = pair.value ->> 0 AND events.stream = pair.value ->> 1)',
+    );
+    this.elsewhere = this.db.prepare<[string], { position: number; stream: string }>(
+      'SELECT events.position, events.stream FROM json_each(?) AS pair JOIN events ON events.position = pair.value ->> 0 AND events.stream <> pair.value ->> 1 LIMIT 1',
+    );
   }
 
   async remove(removals: readonly LogRemoval[]): Promise<void> {
-    const positions = removals.flatMap((removal) => removal.positions);
-    for (let start = 0; start < positions.length; start += rowsPerTransaction) {
-      const chunk = positions.slice(start, start + rowsPerTransaction);
-      this.db.transaction(() => this.removeMany.run(`[${chunk.join(',')}]`)).immediate();
+    const pairs = removals.flatMap((removal) => removal.positions.map((position) => `[${position},${JSON.stringify(removal.stream)}]`));
+    for (let start = 0; start < pairs.length; start += rowsPerTransaction) {
+      const chunk = `[${pairs.slice(start, start + rowsPerTransaction).join(',')}]`;
+      this.db
+        .transaction(() => {
+          const other = this.elsewhere.get(chunk);
+          if (other !== undefined) throw new PositionHoldsAnotherStream(BigInt(other.position), other.stream);
+          this.removeMany.run(chunk);
+        })
+        .immediate();
       await pause();
     }
   }
@@ -69,6 +84,15 @@ export class SqliteLogRetention implements LogRetention {
 
   async close(): Promise<void> {
     this.db.close();
+  }
+}
+
+/** Removal stops: the log holds another stream's event at a position the archive says was its. */
+export class PositionHoldsAnotherStream extends Error {
+  readonly code = 'ERR_POSITION_HOLDS_ANOTHER_STREAM';
+  constructor(position: bigint, stream: string) {
+    super(`log position ${position} holds an event of ${stream}, not the archived event named for removal: nothing more is removed (a log restored from an older copy beside a newer archive?)`);
+    this.name = 'PositionHoldsAnotherStream';
   }
 }
 

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { SqliteEventStore } from './sqlite-event-store.js';
 
 const run = promisify(execFile);
@@ -38,7 +39,18 @@ describe('SQLite event store shared by several processes', () => {
     const file = join(dir, 'killed.db');
     const worker = join(import.meta.dirname, 'testing', 'append-worker.ts');
     const child = execFile(process.execPath, ['--import', 'tsx', worker, file, 'k', '100000']);
-    await new Promise((r) => setTimeout(r, 2500));
+    // Killed in the middle of its appends: once it has committed a few, however long its start took.
+    await vi.waitFor(
+      () => {
+        const db = new Database(file, { readonly: true, fileMustExist: true });
+        try {
+          expect(db.prepare("SELECT count(*) FROM events WHERE stream = 'account-k'").pluck().get()).toBeGreaterThan(10);
+        } finally {
+          db.close();
+        }
+      },
+      { timeout: 30_000, interval: 20 },
+    );
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     const store = new SqliteEventStore({ file });

@@ -131,7 +131,8 @@ export class EventStoreUnavailable extends Error {
 export interface LogRetention {
   /**
    * Removes the events at `positions` of each stream; `truncateBefore` is the revision of the first
-   * event the stream keeps (EventStoreDB truncates by revision; SQLite deletes by position).
+   * event the stream keeps (EventStoreDB truncates by revision; SQLite deletes by position, and
+   * only where that position holds that stream's event).
    */
   remove(removals: readonly LogRemoval[]): Promise<void>;
   /** Gives the space removed events held back to the file system, where the store can (SQLite: incremental vacuum). */

@@ -180,6 +180,12 @@ export function feedKey(event: TesseraEvent): string {
     case 'SecretHashingKeyRotated':
       // Never published either: a log's own record of its key.
       return event.fingerprint;
+    case 'ArchiveKeyTrusted':
+      // Never published: the log's record of its archive's keys.
+      return event.fingerprint;
+    case 'ArchiveHeadRecorded':
+      // Never published: the log's record of its archive's manifest head.
+      return event.sha256;
     case 'SsfReceiverRegistered':
     case 'SsfReceiverRevoked':
     case 'SsfStreamCreated':

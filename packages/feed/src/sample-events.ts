@@ -39,6 +39,7 @@ function streamOf(event: TesseraEvent): string {
   if ('familyId' in event) return streams.family(event.familyId);
   if ('kid' in event) return streams.signingKeys();
   if ('adminTokenId' in event) return streams.adminToken(event.adminTokenId);
+  if (event.type === 'ArchiveKeyTrusted' || event.type === 'ArchiveHeadRecorded') return streams.archiveTrust();
   if ('fingerprint' in event) return streams.secretHashingKey();
   if (event.type === 'AuthenticationFailuresCounted') return streams.authenticationFailures(event.accountId);
   if ('streamId' in event) return ssfStreams.stream(event.streamId);

@@ -111,6 +111,14 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
     title: 'Service Unavailable',
     log: { level: 'warn', message: 'audit query stopped at its time budget' },
   },
+  // The archive failed its verification against the anchors in the log: an answer without it would
+  // be missing rows, or show changed ones. The message names the break; it lasts until an operator restores the archive.
+  ERR_ARCHIVE_UNTRUSTED: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    log: { level: 'warn', message: 'audit query refused: the archive failed its verification' },
+  },
   // The Shared Signals transmitter: another receiver's stream is the same 404 as none.
   ERR_SSF_STREAM_NOT_FOUND: notFound,
   ERR_SSF_RECEIVER_NOT_FOUND: notFound,

@@ -102,6 +102,8 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'AdminTokenRevoked':
       case 'SecretHashingKeyRecorded':
       case 'SecretHashingKeyRotated':
+      case 'ArchiveKeyTrusted':
+      case 'ArchiveHeadRecorded':
       case 'ControlRegionChanged':
       case 'RevocationMirrored':
         // Not on the revocation topic; nothing for a verifier.

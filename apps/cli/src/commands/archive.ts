@@ -1,8 +1,10 @@
 import { createPublicKey, createPrivateKey } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { archiveKeyFile, archivePublicKeys, fingerprintOf, liveSegments, readManifest, sha256, verifyArchive } from '@tessera/archive';
+import { archiveKeyFile, archivePublicKeys, fingerprintOf, InvalidPinFile, liveSegments, readManifest, readPinFile, sha256, verifyArchive, type ArchivePins } from '@tessera/archive';
+import { readArchivePins } from '@tessera/audit';
 import { archiveDirOf } from '@tessera/config';
+import { NoEventStore, openEventStore } from '@tessera/event-store-factory';
 import { CliError, NotFound } from '../cli-error.js';
 import type { CommandContext } from '../command-context.js';
 import { parseCommandOptions } from '../command-options.js';
@@ -17,20 +19,54 @@ export class ArchiveBroken extends Error {
   }
 }
 
-/** `tessera archive status | verify`: the archive in TESSERA_ARCHIVE_DIR (default `archive/` in the data folder), read only. */
+const usage = 'usage: tessera archive status [--json] | tessera archive verify [--pin FILE] [--json]';
+
+/**
+ * `tessera archive status | verify`: the archive in TESSERA_ARCHIVE_DIR (default `archive/` in the
+ * data folder), read only. Both check it against its pins: `--pin FILE` (an auditor's, kept out of
+ * band), or else the anchors in the event log beside it (read only; nothing is made when there is no log).
+ */
 export async function runArchive(command: CommandContext, argv: string[]): Promise<number> {
   const [subcommand, ...rest] = argv;
-  const { values } = parseCommandOptions(rest, { json: { type: 'boolean' } });
+  const { values } = parseCommandOptions(rest, { json: { type: 'boolean' }, pin: { type: 'string' } });
   const json = values.json ?? false;
   const archiveDir = archiveDirOf(command.config);
-  if (subcommand !== 'status' && subcommand !== 'verify') throw new CliError('usage: tessera archive status [--json] | tessera archive verify [--json]');
-  if (!existsSync(join(archiveDir, 'manifest')) && !existsSync(join(archiveDir, 'keys'))) {
+  if (subcommand !== 'status' && subcommand !== 'verify') throw new CliError(usage);
+  if (subcommand === 'status' && values.pin !== undefined) throw new CliError(usage);
+  const pins = values.pin !== undefined ? pinFile(values.pin) : await logPins(command);
+  if (!existsSync(join(archiveDir, 'manifest')) && !existsSync(join(archiveDir, 'keys')) && pins?.head === undefined) {
     throw new NotFound(`no archive at ${archiveDir}: nothing has been archived yet (TESSERA_ARCHIVE_DIR, default archive/ in the data folder)`);
   }
-  return subcommand === 'status' ? status(command, archiveDir, json) : verify(archiveDir, json);
+  return subcommand === 'status' ? status(command, archiveDir, json, pins) : verify(archiveDir, json, pins);
 }
 
-function status(command: CommandContext, archiveDir: string, json: boolean): number {
+function pinFile(file: string): ArchivePins {
+  try {
+    return readPinFile(file);
+  } catch (error) {
+    if (error instanceof InvalidPinFile) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** The anchors the event log beside the archive holds; undefined when there is no log here, or it holds none yet. */
+async function logPins(command: CommandContext): Promise<ArchivePins | undefined> {
+  let store;
+  try {
+    store = await openEventStore(command.config, { mustExist: true, readOnly: true });
+  } catch (error) {
+    if (error instanceof NoEventStore) return undefined;
+    throw error;
+  }
+  try {
+    const pins = await readArchivePins(store);
+    return pins.keys.size === 0 && pins.head === undefined ? undefined : pins;
+  } finally {
+    await store.close();
+  }
+}
+
+function status(command: CommandContext, archiveDir: string, json: boolean, pins: ArchivePins | undefined): number {
   const { config } = command;
   const entries = readManifest(archiveDir);
   const segments = liveSegments(entries);
@@ -52,6 +88,9 @@ function status(command: CommandContext, archiveDir: string, json: boolean): num
     manifest_head_sha256: last === undefined ? null : sha256(last.bytes),
     current_key: currentKey,
     keys: archivePublicKeys(archiveDir).map((key) => key.fingerprint),
+    pinned_by: pins?.source ?? null,
+    pinned_keys: pins === undefined ? null : [...pins.keys],
+    pinned_head: pins?.head === undefined ? null : { sequence: pins.head.sequence, sha256: pins.head.sha256 },
     hot_log_bytes: log === undefined ? null : bytes(log) + bytes(`${log}-wal`),
     audit_index_bytes: bytes(index) + bytes(`${index}-wal`),
     hot_retention_seconds: config.TESSERA_HOT_RETENTION,
@@ -61,15 +100,18 @@ function status(command: CommandContext, archiveDir: string, json: boolean): num
     `archive ${shown(archiveDir)}: ${body.segments} segments, ${body.archived_events} events, ${body.archive_bytes} bytes`,
     `  events from ${body.oldest_archived ?? '-'} to ${body.newest_archived ?? '-'}; ${body.deleted_segments} segments deleted past TESSERA_AUDIT_RETENTION (${body.audit_retention_seconds} s)`,
     `  manifest: ${body.manifest_entries} entries, head sha256 ${body.manifest_head_sha256 ?? '-'}`,
-    `  archive key ${body.current_key ?? '(none yet)'}; every key used: ${body.keys.join(', ') || '-'}`,
+    `  archive key ${body.current_key ?? '(none yet)'}; every key in keys/: ${body.keys.join(', ') || '-'}`,
+    pins === undefined
+      ? '  NOT pinned: no anchors in the event log here (tessera archive verify --pin FILE checks a copy against pins kept out of band)'
+      : `  pinned by ${pins.source}: keys ${[...pins.keys].join(', ') || '-'}; head entry ${pins.head?.sequence ?? '-'} sha256 ${pins.head?.sha256 ?? '-'}`,
     `  hot log ${body.hot_log_bytes ?? '(EventStoreDB)'} bytes, audit index ${body.audit_index_bytes} bytes, hot window ${body.hot_retention_seconds} s (TESSERA_HOT_RETENTION)`,
   ];
   print(json, body, lines.join('\n'));
   return 0;
 }
 
-function verify(archiveDir: string, json: boolean): number {
-  const result = verifyArchive(archiveDir);
+function verify(archiveDir: string, json: boolean, pins: ArchivePins | undefined): number {
+  const result = verifyArchive(archiveDir, pins === undefined ? {} : { pins });
   const body = {
     ok: result.ok,
     entries: result.entries,
@@ -78,13 +120,18 @@ function verify(archiveDir: string, json: boolean): number {
     head_sha256: result.headSha256,
     keys: result.keys,
     first_break: result.firstBreak ?? null,
+    pinned_by: result.pinnedBy ?? null,
   };
   if (!result.ok) {
     if (json) process.stdout.write(`${JSON.stringify(body)}\n`);
     const broken = result.firstBreak!;
     throw new ArchiveBroken(`the archive is broken at manifest entry ${broken.sequence}, ${broken.file}: ${broken.problem}`);
   }
-  print(json, body, `archive ${shown(archiveDir)} verified: ${result.entries} manifest entries, ${result.segments} segments (${result.rows} events), chain and signatures whole; head sha256 ${result.headSha256 ?? '-'}`);
+  const against =
+    result.pinnedBy === undefined
+      ? 'NOT pinned: any key in keys/ was trusted and a cut tail cannot be seen; run beside the data folder, or pass --pin FILE'
+      : `against the pins of ${result.pinnedBy}`;
+  print(json, body, `archive ${shown(archiveDir)} verified: ${result.entries} manifest entries, ${result.segments} segments (${result.rows} events), chain and signatures whole; head sha256 ${result.headSha256 ?? '-'}; ${against}`);
   return 0;
 }
 

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { errorCode } from '@tessera/contracts';
-import { existsSync } from 'node:fs';
-import { ArchiveReader, liveSegments, readManifest } from '@tessera/archive';
+import { ArchiveReader, TrustedArchive } from '@tessera/archive';
 import { archiveDirOf } from '@tessera/config';
 import {
   AuditIndex,
@@ -13,6 +12,7 @@ import {
   encodeCursor,
   parseAccessAtQuery,
   parseEventQuery,
+  readArchivePins,
   type AuditRow,
 } from '@tessera/audit';
 import { withExistingLog } from '../admin-store.js';
@@ -123,9 +123,8 @@ function withAuditIndex(command: CommandContext, run: (queries: AuditQueries) =>
         if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
         throw new Error('the audit index is being filled by another process (a server rebuilding it after a start); try again in a few seconds');
       });
-      const archiveDir = archiveDirOf(config);
-      const segments = existsSync(archiveDir) ? liveSegments(readManifest(archiveDir)) : [];
-      return await run(new AuditQueries(index, new ArchiveReader(archiveDir, segments)));
+      // The archive as the server reads it: verified against the anchors in the log, each segment hashed before it is read.
+      return await run(new AuditQueries(index, new ArchiveReader(new TrustedArchive(archiveDirOf(config), () => readArchivePins(store)))));
     } finally {
       index.close();
     }

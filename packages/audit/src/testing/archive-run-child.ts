@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
+import { archiveTrustIn } from '../archive-trust.js';
 import { Archiver, type ArchiverStep } from '../archiver.js';
 import { AuditIndex } from '../audit-index.js';
 
@@ -13,6 +14,7 @@ if (log === undefined || folder === undefined || now === undefined || killAt ===
 const store = new SqliteEventStore({ file: log, readOnly: true });
 const index = AuditIndex.open(join(folder, 'audit-index.db'));
 const retention = new SqliteLogRetention(log);
+let writer: SqliteEventStore | undefined;
 const archiver = new Archiver({
   store,
   retention,
@@ -21,6 +23,7 @@ const archiver = new Archiver({
   keysDir: join(folder, 'keys'),
   settings: { hotWindowSeconds: 14 * 86_400, clockSkewSeconds: 60, auditRetentionSeconds: 400 * 86_400, maxEventsPerRun: 500 },
   consumersPast: () => index.position(),
+  trust: archiveTrustIn(store, async () => (writer ??= new SqliteEventStore({ file: log }))),
   onStep: (step: ArchiverStep) => {
     if (step === killAt) process.kill(process.pid, 'SIGKILL');
   },
@@ -29,4 +32,5 @@ const result = await archiver.run(Number(now));
 process.stdout.write(`${JSON.stringify({ archived: result.archived, finished: result.finished })}\n`);
 index.close();
 await retention.close();
+await writer?.close();
 await store.close();
