@@ -1,0 +1,5 @@
+#!/bin/sh
+mkdir -p build
+cd build
+cmake ..
+cmake --build .
