@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';
 
@@ -26,6 +27,7 @@ interface OpenApiResponse {
 }
 interface OpenApiOperation {
   security?: Record<string, string[]>[];
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
   parameters?: unknown[];
   responses: Record<string, OpenApiResponse>;
 }
@@ -33,7 +35,7 @@ interface OpenApi {
   openapi: string;
   info: { title: string; version: string };
   paths: Record<string, Record<string, OpenApiOperation>>;
-  components: { securitySchemes: Record<string, unknown> };
+  components: { securitySchemes: Record<string, unknown>; schemas?: Record<string, unknown> };
 }
 
 /** What the app serves, from fastify's own route table: "├── /path (GET, HEAD)". */
@@ -145,6 +147,103 @@ describe('/openapi.json', () => {
       const documented = operation(method, url.split('?')[0]!)!.responses[String(status)];
       expect(documented, `${method} ${url} ${status}`).toBeDefined();
       expect(Object.keys(documented!.content!), `${method} ${url} ${status}`).toEqual([String(answer.headers['content-type']).split(';')[0]]);
+    }
+  });
+});
+
+describe('/openapi.json: the prototype members a JSON body may not hold', () => {
+  // strict off: the schemas carry OpenAPI's annotations, and refs point into `components` beside them.
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const listeners = [
+    ['public', () => document],
+    ['admin', () => adminDocument],
+  ] as const;
+  let adminDocument: OpenApi;
+  beforeAll(async () => {
+    adminDocument = (await tessera.admin.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApi>();
+  });
+
+  /** Every JSON request body schema of a document, by operation. */
+  const jsonBodies = (openApi: OpenApi) =>
+    Object.entries(openApi.paths).flatMap(([path, operations]) =>
+      Object.entries(operations).flatMap(([method, { requestBody }]) =>
+        Object.entries(requestBody?.content ?? {})
+          .filter(([mediaType]) => /^application\/([\w.+-]+\+)?json$/.test(mediaType))
+          .map(([, { schema }]) => ({ operation: `${method.toUpperCase()} ${path}`, schema })),
+      ),
+    );
+
+  /** Every schema a body's value or a member of it, at any depth, is checked against: refs followed, `not` and `if` aside. */
+  function* levels(schema: unknown, openApi: OpenApi, at: string, seen = new Set<unknown>()): Generator<{ schema: unknown; at: string }> {
+    if (seen.has(schema)) return;
+    seen.add(schema);
+    yield { schema, at };
+    if (typeof schema !== 'object' || schema === null) return;
+    const node = schema as Record<string, unknown>;
+    if (typeof node.$ref === 'string') {
+      const target = openApi.components.schemas?.[node.$ref.replace('#/components/schemas/', '')];
+      expect(target, `${at}: ${node.$ref}`).toBeDefined();
+      yield* levels(target, openApi, node.$ref, seen);
+    }
+    for (const keyword of ['additionalProperties', 'unevaluatedProperties', 'items', 'unevaluatedItems', 'then', 'else']) {
+      if (node[keyword] !== undefined) yield* levels(node[keyword], openApi, `${at}/${keyword}`, seen);
+    }
+    for (const keyword of ['allOf', 'anyOf', 'oneOf', 'prefixItems']) {
+      for (const [index, member] of ((node[keyword] ?? []) as unknown[]).entries()) yield* levels(member, openApi, `${at}/${keyword}/${index}`, seen);
+    }
+    for (const keyword of ['properties', 'patternProperties', 'dependentSchemas']) {
+      for (const [name, member] of Object.entries((node[keyword] ?? {}) as Record<string, unknown>)) yield* levels(member, openApi, `${at}/${keyword}/${name}`, seen);
+    }
+  }
+
+  const describesObjects = (node: Record<string, unknown>) =>
+    node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object')) || (node.type === undefined && ['properties', 'additionalProperties', 'patternProperties', 'propertyNames', 'required'].some((keyword) => keyword in node));
+  const annotations = new Set(['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment']);
+  /** A schema that takes any value says nothing of what an object in it may hold. */
+  const takesAnything = (schema: unknown) => schema === true || (typeof schema === 'object' && schema !== null && Object.keys(schema).every((keyword) => annotations.has(keyword)));
+
+  it.each(listeners)('on the %s listener, every object level of every JSON request body refuses a __proto__ member name, and a constructor member holding prototype', (_listener, openApi) => {
+    const bodies = jsonBodies(openApi());
+    expect(bodies.length).toBeGreaterThan(0);
+    for (const { operation, schema } of bodies) {
+      let objectLevels = 0;
+      for (const level of levels(schema, openApi(), operation)) {
+        expect(takesAnything(level.schema), `${level.at} takes any value, objects with any members included`).toBe(false);
+        const node = level.schema as Record<string, unknown>;
+        if (typeof node !== 'object' || node === null || !describesObjects(node)) continue;
+        objectLevels += 1;
+        const names = ajv.compile((node.propertyNames ?? true) as object);
+        expect(names('__proto__'), `${level.at}: propertyNames takes __proto__`).toBe(false);
+        // The level's own `not`s (beside its other keywords, or each alone under allOf), checked apart from what the level requires.
+        const bars = [node.not, ...((node.allOf ?? []) as Record<string, unknown>[]).filter((member) => Object.keys(member).join() === 'not').map((member) => member.not)].filter(Boolean);
+        const members = ajv.compile({ allOf: bars.map((bar) => ({ not: bar })) });
+        expect(members({ constructor: { prototype: {} } }), `${level.at}: a constructor member holding prototype is taken`).toBe(false);
+        for (const taken of [{}, { constructor: 1 }, { constructor: {} }, { prototype: {} }, 'not an object']) expect(members(taken), `${level.at}: ${JSON.stringify(taken)} is refused`).toBe(true);
+      }
+      expect(objectLevels, operation).toBeGreaterThan(0);
+    }
+  });
+
+  it('says so of an open body at every depth: the charge body takes any object but one holding a prototype member', () => {
+    const schema = operation('POST', '/v5/Transaction/charge')!.requestBody!.content!['application/json']!.schema as object;
+    // The document's components beside the body schema, where its refs point.
+    const valid = ajv.compile({ ...schema, components: document.components });
+    for (const taken of ['{"amount": 1, "constructor": {"x": 1}, "a": [{"constructor": 1, "proto": {}}]}', '{"a": {"prototype": {"b": [null, true, "x"]}}}']) {
+      expect(valid(JSON.parse(taken)), taken).toBe(true);
+    }
+    for (const refused of ['{"__proto__": {}}', '{"a": {"b": [1, {"__proto__": 1}]}}', '{"constructor": {"prototype": {}}}', '{"a": [{"constructor": {"prototype": 1}}]}']) {
+      expect(valid(JSON.parse(refused)), refused).toBe(false);
+    }
+  });
+
+  it.each(listeners)('on the %s listener, every operation with a JSON body lists the 400 that refuses it, with its offending fields', (_listener, openApi) => {
+    for (const { operation: name } of jsonBodies(openApi())) {
+      const [method, path] = name.split(' ') as [string, string];
+      const badRequest = openApi().paths[path]![method.toLowerCase()]!.responses['400'];
+      expect(badRequest, name).toBeDefined();
+      expect(badRequest!.content?.['application/problem+json']?.schema, name).toMatchObject({
+        properties: { errors: { type: 'array', items: { properties: { field: { type: 'string' }, message: { type: 'string' } } } } },
+      });
     }
   });
 });

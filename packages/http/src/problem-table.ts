@@ -104,6 +104,8 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
   ERR_ADMIN_TOKEN_NOT_FOUND: notFound,
   // A query parameter an audit route cannot use; the error names it (`field`, `reason`).
   ERR_INVALID_AUDIT_QUERY: invalid,
+  // A JSON body member that names an object's prototype (json-body.ts): refused by name, never dropped.
+  ERR_FORBIDDEN_BODY_FIELD: invalid,
   // An audit query stopped at TESSERA_AUDIT_QUERY_BUDGET_MS: its message names the budget and how to narrow the query.
   ERR_AUDIT_QUERY_OVER_BUDGET: {
     status: 503,

@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { loggerOptions, type Metrics, type Readiness } from '@tessera/host';
-import { answerClientError, installErrorHandlers, problemTypes, sendProblem, type RequestStep } from '@tessera/http';
+import { answerClientError, installErrorHandlers, parseJsonNamingPrototypeMembers, problemTypes, sendProblem, type RequestStep } from '@tessera/http';
 import { logEachRequestOnce, type AccessLine } from './access-log.js';
 import { answerFrameworkError } from './framework-errors.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
@@ -82,6 +82,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installErrorHandlers(app, onRequest);
   // JSON only by default (fastify also parses text/plain): anything else is a 415.
   app.removeContentTypeParser('text/plain');
+  // A body with a prototype member stays refused, and the 400 names the member.
+  parseJsonNamingPrototypeMembers(app);
   await registerOpenApi(app);
 
   late.accessLine = logEachRequestOnce(app, onResponse);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { HealthStatus, OpenApiDocument, ReadinessStatus } from '@tessera/contracts';
 import { problemResponses } from '@tessera/http';
+import { refusePrototypeMembersInBodies } from './openapi-prototype-members.js';
 
 /**
  * The OpenAPI 3.1 document at /openapi.json, generated from the route schemas that check the
@@ -22,6 +23,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       addResponseHeaders(document.openapiObject);
+      refusePrototypeMembersInBodies(document.openapiObject);
       return document.openapiObject;
     },
   });
@@ -34,6 +36,10 @@ const description = [
   'a known path asked with a method it does not take answers 405 with `Allow`; a request Node cannot',
   'parse answers 400, headers that are too large 431, a request that does not arrive in time 408,',
   'and an unknown method 501, each on a connection that is then closed.',
+  '',
+  'In a JSON request body, no object at any depth may have a member named `__proto__`, nor a member named',
+  '`constructor` that is an object with a `prototype` member (each body schema says so at every object level):',
+  'such a body answers 400 naming the field in `errors`, and changes nothing.',
 ].join('\n');
 
 /** The schemas of the routes every listener serves: documented like the others. */

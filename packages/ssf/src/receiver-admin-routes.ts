@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { Problem, type AdminScope } from '@tessera/contracts';
+import type { AdminScope } from '@tessera/contracts';
 import type { CommandStore, EventStore } from '@tessera/event-store';
 import type { SecretHashers } from '@tessera/tokens';
+import { problemResponses } from '@tessera/http';
 import { createReceiverService, listReceivers } from './receiver-service.js';
 
 export interface ReceiverAdminRoutesOptions {
@@ -18,7 +19,8 @@ export interface ReceiverAdminRoutesOptions {
   readonly adminTokenIdOf: (request: FastifyRequest) => string;
 }
 
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 503: Problem };
+// Refusals are answered problem+json (the error handler), so the document names that type.
+const errors = problemResponses(400, 401, 403, 404, 503);
 const tags = ['admin'];
 const security = [{ bearer: [] }];
 const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
