@@ -24,6 +24,23 @@ export interface ArchiveHead {
 
 const fingerprintPattern = /^[0-9a-f]{64}$/;
 
+/** An anchor event as the log records it (ArchiveKeyTrusted, ArchiveHeadRecorded), read by its fields: this package knows no log types. */
+export type ArchiveAnchor = { readonly type: 'ArchiveKeyTrusted'; readonly fingerprint: string } | { readonly type: 'ArchiveHeadRecorded'; readonly sequence: number; readonly sha256: string };
+
+/** The pins the log's anchors make: every key recorded, and the newest head. */
+export function pinsFromAnchors(anchors: Iterable<ArchiveAnchor | { readonly type: string }>, source: string): ArchivePins {
+  const keys = new Set<string>();
+  let head: ArchiveHead | undefined;
+  for (const anchor of anchors) {
+    if (!isAnchor(anchor)) continue;
+    if (anchor.type === 'ArchiveKeyTrusted') keys.add(anchor.fingerprint);
+    else if (head === undefined || anchor.sequence >= head.sequence) head = { sequence: anchor.sequence, sha256: anchor.sha256 };
+  }
+  return { keys, head, source };
+}
+
+const isAnchor = (event: ArchiveAnchor | { readonly type: string }): event is ArchiveAnchor => event.type === 'ArchiveKeyTrusted' || event.type === 'ArchiveHeadRecorded';
+
 /** A pin file is not what `--pin` takes: named, so the CLI answers with a usage error. */
 export class InvalidPinFile extends Error {
   readonly code = 'ERR_INVALID_PIN_FILE';

@@ -19,6 +19,7 @@ export {
 export { closedAt, mattersUntil, removableEvents, retentionOf, rollingStreamPrefixes, closingStreamPrefixes, keptStreamPrefixes, type RetainedEvent, type RetentionSettings, type StreamRetention } from './retention-rule.js';
 export { readSegment, sha256File, temporarySuffix, writeSegment, type SegmentFacts } from './segment-file.js';
 export { verifyArchive, type ArchiveBreak, type ArchiveVerification, type VerifyOptions } from './verify-archive.js';
-export { InvalidPinFile, readPinFile, type ArchiveHead, type ArchivePins } from './archive-pins.js';
+export { archivedThrough } from './archived-through.js';
+export { InvalidPinFile, pinsFromAnchors, readPinFile, type ArchiveAnchor, type ArchiveHead, type ArchivePins } from './archive-pins.js';
 export { SegmentHashes } from './segment-hashes.js';
 export { ArchiveUntrusted, TrustedArchive } from './trusted-archive.js';

@@ -275,6 +275,39 @@ describe('the archive acts only on what it can pin', () => {
     expect(existsSync(join(archiveDir, 'segments', 'notes.txt'))).toBe(true);
   });
 
+  it('an older log restored beside a newer archive: the archive verifies, and the next run takes back out of the hot log what the archive already holds', async () => {
+    // The log's backup, taken before a run that archived more; the archive's copy, taken after it.
+    const backup = join(folder, 'events-backup.db');
+    const db = new Database(log, { readonly: true });
+    await db.backup(backup);
+    db.close();
+    const archivedLater = (await archiver().run(t0 + 40 * day)).archived;
+    expect(archivedLater).toBeGreaterThan(0);
+    index.close();
+    await retention.close();
+    await writer?.close();
+    writer = undefined;
+    await store.close();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${log}${suffix}`, { force: true });
+    rmSync(join(folder, 'audit-index.db'), { force: true });
+    renameSync(backup, log);
+    store = new SqliteEventStore({ file: log, readOnly: true });
+    index = AuditIndex.open(join(folder, 'audit-index.db'));
+    await catchUpIndex(index, store);
+    retention = new SqliteLogRetention(log);
+    const hotBefore = hotStreams().length;
+
+    // The log pins entry 1; the archive has entry 2 past it, signed by the pinned key.
+    expect((await readArchivePins(store)).head?.sequence).toBe(1);
+    expect((await pinned()).ok).toBe(true);
+    const result = await archiver().run(t0 + 41 * day);
+    expect(result.finished).toBe(archivedLater);
+    expect(hotBefore - hotStreams().filter((stream) => stream !== 'archivetrust').length).toBeGreaterThanOrEqual(archivedLater);
+    expect((await readArchivePins(store)).head?.sequence).toBe(2);
+    const rows = (await queries().events({ types: [], limit: 1000 })).rows.map((row) => row.position);
+    expect(new Set(rows).size).toBe(rows.length);
+  });
+
   it('an archive written before anchors existed is adopted once, as it is, and pinned from then on', async () => {
     // As a release before anchors left it: the archive, and a log without the archivetrust stream.
     const db = new Database(log);

@@ -1,4 +1,4 @@
-import type { ArchiveHead, ArchivePins } from '@tessera/archive';
+import { pinsFromAnchors, type ArchiveHead, type ArchivePins } from '@tessera/archive';
 import { streams, type ArchiveTrustEvent, type RecordedEvent } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 
@@ -18,13 +18,10 @@ export const logPinsSource = 'the event log';
 
 /** The pins the log's anchor events make: every key recorded, and the newest head. */
 export function pinsOf(recorded: readonly RecordedEvent[]): ArchivePins {
-  const keys = new Set<string>();
-  let head: ArchiveHead | undefined;
-  for (const { event } of recorded) {
-    if (event.type === 'ArchiveKeyTrusted') keys.add(event.fingerprint);
-    else if (event.type === 'ArchiveHeadRecorded' && (head === undefined || event.sequence >= head.sequence)) head = { sequence: event.sequence, sha256: event.sha256 };
-  }
-  return { keys, head, source: logPinsSource };
+  return pinsFromAnchors(
+    recorded.map(({ event }) => event),
+    logPinsSource,
+  );
 }
 
 /** The pins as the log holds them now. */

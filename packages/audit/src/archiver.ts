@@ -152,13 +152,14 @@ export class Archiver {
     const pins = await this.pinned(key, nowMs);
     const verified = verifyArchive(archiveDir, { pins, hashes: this.hashes });
     if (!verified.ok) throw new ArchiveUntrusted(verified.firstBreak!);
-    // An entry past the recorded head: signed by a pinned key, so this archiver's own, written just before a crash kept it from recording the head.
-    if (verified.head !== undefined && (pins.head === undefined || verified.head.sequence > pins.head.sequence)) await trust.recordHead(verified.head, nowMs);
     let entries: readonly StoredEntry[] = verified.stored;
     const { foreign } = removeLeftovers(archiveDir, entries);
     const state = this.loadState(entries);
 
-    const finished = await this.finishInterrupted(entries, state);
+    const finished = await this.finishInterrupted(entries, state, pins);
+    // An entry past the recorded head is signed by a pinned key, so it is this archiver's own: written
+    // just before a crash kept it from recording the head, or by a run this restored log never saw.
+    if (verified.head !== undefined && (pins.head === undefined || verified.head.sequence > pins.head.sequence)) await trust.recordHead(verified.head, nowMs);
     const deletion = await this.deleteExpired(entries, nowMs, key);
     if (deletion !== undefined) entries = [...entries, deletion.stored];
     const deletedSegments = deletion?.count ?? 0;
@@ -341,16 +342,22 @@ export class Archiver {
     await this.deps.retention.reclaim();
   }
 
-  /** Step 1: a segment on the record (verified) whose removal was not completed (a crash) has it redone. */
-  private async finishInterrupted(entries: readonly StoredEntry[], state: ArchiverState): Promise<number> {
-    const pending = entries.filter(({ entry }) => entry.kind === 'segment' && entry.sequence > state.completedSequence);
+  /**
+   * Step 1: a segment on the record (verified) whose removal was not completed has it redone: one
+   * past the state's last completed run (a crash), or past the head the log records (a crash before
+   * the head was recorded, or a log restored from a copy older than the archive, which holds again
+   * events the archive already has). Removal is repeatable: what is gone stays gone.
+   */
+  private async finishInterrupted(entries: readonly StoredEntry[], state: ArchiverState, pins: ArchivePins): Promise<number> {
+    const pinnedThrough = pins.head?.sequence ?? 0;
+    const pending = entries.filter(({ entry }) => entry.kind === 'segment' && (entry.sequence > state.completedSequence || entry.sequence > pinnedThrough));
     let finished = 0;
     for (const { entry } of pending) {
       if (entry.kind !== 'segment') continue;
       const events = await readSegment(join(this.deps.archiveDir, entry.segment.file));
       await this.removeHot(events);
       finished += events.length;
-      this.saveState({ ...state, completedSequence: entry.sequence });
+      this.saveState({ ...state, completedSequence: Math.max(state.completedSequence, entry.sequence) });
     }
     return finished;
   }

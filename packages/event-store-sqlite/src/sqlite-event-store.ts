@@ -417,6 +417,20 @@ export class SqliteEventStore implements EventStore {
     return position === null || position === undefined ? undefined : BigInt(position);
   }
 
+  /**
+   * Makes the next event's position come after `position`: a log restored from an older copy,
+   * beside a newer archive that already gives later positions to archived events, must not hand
+   * them out again. Does nothing when the log is already past it.
+   */
+  async reservePositionsThrough(position: bigint): Promise<void> {
+    this.assertOpen();
+    const through = Number(position);
+    this.db.transaction(() => {
+      this.db.prepare("INSERT INTO sqlite_sequence (name, seq) SELECT 'events', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events')").run();
+      this.db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'events' AND seq < ?").run(through, through);
+    }).immediate();
+  }
+
   /** One before the smallest position recorded at or after the time, so reading after it misses none of them. */
   async positionBefore(epochMs: number): Promise<bigint | undefined> {
     this.assertOpen();
