@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
- * Other programs open the log while the server serves: Debian's `sqlite3` taking the online backup
- * docs/operations.md recommends, and a Python script counting events. Each closes its connection
+ * Other programs open the log while the server serves: Debian's `sqlite3` taking the online backups
+ * docs/operations.md recommends (`.backup` and `VACUUM INTO`), and a Python script counting events. Each closes its connection
  * afterwards; if the server held no lock on `events.db` at that moment, that close checkpointed and
  * deleted the live `-wal`, and every later commit went to a deleted file: CLI-made accounts were
  * refused, and issuances and revocations that had answered 200 were gone after a `kill -9`.
@@ -35,6 +35,8 @@ const issued: Issued[] = [];
 const revoked: Revoked[] = [];
 let backupStartedAt: number;
 let backupFile: string;
+let vacuumStartedAt: number;
+let vacuumFile: string;
 const pythonCounts: number[] = [];
 
 const familyOf = (token: string): string => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { fid: string }).fid;
@@ -68,6 +70,7 @@ beforeAll(async () => {
   account = await first.createAccount({ name: 'outside readers' });
   const log = join(dataDir, 'events.db');
   backupFile = join(dataDir, '..', `${dataDir.split('/').pop()}-backup.db`);
+  vacuumFile = join(dataDir, '..', `${dataDir.split('/').pop()}-vacuum.db`);
   const outside = (async () => {
     // The load runs first for a while, so the log has a WAL full of commits the readers must not lose.
     while (issued.length + revoked.length < 60) await new Promise((r) => setTimeout(r, 20));
@@ -77,6 +80,8 @@ beforeAll(async () => {
     }
     backupStartedAt = Date.now();
     await run('sqlite3', [log, `.backup '${backupFile}'`]);
+    vacuumStartedAt = Date.now();
+    await run('sqlite3', [log, `VACUUM INTO '${vacuumFile}'`]);
     for (let round = 0; round < 2; round += 1) {
       const { stdout } = await run('python3', ['-c', 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute("SELECT COUNT(*) FROM events").fetchone()[0]); c.close()', log]);
       pythonCounts.push(Number(stdout.trim()));
@@ -93,6 +98,7 @@ afterAll(async () => {
   for (const tessera of running.reverse()) await tessera.stop();
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(backupFile, { force: true });
+  rmSync(vacuumFile, { force: true });
 });
 
 describe('an online backup and an outside reader beside a serving all-in-one', () => {
@@ -106,18 +112,21 @@ describe('an online backup and an outside reader beside a serving all-in-one', (
     await running[0]!.createAccount({ name: 'after the backup' });
   });
 
-  it('the backup opens whole and holds every issuance and revocation acknowledged before it began', async () => {
-    const { stdout: integrity } = await run('sqlite3', [backupFile, 'PRAGMA integrity_check;']);
-    expect(integrity.trim()).toBe('ok');
-    const { stdout } = await run('sqlite3', ['-separator', ' ', backupFile, "SELECT stream, type FROM events WHERE type IN ('TokenIssued', 'TokenRevoked');"]);
-    const rows = new Set(stdout.trim().split('\n'));
-    const issuedBefore = [...issued, ...revoked].filter((pair) => pair.acknowledgedAt < backupStartedAt);
-    const revokedBefore = revoked.filter((pair) => pair.revokedAt < backupStartedAt);
-    expect(issuedBefore.length).toBeGreaterThan(20);
-    expect(revokedBefore.length).toBeGreaterThan(5);
-    expect(issuedBefore.filter((pair) => !rows.has(`tokenfamily-${pair.family} TokenIssued`)).map((pair) => pair.family)).toEqual([]);
-    expect(revokedBefore.filter((pair) => !rows.has(`tokenfamily-${pair.family} TokenRevoked`)).map((pair) => pair.family)).toEqual([]);
-  });
+  for (const method of ['.backup', 'VACUUM INTO'] as const) {
+    it(`the copy ${method} made opens whole and holds every issuance and revocation acknowledged before it began`, async () => {
+      const [file, startedAt] = method === '.backup' ? [backupFile, backupStartedAt] : [vacuumFile, vacuumStartedAt];
+      const { stdout: integrity } = await run('sqlite3', [file, 'PRAGMA integrity_check;']);
+      expect(integrity.trim()).toBe('ok');
+      const { stdout } = await run('sqlite3', ['-separator', ' ', file, "SELECT stream, type FROM events WHERE type IN ('TokenIssued', 'TokenRevoked');"]);
+      const rows = new Set(stdout.trim().split('\n'));
+      const issuedBefore = [...issued, ...revoked].filter((pair) => pair.acknowledgedAt < startedAt);
+      const revokedBefore = revoked.filter((pair) => pair.revokedAt < startedAt);
+      expect(issuedBefore.length).toBeGreaterThan(20);
+      expect(revokedBefore.length).toBeGreaterThan(5);
+      expect(issuedBefore.filter((pair) => !rows.has(`tokenfamily-${pair.family} TokenIssued`)).map((pair) => pair.family)).toEqual([]);
+      expect(revokedBefore.filter((pair) => !rows.has(`tokenfamily-${pair.family} TokenRevoked`)).map((pair) => pair.family)).toEqual([]);
+    });
+  }
 
   it('after kill -9 and a restart, every revoked access token is refused and every live one accepted', async () => {
     const first = running[0]!;
