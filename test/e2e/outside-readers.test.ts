@@ -112,6 +112,19 @@ describe('an online backup and an outside reader beside a serving all-in-one', (
     await running[0]!.createAccount({ name: 'after the backup' });
   });
 
+  it('an admin token made with the CLI afterwards is accepted within a second', async () => {
+    const tessera = running[0]!;
+    const { admin_token: token } = JSON.parse((await tessera.tessera(['admin-tokens', 'create', '--name', 'after the backup', '--scope', 'audit:read', '--json'])).stdout) as { admin_token: string };
+    // The token is checked before anything else: a 401 is a token the server has not read (yet).
+    const until = Date.now() + 1000;
+    let status = 401;
+    while (status === 401 && Date.now() < until) {
+      status = (await tessera.adminRequest('/admin/v1/events?limit=1', { headers: { authorization: `Bearer ${token}` } })).status;
+      if (status === 401) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(200);
+  });
+
   for (const method of ['.backup', 'VACUUM INTO'] as const) {
     it(`the copy ${method} made opens whole and holds every issuance and revocation acknowledged before it began`, async () => {
       const [file, startedAt] = method === '.backup' ? [backupFile, backupStartedAt] : [vacuumFile, vacuumStartedAt];
