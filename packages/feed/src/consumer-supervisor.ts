@@ -12,6 +12,11 @@
  * The supervisor replaces a consumer that kafkajs left stopped with a new one, with backoff, until
  * one starts or the owner closes it. Where the new one starts reading is the owner's business
  * (`start`): the feed resumes after the last event it handed on.
+ *
+ * A crash while a consumer is starting belongs to that start: kafkajs' run() crashes and returns
+ * when the group cannot be joined (a coordinator still loading), and `start` rejects with the crash.
+ * Handled as a crash too, it would schedule a replacement behind the back of whoever handles the
+ * rejection: the first start's caller, or the replacement's own backoff.
  */
 import { Retry, type BackoffPolicy } from '@tessera/timing';
 
@@ -21,12 +26,18 @@ export interface CrashingConsumer {
   disconnect(): Promise<void>;
 }
 
+/** What kafkajs says of a crash: the error, and whether it starts the consumer again itself. */
+interface CrashPayload {
+  readonly error: Error;
+  readonly restart: boolean;
+}
+
 export interface ConsumerSupervisorOptions<C extends CrashingConsumer> {
   /** A new consumer, not yet connected. */
   create(): C;
   /** Connects, subscribes and runs it; rejects if it cannot. */
   start(consumer: C): Promise<void>;
-  /** Every crash, whoever restarts after it (`restarting`: kafkajs restarts it itself). */
+  /** Every crash of a running consumer, whoever restarts after it (`restarting`: kafkajs restarts it itself). */
   onCrash(error: Error, restarting: boolean): void;
   /** A replacement is running after `attempt` tries; or a try failed with `error`. */
   onReplacement(outcome: { readonly attempt: number; readonly error?: unknown }): void;
@@ -48,15 +59,35 @@ export function superviseConsumer<C extends CrashingConsumer>(options: ConsumerS
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let replacements = 0;
+  /** Consumers whose start is in flight, with the first crash each had meanwhile. */
+  const starting = new Map<C, CrashPayload | undefined>();
+
+  const crashed = (consumer: C, { error, restart }: CrashPayload) => {
+    options.onCrash(error, restart);
+    // A crash of a consumer already replaced or closed is that consumer's last word.
+    if (!restart && consumer === current && !closed) replaceAfter(error);
+  };
 
   const watched = (): C => {
     const consumer = options.create();
     consumer.on('consumer.crash', ({ payload }) => {
-      options.onCrash(payload.error, payload.restart);
-      // A crash of a consumer already replaced or closed is that consumer's last word.
-      if (!payload.restart && consumer === current && !closed) replaceAfter(payload.error);
+      if (starting.has(consumer)) starting.set(consumer, starting.get(consumer) ?? payload);
+      else crashed(consumer, payload);
     });
     return consumer;
+  };
+
+  /** Starts a consumer; a crash meanwhile is dropped if the start rejects, and handled once it resolves if not. */
+  const startWatched = async (consumer: C): Promise<void> => {
+    starting.set(consumer, undefined);
+    let crash: CrashPayload | undefined;
+    try {
+      await options.start(consumer);
+    } finally {
+      crash = starting.get(consumer);
+      starting.delete(consumer);
+    }
+    if (crash !== undefined) crashed(consumer, crash);
   };
 
   /** Counts the failure (the crash, or a replacement that could not start) and tries again after the backoff. */
@@ -68,7 +99,7 @@ export function superviseConsumer<C extends CrashingConsumer>(options: ConsumerS
       if (closed) return;
       const replacement = watched();
       current = replacement;
-      options.start(replacement).then(
+      startWatched(replacement).then(
         async () => {
           if (closed) {
             await replacement.disconnect().catch(() => undefined);
@@ -88,8 +119,15 @@ export function superviseConsumer<C extends CrashingConsumer>(options: ConsumerS
 
   return {
     start: async () => {
-      current = watched();
-      await options.start(current);
+      const first = watched();
+      current = first;
+      try {
+        await startWatched(first);
+      } catch (error) {
+        // The caller decides what follows a failed first start; nothing is left to replace.
+        current = undefined;
+        throw error;
+      }
     },
     get replacements() {
       return replacements;

@@ -102,6 +102,67 @@ describe('consumer supervisor', () => {
     expect(created[0]!.disconnected).toBe(true);
   });
 
+  it('leaves a crash during the first start to that start: it rejects, and nothing is replaced behind its caller', async () => {
+    // kafkajs' run() crashes and returns when it cannot join the group; the start then rejects with the crash.
+    const created: ScriptedConsumer[] = [];
+    const crashes: boolean[] = [];
+    const supervisor = superviseConsumer({
+      create: () => {
+        const consumer = new ScriptedConsumer(created.length + 1);
+        created.push(consumer);
+        return consumer;
+      },
+      start: async (consumer) => {
+        consumer.crash(false);
+        throw new Error(`consumer ${consumer.serial} could not join its group`);
+      },
+      onCrash: (_error, restarting) => crashes.push(restarting),
+      onReplacement: () => undefined,
+      backoff: { initialMs: 100, maxMs: 10_000 },
+    });
+    await expect(supervisor.start()).rejects.toThrow('consumer 1 could not join its group');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(created).toHaveLength(1);
+    expect(crashes).toEqual([]);
+  });
+
+  it('counts a replacement that crashes while it starts once: one more try after the backoff, not two', async () => {
+    const created: ScriptedConsumer[] = [];
+    const supervisor = superviseConsumer({
+      create: () => {
+        const consumer = new ScriptedConsumer(created.length + 1);
+        created.push(consumer);
+        return consumer;
+      },
+      start: async (consumer) => {
+        if (consumer.serial !== 2) return;
+        consumer.crash(false);
+        throw new Error('consumer 2 could not join its group');
+      },
+      onCrash: () => undefined,
+      onReplacement: () => undefined,
+      backoff: { initialMs: 100, maxMs: 10_000 },
+    });
+    await supervisor.start();
+    created[0]!.crash(false);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(created).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(created).toHaveLength(3);
+    expect(supervisor.replacements).toBe(1);
+  });
+
+  it('handles a crash during a start that resolved all the same once the start is done', async () => {
+    const { supervisor, created, started, crashes } = world();
+    // The scripted first start runs; its consumer crashes before the start returns.
+    const starting = supervisor.start();
+    created[0]!.crash(false);
+    await starting;
+    expect(crashes).toEqual([{ message: 'consumer 1 crashed', restarting: false }]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual([1, 2]);
+  });
+
   it('ignores a late crash of a consumer it already replaced', async () => {
     const { supervisor, created, started } = world();
     await supervisor.start();

@@ -9,6 +9,7 @@ export {
   translateKafkaError,
   type EnsureTopicOptions,
   type KafkaFeedOptions,
+  type TranslateOptions,
 } from './kafka-feed.js';
 export {
   isAccessRefused,

@@ -5,6 +5,8 @@ import kafkajs from 'kafkajs';
 import type { Admin, Consumer, EachBatchPayload, LogEntry, Producer } from 'kafkajs';
 import { superviseConsumer } from './consumer-supervisor.js';
 import { decodeFeedMessage, encodeFeedMessage } from './feed-message.js';
+import { CoordinatorAnswers, isConsumerNotRunning, isCoordinatorNotReady } from './kafka-coordinator.js';
+import { runKafkaConsumer } from './kafka-consumer-run.js';
 import { isAccessRefused, kafkaClientSecurity, redactSecrets, type KafkaSecurityOptions } from './kafka-security.js';
 import { inProcessSpan, startSendSpans } from './kafka-tracing.js';
 import {
@@ -57,30 +59,45 @@ function isTransient(error: unknown): boolean {
   return false;
 }
 
+export interface TranslateOptions {
+  /**
+   * The broker's last answer to this operation's search for a group coordinator said "not
+   * available" (CoordinatorAnswers): a KafkaJSGroupCoordinatorNotFound is then a wait, not a refusal.
+   */
+  readonly coordinatorNotReady?: boolean;
+}
+
 /**
  * Unavailable: a retry may succeed. Rejected: it will not until someone acts, and that includes
  * every refusal of access (a wrong password, a missing ACL, an untrusted certificate), even
- * when kafkajs ran out of retries on it first.
+ * when kafkajs ran out of retries on it first. A group coordinator that is loading or moving is
+ * unavailable: a fresh broker's first group, a broker start, a coordinator moving to another broker.
  */
-export function translateKafkaError(error: unknown, doing: string): FeedError {
+export function translateKafkaError(error: unknown, doing: string, options: TranslateOptions = {}): FeedError {
   if (error instanceof FeedClosed || error instanceof FeedUnavailable || error instanceof FeedPublishRejected) return error;
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   if (isAccessRefused(error)) return new FeedPublishRejected(`Kafka refused access while ${doing}: check the credentials, the ACLs and the TLS settings (${detail})`, { cause: error });
+  const coordinatorNotFound = error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound';
+  if (isCoordinatorNotReady(error) || (coordinatorNotFound && options.coordinatorNotReady === true)) {
+    return new FeedUnavailable(`Kafka unavailable while ${doing}: the group coordinator is loading or moving (${detail})`, { cause: error });
+  }
+  if (isConsumerNotRunning(error)) return new FeedUnavailable(`Kafka unavailable while ${doing}: kafkajs had stopped the consumer after a crash (${detail})`, { cause: error });
   if (isTransient(error) || (error instanceof Error && /connect|ECONNREFUSED|ECONNRESET|timeout|broker/i.test(error.message))) {
     return new FeedUnavailable(`Kafka unavailable while ${doing} (${detail})`, { cause: error });
   }
   // kafkajs drops the broker's answer when it cannot find a group's coordinator, and a group the
   // principal may not READ is one such answer: say so, or the operator looks for a broker fault.
-  const hint = error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound' ? '; with ACLs, check READ on the group' : '';
+  const hint = coordinatorNotFound ? '; with ACLs, check READ on the group' : '';
   return new FeedPublishRejected(`Kafka refused ${doing} (${detail}${hint})`, { cause: error });
 }
 
-function kafkaLogCreator(logger: FeedLogger, secrets: () => readonly string[]) {
+function kafkaLogCreator(logger: FeedLogger, secrets: () => readonly string[], coordinatorAnswers: CoordinatorAnswers) {
   // During an outage kafkajs reports every reconnect attempt; one line per message per 10 s says as much.
   const lastLogged = new Map<string, number>();
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, ...details } = log;
+      coordinatorAnswers.observe(message, details.error);
       // The relay retries a failed publish itself, forever; bounded retries here only hand it control.
       if (message.startsWith('Limiting retries for the idempotent producer')) return;
       if (level !== logLevel.ERROR && level !== logLevel.WARN) return;
@@ -105,6 +122,7 @@ export class KafkaRevocationFeed implements RevocationFeed {
   private producer: Promise<Producer> | undefined;
   private publishing: Promise<void> = Promise.resolve();
   private readonly consumers = new Set<FeedConsumer>();
+  private readonly coordinatorAnswers = new CoordinatorAnswers();
   private closed = false;
 
   constructor(private readonly options: KafkaFeedOptions) {
@@ -125,7 +143,7 @@ export class KafkaRevocationFeed implements RevocationFeed {
       // (up to 30 s between attempts) would hide an outage from the relay for half a minute.
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
       logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator(this.logger, security.secrets),
+      logCreator: kafkaLogCreator(this.logger, security.secrets, this.coordinatorAnswers),
     });
   }
 
@@ -220,7 +238,7 @@ export class KafkaRevocationFeed implements RevocationFeed {
 
   async consume(options: ConsumeOptions): Promise<FeedConsumer> {
     if (this.closed) throw new FeedClosed();
-    const consumer = await createKafkaConsumer(this.kafka, this.topic, options, this.logger);
+    const consumer = await createKafkaConsumer(this.kafka, this.topic, options, this.logger, this.coordinatorAnswers);
     const tracked: FeedConsumer = {
       ready: consumer.ready,
       lag: () => consumer.lag(),
@@ -249,8 +267,11 @@ interface PartitionProgress {
   readonly target: bigint;
 }
 
-async function createKafkaConsumer(kafka: Kafka, topic: string, options: ConsumeOptions, logger: FeedLogger): Promise<FeedConsumer> {
+async function createKafkaConsumer(kafka: Kafka, topic: string, options: ConsumeOptions, logger: FeedLogger, coordinatorAnswers: CoordinatorAnswers): Promise<FeedConsumer> {
   const { groupId, since, onEvent, onError } = options;
+  // Only the coordinator answers that follow a mark are this consumer's: another may share the client.
+  let answersMark = coordinatorAnswers.mark();
+  const translate = (error: unknown, doing: string) => translateKafkaError(error, doing, { coordinatorNotReady: coordinatorAnswers.notReadySince(answersMark) });
   const admin: Admin = kafka.admin();
   const pending = new Map<number, PartitionProgress>();
   /**
@@ -285,7 +306,7 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
       if (start < BigInt(high)) pending.set(partition, { target: BigInt(high) });
     }
   } catch (error) {
-    throw translateKafkaError(error, `preparing consumer group ${groupId} on ${topic}`);
+    throw translate(error, `preparing consumer group ${groupId} on ${topic}`);
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
@@ -346,23 +367,22 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
       // A replacement resumes after the last event handed on: the group's commits may trail it by
       // up to a second, and with `since` the group may have none at all.
       for (const [partition, offset] of handedOn) if (offset > (floor.get(partition) ?? -1n)) floor.set(partition, offset);
+      answersMark = coordinatorAnswers.mark();
       try {
-        await consumer.connect();
-        await consumer.subscribe({ topic, fromBeginning: true });
-        await consumer.run({ eachBatchAutoResolve: true, autoCommitInterval: 1_000, eachBatch });
-        for (const [partition, offset] of floor) consumer.seek({ topic, partition, offset: offset.toString() });
+        await runKafkaConsumer(consumer, topic, eachBatch, floor);
       } catch (error) {
+        // Also cancels the restart kafkajs may have planned after a crash: the caller decides what follows.
         await consumer.disconnect().catch(() => undefined);
-        throw translateKafkaError(error, `starting consumer group ${groupId} on ${topic}`);
+        throw translate(error, `starting consumer group ${groupId} on ${topic}`);
       }
     },
     onCrash: (error, restarting) => {
       logger.warn({ groupId, topic, restart: restarting }, restarting ? 'feed consumer crashed; kafkajs restarts it' : 'feed consumer crashed and kafkajs gave up on it; replacing it');
-      onError?.(translateKafkaError(error, `consuming ${topic}`));
+      onError?.(translate(error, `consuming ${topic}`));
     },
     onReplacement: ({ attempt, error }) => {
       if (error === undefined) logger.warn({ groupId, topic, attempt }, 'feed consumer replaced; following the topic again');
-      else onError?.(translateKafkaError(error, `replacing the consumer of ${topic}`));
+      else onError?.(translate(error, `replacing the consumer of ${topic}`));
     },
   });
   await supervisor.start();

@@ -104,9 +104,10 @@ export async function wireKafkaFedVerifier(host: Host, verifier: VerifierParts):
         : 'the revocation consumer is catching up with Kafka',
   );
   /**
-   * A broker that is down or a topic not made yet is waited out, with the cause on /readyz, as the
-   * store guard waits for the store: a supervisor restarting a verifier that exits would only
-   * hammer the same missing topic. Anything else (a bad JWKS answer, a bug) still ends the start.
+   * A broker that is down, a topic not made yet or a group coordinator still loading (a fresh
+   * broker's first group) is waited out, with the cause on /readyz, as the store guard waits for
+   * the store: a supervisor restarting a verifier that exits would only hammer the same missing
+   * topic. Anything else (a refusal, a bad JWKS answer, a bug) still ends the start.
    * Logged once at first, then every half minute.
    */
   const connecting = new Retry({ backoff: { initialMs: 2_000, maxMs: 2_000 }, clock: host.clock, log: { logger: log, failing: 'revocation topic not available yet; retrying', every: 15 } });
