@@ -46,6 +46,26 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       const accountId = randomUUID();
       return { accountId, stream: `account-${accountId}` };
     };
+    /**
+     * The sentinel for "nothing more was delivered": a new subscription from `after` receives `stream`'s
+     * event at `revision`, so the store has handed that event to subscribers, and a subscription that
+     * should not have it can be checked at once instead of after a sleep.
+     */
+    const deliveredToAWitness = async (after: bigint, stream: string, revision: bigint) => {
+      let seen = false;
+      const witness = store.subscribeToAll({
+        after,
+        onEvent: (recorded) => {
+          if (recorded.stream === stream && recorded.revision === revision) seen = true;
+        },
+        onError: () => undefined,
+      });
+      try {
+        await expect.poll(() => seen, { timeout: 5000 }).toBe(true);
+      } finally {
+        await witness.close();
+      }
+    };
 
     it('appends to a new stream with no_stream and numbers revisions from 0', async () => {
       const { accountId, stream } = newStream();
@@ -285,7 +305,8 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       expect(subscription.lastPosition()).toBeGreaterThanOrEqual(first!.position);
       expect(subscription.lastPosition()).toBeLessThan(failed!.position);
       await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['y']) }], { expectedRevision: 1n });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A witness subscription has seen that event: it has reached every subscriber it was going to.
+      await deliveredToAWitness(start, a.stream, 2n);
       expect(delivered.map((e) => e.revision)).toEqual([0n, 1n]);
       await subscription.close();
       expect(errors).toHaveLength(1);
@@ -325,7 +346,7 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       await expect.poll(() => delivered.length, { timeout: 5000 }).toBe(1);
       await subscription.close();
       await store.append(a.stream, [{ event: permissionsChanged(a.accountId, ['after close']) }], { expectedRevision: 0n });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await deliveredToAWitness(start, a.stream, 1n);
       expect(delivered).toHaveLength(1);
       await subscription.close();
       expect(errors).toEqual([]);
