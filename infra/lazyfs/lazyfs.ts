@@ -169,7 +169,8 @@ export async function mountLazyFs(options: LazyFsOptions): Promise<LazyFsMount> 
   mkdirSync(workDir, { recursive: true });
   const faultsFifo = join(workDir, faultsFifoName);
   const completedFifo = join(workDir, completedFifoName);
-  const configFile = join(workDir, 'lazyfs.toml');
+  const configName = 'lazyfs.toml';
+  const configFile = join(workDir, configName);
   const logFile = join(workDir, 'lazyfs.log');
   // Keys as vendor/libs/libpcache/src/config/config.cpp reads them. Pages of one 4 KiB block, as
   // upstream's default.toml has it; no eviction, so a full cache writes through instead of
@@ -208,10 +209,14 @@ logfile=""
   completed.on('error', () => undefined);
   completed.unref();
 
-  const args = [mountPoint, '--config-path', configFile, ...((options.allowOther ?? process.getuid?.() === 0) ? ['-o', 'allow_other'] : []), '-o', 'modules=subdir', '-o', `subdir=${rootDir}`, '-f'];
+  // The config by a name relative to LazyFS's working folder, never by its path: LazyFS takes a
+  // --config-path that contains "-o" anywhere, in any case, for a missing one (strcasestr in
+  // vendor/lazyfs/src/main.cpp), falls back to config/default.toml and aborts; a temp folder named
+  // tessera-lazyfs-O4nl1f did that to one mount in about thirty.
+  const args = [mountPoint, '--config-path', configName, ...((options.allowOther ?? process.getuid?.() === 0) ? ['-o', 'allow_other'] : []), '-o', 'modules=subdir', '-o', `subdir=${rootDir}`, '-f'];
   const logFd = openSync(logFile, 'a');
   // No core file: LazyFS aborts as it exits (its fault thread is still joinable), every time.
-  const child: ChildProcess = spawn('sh', ['-c', 'ulimit -c 0; exec "$0" "$@"', binary, ...args], { stdio: ['ignore', logFd, logFd] });
+  const child: ChildProcess = spawn('sh', ['-c', 'ulimit -c 0; exec "$0" "$@"', resolve(binary), ...args], { cwd: workDir, stdio: ['ignore', logFd, logFd] });
   closeSync(logFd);
   let exitedWith: string | undefined;
   const exited = new Promise<void>((done) =>

@@ -183,7 +183,8 @@ if (!binary || !existsSync(binary)) {
   console.error('usage: node infra/lazyfs/spike.mjs <lazyfs binary> [--runs N]   (the binary: infra/lazyfs/build.sh prints it)');
   process.exit(2);
 }
-const scratch = mkdtempSync(join(tmpdir(), 'lazyfs-spike-'));
+// No '-' before the random part: LazyFS refuses a --config-path holding "-o" in any case (lazyfs.ts says more).
+const scratch = mkdtempSync(join(tmpdir(), 'lazyfs_spike_'));
 const mountPoint = join(scratch, 'mnt');
 const rootDir = join(scratch, 'root');
 const workDir = join(scratch, 'work');

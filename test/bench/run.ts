@@ -14,6 +14,8 @@
  * `-- scale` only the long-log part (a 2 M-event log grown live, admin work beside issuance).
  * `-- tracing` only the cost of tracing (off, on sampling all, on sampling 1%).
  * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
+ * `-- power-loss` only the power cuts (power-loss.ts: BENCH_POWER_CUTS cuts, 50 by default, on LazyFS);
+ * never part of a run without a part, as it needs LazyFS and /dev/fuse and measures no speed.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -37,14 +39,16 @@ import { describeScale, measureScale, scaleRows, type ScaleResult } from './scal
 import { describeSoak, soak, type SoakResult } from './soak.js';
 import { describeTracing, startOtlpSink, tracingEnvironment, tracingRows, type TracingRun, type TracingSetting } from './tracing-cost.js';
 import { describeStorage, measureStorage, storageRows, type StorageResult } from './storage.js';
+import { describePowerLoss, measurePowerLoss, powerLossRows } from './power-loss.js';
+import { powerCutSeed } from '../support/power-cut-machine.js';
 import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIssueRefreshTokens, refreshTarget, startTesseraTarget, writerTotals, type GroupCommit, type TesseraTarget } from './tessera-target.js';
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing', 'storage'] as const;
+const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing', 'storage', 'power-loss'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing | storage]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing | storage | power-loss]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -1167,8 +1171,34 @@ function report(results: Partial<Results>, started: Date): void {
   }
 }
 
+/** `npm run bench -- power-loss`: the power cuts alone. */
+async function powerLossOnly(): Promise<void> {
+  const started = new Date();
+  const cuts = Number(process.env.BENCH_POWER_CUTS ?? 50);
+  if (!Number.isInteger(cuts) || cuts < 1) throw new Error(`BENCH_POWER_CUTS must be a whole number ≥ 1, got ${process.env.BENCH_POWER_CUTS}`);
+  const seed = powerCutSeed(process.env.TESSERA_POWER_CUT_SEED);
+  progress(`power loss: ${cuts} cuts, seed ${seed}; ${cpus().length} CPUs; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const result = await measurePowerLoss({ cuts, seed });
+  const lines = [
+    `Tessera benchmark, power loss only — ${started.toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`,
+    `1-minute load average at the end: ${(loadavg()[0] ?? 0).toFixed(2)}`,
+    '',
+    describePowerLoss(result),
+    '',
+    formatTable(powerLossRows(result)),
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+  if (config.output) {
+    writeJson(config.output, { started: started.toISOString(), node: process.version, cpus: cpus().length, part, results: { powerLoss: result } });
+    progress(`wrote ${config.output}`);
+  }
+  const found = Object.values(result.findings).reduce((sum, count) => sum + count, 0);
+  if (found > 0 || result.cuts < result.cutsAsked) process.exitCode = 1;
+}
+
 try {
-  await (part === 'audit' ? auditOnly() : main());
+  await (part === 'audit' ? auditOnly() : part === 'power-loss' ? powerLossOnly() : main());
 } catch (error) {
   process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;

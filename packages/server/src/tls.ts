@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import type { TesseraConfig } from '@tessera/config';
+import { replaceFileDurably } from '@tessera/host';
 import { systemClock, type Clock } from '@tessera/timing';
 
 export interface TlsMaterial {
@@ -19,7 +21,10 @@ export async function loadTlsMaterial(config: TesseraConfig, clock: Clock = syst
   const dir = join(config.TESSERA_DATA_DIR, 'tls');
   const certFile = join(dir, 'self-signed.crt');
   const keyFile = join(dir, 'self-signed.key');
-  if (!existsSync(certFile) || !existsSync(keyFile)) {
+  // An empty file is what a power cut leaves of one written without fsync, as earlier releases
+  // wrote these: a server started on it listens and fails every handshake. The pair is made again.
+  const usable = (file: string) => existsSync(file) && statSync(file).size > 0;
+  if (!usable(certFile) || !usable(keyFile)) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const notAfterDate = new Date(clock.now());
     notAfterDate.setFullYear(notAfterDate.getFullYear() + 1);
@@ -39,8 +44,10 @@ export async function loadTlsMaterial(config: TesseraConfig, clock: Clock = syst
         },
       ],
     });
-    writeFileSync(keyFile, pems.private, { mode: 0o600 });
-    writeFileSync(certFile, pems.cert, { mode: 0o644 });
+    // Fsynced before they count as made: a certificate handed to clients must still be there after a power cut.
+    await replaceFileDurably(keyFile, pems.private);
+    await replaceFileDurably(certFile, pems.cert);
+    await chmod(certFile, 0o644);
   }
   return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), selfSigned: true };
 }
