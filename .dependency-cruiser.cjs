@@ -64,6 +64,20 @@ module.exports = {
       to: { path: ['^packages/server/', 'node_modules/(fastify|@fastify)'] },
     },
     {
+      name: 'archive-reads-alone',
+      comment: 'The archive (format, manifest, verification, reads) imports no other Tessera package: it reads archived rows by field, so an auditor\'s copy of it needs nothing of the service.',
+      severity: 'error',
+      from: { path: '^packages/archive/' },
+      to: { path: '^packages/', pathNot: '^packages/archive/' },
+    },
+    {
+      name: 'archiving-knows-no-read-model',
+      comment: 'Archiving depends on the archive, the event contracts and the store\'s port only: the audit thread composes it, and it reaches the audit index through the interface it declares (HotIndex).',
+      severity: 'error',
+      from: { path: '^packages/archiving/' },
+      to: { path: '^packages/', pathNot: '^packages/(archiving|archive|contracts|event-store)/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No module reaches itself through its imports.',
       severity: 'error',

@@ -33,6 +33,10 @@ describe('the layering', () => {
     write('packages/host/src/index.ts', "import { app } from '../../server/src/index.js';\nexport const host = app;\n");
     write('packages/server/src/index.ts', 'export const app = 1;\n');
     write('packages/relay/src/index.ts', "import { app } from '../../server/src/index.js';\nexport const relay = app;\n");
+    write('packages/archive/src/index.ts', "import { store } from '../../event-store/src/index.js';\nexport const archive = store;\n");
+    write('packages/event-store/src/index.ts', 'export const store = 1;\n');
+    write('packages/archiving/src/index.ts', "import { index } from '../../audit/src/index.js';\nexport const archiving = index;\n");
+    write('packages/audit/src/index.ts', 'export const index = 1;\n');
     write('packages/a/src/index.ts', "import { b } from '../../b/src/index.js';\nexport const a = b;\n");
     write('packages/b/src/index.ts', "import { a } from '../../a/src/index.js';\nexport const b = a;\n");
     // The published set is the repository's (tokens is in it, host is not).
@@ -46,6 +50,8 @@ describe('the layering', () => {
       ['published-needs-only-published', 'packages/tokens/src/index.ts'],
       ['kernel-knows-no-http', 'packages/host/src/index.ts'],
       ['followers-need-no-http', 'packages/relay/src/index.ts'],
+      ['archive-reads-alone', 'packages/archive/src/index.ts'],
+      ['archiving-knows-no-read-model', 'packages/archiving/src/index.ts'],
       ['no-circular', 'packages/a/src/index.ts'],
     ])('%s fires on %s', async (rule, from) => {
       const result = await cruiseHouse(['packages', 'apps'], house);

@@ -1,6 +1,9 @@
 import { ArchiveReadInterrupted, type ArchivedEvent, type ArchiveReader } from '@tessera/archive';
 import type { AccessEvent } from './access-at.js';
-import { AuditQueryOverBudget, type AccessAtAnswer, type AccessAtQuery, type ArchivedGrant, type AuditIndex, type EventPage } from './audit-index.js';
+import type { AuditIndex } from './audit-index.js';
+import type { AccessAtAnswer, AccessAtQuery, ArchivedGrant } from './index-access-at.js';
+import type { EventPage } from './index-events.js';
+import { AuditQueryOverBudget } from './query-budget.js';
 import type { AuditRow } from './audit-row.js';
 import type { EventQuery } from './event-query.js';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { AccessAtAnswer, AccessAtCursor } from './audit-index.js';
+import type { AccessAtCursor } from './access-grants.js';
+import type { AccessAtAnswer } from './index-access-at.js';
 import { InvalidQuery, eventQueryLimit, parseInstant, type RawParameters } from './event-query.js';
 
 /**

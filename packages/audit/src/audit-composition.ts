@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { registerCounter, registerGauges, type Host } from '@tessera/host';
-import type { AccessAtAnswer, AccessAtQuery, EventPage } from './audit-index.js';
+import type { AccessAtAnswer, AccessAtQuery } from './index-access-at.js';
+import type { EventPage } from './index-events.js';
 import type { ArchiveRunSummary, ArchiveState } from './audit-thread-protocol.js';
 import { startAuditThread } from './audit-thread.js';
 import type { EventQuery } from './event-query.js';

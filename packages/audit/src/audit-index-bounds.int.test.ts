@@ -5,10 +5,12 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { streams, type TesseraEvent } from '@tessera/contracts';
 import { InMemoryEventStore } from '@tessera/event-store';
-import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
+import { AuditIndex } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';
 import { parseEventQuery } from './event-query.js';
 import { followIntoIndex } from './index-follower.js';
+import { AuditQueryOverBudget } from './query-budget.js';
+import { accessAtPlanIn, accessAtRowsVisitedIn } from './testing/index-diagnostics.js';
 
 /** The audit index's bounds: access-at in pages, a time budget on every query, and statistics that follow its growth. */
 const T = 1_900_000_000;
@@ -101,10 +103,10 @@ describe('access-at in pages', () => {
     // A page of 100 reads 101 grants (the last says there is more), and SQLite may look at one past.
     const pageRows = 102;
     try {
-      expect(AuditIndex.accessAtRowsVisitedIn(reader, 'acct-big', T, 100)).toBeLessThanOrEqual(pageRows);
-      expect(AuditIndex.accessAtRowsVisitedIn(reader, 'acct-big', T, 100, first.more)).toBeLessThanOrEqual(pageRows);
+      expect(accessAtRowsVisitedIn(reader, 'acct-big', T, 100)).toBeLessThanOrEqual(pageRows);
+      expect(accessAtRowsVisitedIn(reader, 'acct-big', T, 100, first.more)).toBeLessThanOrEqual(pageRows);
       // A cursor from before the instant pages from the instant.
-      expect(AuditIndex.accessAtRowsVisitedIn(reader, 'acct-big', T, 100, { lastExpiresAt: T - 100_000, grantId: 'acct-big-fam-5' })).toBeLessThanOrEqual(pageRows);
+      expect(accessAtRowsVisitedIn(reader, 'acct-big', T, 100, { lastExpiresAt: T - 100_000, grantId: 'acct-big-fam-5' })).toBeLessThanOrEqual(pageRows);
     } finally {
       reader.close();
     }
@@ -195,7 +197,7 @@ describe('statistics', () => {
       const stat = reader.prepare<[], string>("SELECT stat FROM sqlite_stat1 WHERE idx = 'grants_account'").pluck().get();
       // sqlite_stat1's first number is the row count it saw: at least half of today's 12,003 grants.
       expect(Number(stat?.split(' ')[0])).toBeGreaterThanOrEqual(6000);
-      expect(AuditIndex.accessAtPlanIn(reader).join('\n')).toMatch(/USING INDEX grants_account \(account_id=\? AND \(last_expires_at,grant_id\)>\(\?,\?\) AND last_expires_at<\?\)/);
+      expect(accessAtPlanIn(reader).join('\n')).toMatch(/USING INDEX grants_account \(account_id=\? AND \(last_expires_at,grant_id\)>\(\?,\?\) AND last_expires_at<\?\)/);
     } finally {
       reader.close();
     }

@@ -1,6 +1,7 @@
 import type { ArchiveHead } from '@tessera/archive';
 import type { TesseraConfig } from '@tessera/config';
-import type { AccessAtAnswer, AccessAtQuery, EventPage } from './audit-index.js';
+import type { AccessAtAnswer, AccessAtQuery } from './index-access-at.js';
+import type { EventPage } from './index-events.js';
 import type { EventQuery } from './event-query.js';
 
 /** What the audit thread is started with. */

@@ -7,18 +7,17 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ArchiveReader, ArchiveUntrusted, SegmentHashes, TrustedArchive, type ArchiveVerification } from '@tessera/archive';
+import { Archiver, archiveTrustIn, readArchivePins, relayCheckpointsPast } from '@tessera/archiving';
 import { archiveDirOf } from '@tessera/config';
 import { EventStoreUnavailable, guardAvailability, type EventStore, type GuardedEventStore, type LogRetention } from '@tessera/event-store';
 import { openEventStore, openLogRetention } from '@tessera/event-store-factory';
 // The subpath: the kernel's index would load its logger and metrics into this thread for nothing.
 import { currentBackgroundThread } from '@tessera/host/background-thread';
 import { AuditQueries } from './archive-queries.js';
-import { archiveTrustIn, readArchivePins } from './archive-trust.js';
-import { Archiver } from './archiver.js';
-import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
+import { AuditIndex } from './audit-index.js';
 import type { ArchiveState, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import { followIntoIndex, type IndexFollower } from './index-follower.js';
-import { relayCheckpointsPast } from './relay-hold.js';
+import { AuditQueryOverBudget } from './query-budget.js';
 
 const port = parentPort;
 if (port === null) throw new Error('audit-thread-worker.ts runs as a worker thread');
@@ -41,7 +40,7 @@ const publish = (next: Partial<AuditThreadState>) => {
 };
 publish({});
 
-// The archive is read beside the index, verified against the anchors in the log (archive-trust.ts):
+// The archive is read beside the index, verified against the anchors in the log (@tessera/archiving):
 // an archive that fails is a 503 naming the break for every query that reaches into it, and an
 // alert, never a stop of the index.
 const archiveDir = archiveDirOf(data.config);

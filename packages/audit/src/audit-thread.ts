@@ -1,6 +1,8 @@
 import type { TesseraConfig } from '@tessera/config';
 import { startBackgroundWorker } from '@tessera/host';
-import { AuditQueryOverBudget, type AccessAtAnswer, type AccessAtQuery, type EventPage } from './audit-index.js';
+import type { AccessAtAnswer, AccessAtQuery } from './index-access-at.js';
+import type { EventPage } from './index-events.js';
+import { AuditQueryOverBudget } from './query-budget.js';
 import type { ArchiveRunSummary, AuditQuestion, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import type { EventQuery } from './event-query.js';
 

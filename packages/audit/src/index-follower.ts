@@ -7,8 +7,8 @@ export interface IndexFollowerOptions {
   readonly batchSize?: number;
   /**
    * Events per transaction once the index holds rows: a query waits for the transaction under way
-   * (the thread answers between them), so a backlog is written in short ones. 1,000 events take
-   * about 20 ms here; 5,000 made a query after a burst of load wait 212 ms.
+   * (the thread answers between them), so a backlog is written in short ones, and a query that
+   * arrives during a burst waits for one short transaction, not for the backlog.
    */
   readonly liveBatchSize?: number;
   /** How long a partial batch waits for more before it is written: the index's lag when the log is quiet. */

@@ -1,9 +1,12 @@
 export { accessAt, accessEventOf, effectiveAt, grantOf, type AccessAt, type AccessEvent, type UsableFamily, type UsableLegacyToken } from './access-at.js';
 export { auditIndexFile, wireAudit, type AuditReadModel, type WiredAudit } from './audit-composition.js';
 export { AuditQueries, auditRowOf } from './archive-queries.js';
-export { Archiver, ArchiveManifestMissing, archiverSteps, KeptStreamRemoval, type ArchiveRunResult, type ArchiverDeps, type ArchiverSettings, type ArchiverStep } from './archiver.js';
-export { archiveTrustIn, logPinsSource, pinsOf, readArchivePins, type ArchiveTrust } from './archive-trust.js';
-export { AuditIndex, AuditQueryOverBudget, type AccessAtAnswer, type AccessAtCursor, type AccessAtQuery, type ApplyOutcome, type EventPage } from './audit-index.js';
+export type { AccessAtCursor } from './access-grants.js';
+export { AuditIndex } from './audit-index.js';
+export type { AccessAtAnswer, AccessAtQuery } from './index-access-at.js';
+export type { EventPage } from './index-events.js';
+export type { ApplyOutcome } from './index-ingest.js';
+export { AuditQueryOverBudget } from './query-budget.js';
 export { indexedEventOf, type AuditRow, type IndexedEvent } from './audit-row.js';
 export { AccessAtResponse, AuditEventRow, AuditEventsResponse, accessAtBody, decodeAccessAtCursor, encodeAccessAtCursor, parseAccessAtQuery, type AccessAtRequest } from './audit-answers.js';
 export { catchUpIndex } from './catch-up.js';

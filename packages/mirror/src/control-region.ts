@@ -2,7 +2,7 @@ import { kafkaSecurityOf, type TesseraConfig } from '@tessera/config';
 import { streams, type RecordedEvent } from '@tessera/contracts';
 import { ControlRegionFence, DomainError } from '@tessera/domain';
 import { createKafkaFeed, privateGroupId, silentLogger, type FeedConsumer } from '@tessera/feed';
-import { mirroredTopicsOf } from './mirrored-regions.js';
+import { mirroredTopicsOf } from './mirrored-topics.js';
 
 /** The fence's name for this region's own log, the first of the sources it must have read. */
 export const localLogSource = 'this region\'s log';

@@ -1,2 +1,4 @@
-export { mirroredTopicsOf, wireMirroredRegions, type MirrorTargets, type MirroredTopic } from './mirrored-regions.js';
+export { wireMirroredRegions } from './mirrored-regions.js';
+export { mirroredTopicsOf, type MirroredTopic } from './mirrored-topics.js';
+export type { MirrorTargets } from './route-mirrored-event.js';
 export { controlRegionFenceOf, localLogSource, readControlRegion, type ControlRegionLog } from './control-region.js';

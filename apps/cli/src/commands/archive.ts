@@ -2,7 +2,7 @@ import { createPublicKey, createPrivateKey } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { archiveKeyFile, archivePublicKeys, fingerprintOf, InvalidPinFile, liveSegments, readManifest, readPinFile, sha256, verifyArchive, type ArchivePins } from '@tessera/archive';
-import { readArchivePins } from '@tessera/audit';
+import { readArchivePins } from '@tessera/archiving';
 import { archiveDirOf } from '@tessera/config';
 import { NoEventStore, openEventStore } from '@tessera/event-store-factory';
 import { CliError, NotFound } from '../cli-error.js';

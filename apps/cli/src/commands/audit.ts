@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { errorCode } from '@tessera/contracts';
 import { ArchiveReader, TrustedArchive } from '@tessera/archive';
+import { readArchivePins } from '@tessera/archiving';
 import { archiveDirOf } from '@tessera/config';
 import {
   AuditIndex,
@@ -12,7 +13,6 @@ import {
   encodeCursor,
   parseAccessAtQuery,
   parseEventQuery,
-  readArchivePins,
   type AuditRow,
 } from '@tessera/audit';
 import { withExistingLog } from '../admin-store.js';

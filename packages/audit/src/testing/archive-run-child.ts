@@ -4,9 +4,8 @@
  * crash test then checks. argv: log file, data folder, now (epoch ms), step.
  */
 import { join } from 'node:path';
+import { Archiver, archiveTrustIn, type ArchiverStep } from '@tessera/archiving';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
-import { archiveTrustIn } from '../archive-trust.js';
-import { Archiver, type ArchiverStep } from '../archiver.js';
 import { AuditIndex } from '../audit-index.js';
 
 const [log, folder, now, killAt] = process.argv.slice(2);

@@ -30,7 +30,7 @@ import {
 import type { RecordedEvent } from '@tessera/contracts';
 import type { EventStore, LogRemoval, LogRetention } from '@tessera/event-store';
 import type { ArchiveTrust } from './archive-trust.js';
-import type { AuditIndex } from './audit-index.js';
+import type { HotIndex } from './hot-index.js';
 
 export interface ArchiverSettings extends RetentionSettings {
   /** TESSERA_AUDIT_RETENTION, seconds: segments wholly older are deleted, on the record. */
@@ -44,7 +44,8 @@ export interface ArchiverDeps {
   readonly store: Pick<EventStore, 'readAll' | 'readStream' | 'positionBefore'>;
   /** Removes from the hot log what was archived. */
   readonly retention: LogRetention;
-  readonly index: AuditIndex;
+  /** The audit index: its position, its rows for the archive, and their removal. */
+  readonly index: HotIndex;
   readonly archiveDir: string;
   /** The data folder's keys folder: the archive key's private half lives there. */
   readonly keysDir: string;

@@ -5,14 +5,19 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArchiveReadInterrupted, ArchiveReader, liveSegments, readManifest, TrustedArchive, verifyArchive } from '@tessera/archive';
+import { Archiver, archiveTrustIn, readArchivePins } from '@tessera/archiving';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { AuditQueries } from './archive-queries.js';
-import { archiveTrustIn, readArchivePins } from './archive-trust.js';
-import { Archiver } from './archiver.js';
-import { AuditIndex, AuditQueryOverBudget } from './audit-index.js';
+import { AuditIndex } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';
+import { AuditQueryOverBudget } from './query-budget.js';
 
+/**
+ * The Archiver (@tessera/archiving) run on a real audit index: what leaves the hot log and the
+ * index, and that the audit queries, which read the hot index and the archive together, answer the
+ * same before and after.
+ */
 const day = 86_400_000;
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 const s = (ms: number) => Math.floor(ms / 1000);

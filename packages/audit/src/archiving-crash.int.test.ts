@@ -7,14 +7,18 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArchiveReader, liveSegments, readManifest, readSegment, TrustedArchive, verifyArchive } from '@tessera/archive';
+import { archiverSteps, readArchivePins } from '@tessera/archiving';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { issuedFamily, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { AuditQueries } from './archive-queries.js';
-import { readArchivePins } from './archive-trust.js';
-import { archiverSteps } from './archiver.js';
 import { AuditIndex } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';
 
+/**
+ * The Archiver (@tessera/archiving) killed at each of its steps, in a process of its own
+ * (testing/archive-run-child.ts) over a real audit index: the audit queries count every event once
+ * right after the kill, and the next runs finish the job.
+ */
 const run = promisify(execFile);
 const day = 86_400_000;
 const t0 = Date.parse('2026-01-01T00:00:00Z');

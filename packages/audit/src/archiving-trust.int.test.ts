@@ -18,11 +18,10 @@ import {
   type ArchivedEvent,
   type ManifestEntry,
 } from '@tessera/archive';
+import { Archiver, archiveTrustIn, readArchivePins } from '@tessera/archiving';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { issuedFamily, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { AuditQueries } from './archive-queries.js';
-import { archiveTrustIn, readArchivePins } from './archive-trust.js';
-import { Archiver } from './archiver.js';
 import { AuditIndex } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';
 
@@ -30,7 +29,8 @@ import { catchUpIndex } from './catch-up.js';
  * Write access to the archive folder, used as an attacker (or a careless operator) would: each
  * case is something the archive once let through, and now refuses, detects or leaves alone. The
  * anchors live in the log (ArchiveKeyTrusted, ArchiveHeadRecorded), which the archive folder
- * cannot reach.
+ * cannot reach. The Archiver (@tessera/archiving) runs on a real audit index, and the audit
+ * queries read both, as the audit thread composes them.
  */
 const day = 86_400_000;
 const t0 = Date.parse('2026-01-01T00:00:00Z');
