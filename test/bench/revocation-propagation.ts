@@ -100,7 +100,8 @@ async function watchTopic(brokers: string, topic: string): Promise<{ sightings: 
  * BENCH_PROPAGATION_PARALLEL: revocations timed at once, each with its own poller. One by default:
  * each poller sends the verifier a request every millisecond, and eight of them (the default
  * before) kept the verifier and the bench's own event loop busy with 8,000 TLS requests a second,
- * which delayed the very consumer and timestamps being measured (docs/benchmarks.md has both).
+ * which delayed the very consumer and timestamps being measured (docs/benchmarks.md,
+ * "Revocation propagation").
  */
 export function propagationParallel(): number {
   const parallel = Number(process.env.BENCH_PROPAGATION_PARALLEL ?? defaultParallel);

@@ -166,10 +166,9 @@ async function measureWithCpu(name: string, target: LoadTarget, pid: number, als
  * new fastify server that writes one pino access line per request, both up; once both are quiet,
  * the protected request and the logged route in slices, in turn (slicesInTurn). Two processes of
  * the same build differed by up to 1.26x in CPU per protected request (docs/benchmarks.md,
- * "Seventh pass"), so each pair draws two new ones and the target takes the median over the
- * pairs. The slices are for the machine: here one process's throughput moved by 27% between
- * two 8-second runs a few seconds apart ("Ninth pass"), and a side measured whole before the other
- * took that drift as its own.
+ * "Method"), so each pair draws two new ones and the target takes the median over the pairs. The
+ * slices are for the machine: one process's throughput moved by 27% between two 8-second runs a
+ * few seconds apart, and a side measured whole before the other took that drift as its own.
  */
 async function protectedPair(pair: number, peerOptions: Parameters<typeof startBareFastifyPeer>[0]): Promise<Pair> {
   const tessera = await startTesseraTarget(pinned);
@@ -196,7 +195,7 @@ async function protectedPair(pair: number, peerOptions: Parameters<typeof startB
  * A light-load pair: a new all-in-one and a new oidc-provider (`alg`), both up and quiet, then
  * issuance at `connections` in slices, in turn (slicesInTurn). One process is one draw: two
  * all-in-ones of one build, measured in turn at 10 connections, spent 570 and 693 µs of CPU per
- * issuance (docs/benchmarks.md, "Eleventh pass"), further apart than the target's margin, so
+ * issuance (docs/benchmarks.md, "Method"), further apart than the target's margin, so
  * each pair draws two new processes and the target takes the median over the pairs, as for the
  * protected request.
  */
@@ -318,7 +317,7 @@ async function afterTheTokenRoutes(tessera: TesseraTarget): Promise<LoadTarget> 
  * The protected request and the logged route on one process, in slices in turn (slicesInTurn), one
  * Pair a slice: a Tessera whose main thread also serves the logged route, on its own fastify
  * instance and port (logged-route-in-process.mjs). Two processes of one build differ more than
- * the target's margin (docs/benchmarks.md, "Seventh pass"); on one process that difference falls
+ * the target's margin (docs/benchmarks.md, "Method"); on one process that difference falls
  * on both routes alike, so this ratio weighs the protected request's own work (authentication, the
  * projection and permission checks, the server's steps) against the route's access line. Not the
  * target, which is judged on separate processes as users run them: it tells the request's own

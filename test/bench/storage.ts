@@ -37,7 +37,8 @@ import {
   writeSegment,
   type ArchivedEvent,
 } from '@tessera/archive';
-import { Archiver, archiveTrustIn, AuditIndex, AuditQueries, catchUpIndex } from '@tessera/audit';
+import { Archiver, archiveTrustIn } from '@tessera/archiving';
+import { AuditIndex, AuditQueries, catchUpIndex } from '@tessera/audit';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { newEventId } from '@tessera/event-store';
 import { newFamilyId } from '@tessera/tokens';

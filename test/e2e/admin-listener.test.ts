@@ -38,7 +38,7 @@ describe('the admin listener', () => {
     expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
     expect(metrics.text).toMatch(/^tessera_ready 1$/m);
     expect((await service.adminRequest('/healthz')).json()).toEqual({ status: 'ok' });
-    expect((await service.adminRequest('/readyz')).json()).toEqual({ status: 'ready' });
+    expect((await service.adminRequest('/readyz')).json()).toEqual({ status: 'ready', ports: { public: Number(new URL(service.baseUrl).port), admin: Number(new URL(service.adminUrl!).port) } });
   });
 
   it.each(['all-in-one', 'issuer', 'verifier'])('%s: /metrics is not on the public port (404), which keeps /healthz and /readyz', async (name) => {

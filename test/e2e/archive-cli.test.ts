@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprintOf, liveSegments, readManifest } from '@tessera/archive';
-import { Archiver, archiveTrustIn, AuditIndex, catchUpIndex, readArchivePins } from '@tessera/audit';
+import { Archiver, archiveTrustIn, readArchivePins } from '@tessera/archiving';
+import { AuditIndex, catchUpIndex } from '@tessera/audit';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { issuedFamily, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 

@@ -12,7 +12,7 @@ describe('the all-in-one process', () => {
   it('serves /healthz and /readyz, and announces its development-only defaults in one warning line', async () => {
     tessera = await startTessera();
     expect((await tessera.request('/healthz')).status).toBe(200);
-    expect((await tessera.request('/readyz')).json()).toEqual({ status: 'ready' });
+    expect((await tessera.request('/readyz')).json()).toEqual({ status: 'ready', ports: { public: Number(new URL(tessera.baseUrl).port), admin: Number(new URL(tessera.adminUrl!).port) } });
     const warnings = tessera
       .logs()
       .split('\n')

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findNginx, startNginx, type RunningNginx } from '../support/nginx.js';
@@ -52,8 +53,8 @@ describe.skipIf(!nginx)('NGINX auth_request with infra/nginx/nginx.conf', () => 
       reached.push(incoming.headers);
       outgoing.writeHead(200, { 'content-type': 'application/json' }).end('{"charged":true}');
     });
-    const appPort = await freePort();
-    await new Promise<void>((resolveListen) => app.listen(appPort, '127.0.0.1', resolveListen));
+    await new Promise<void>((resolveListen) => app.listen(0, '127.0.0.1', resolveListen));
+    const appPort = (app.address() as AddressInfo).port; // a TCP server's address
     nginxPort = await freePort();
     const shipped = readFileSync(resolve(repositoryRoot, 'infra/nginx/nginx.conf'), 'utf8');
     const inside = shipped.slice(shipped.indexOf('http {') + 'http {'.length, shipped.lastIndexOf('}'));

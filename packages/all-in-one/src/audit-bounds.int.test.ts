@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminTokenService } from '@tessera/admin-tokens';
-import { AuditIndex } from '@tessera/audit';
+import { accessAtPlanIn } from '@tessera/audit/testing';
 import { streams, type TesseraEvent } from '@tessera/contracts';
 import { revocations, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { ManualClock, epochSeconds } from '@tessera/timing';
@@ -128,7 +128,7 @@ describe('access-at in pages, and plans on an index grown live', () => {
       const stat = reader.prepare<[], string>("SELECT stat FROM sqlite_stat1 WHERE idx = 'grants_account'").pluck().get();
       // Taken after the index doubled: it counted more grants than the server started with.
       expect(Number(stat?.split(' ')[0])).toBeGreaterThan(dead + live);
-      expect(AuditIndex.accessAtPlanIn(reader).join('\n')).toMatch(/USING INDEX grants_account/);
+      expect(accessAtPlanIn(reader).join('\n')).toMatch(/USING INDEX grants_account/);
     } finally {
       reader.close();
     }

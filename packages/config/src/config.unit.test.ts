@@ -90,6 +90,8 @@ describe('config', () => {
   it('refuses TESSERA_LEGACY_PORT equal to TESSERA_PORT, in one line naming the variable', () => {
     expect(() => loadConfig({ TESSERA_PORT: '9000', TESSERA_LEGACY_PORT: '9000' })).toThrow(/^invalid configuration: TESSERA_LEGACY_PORT: must differ from TESSERA_PORT[^\n]*$/);
     expect(loadConfig({ TESSERA_PORT: '9000', TESSERA_LEGACY_PORT: '9001' }).TESSERA_LEGACY_PORT).toBe(9001);
+    // 0 is no port of its own but the system's pick, a different one for each listener.
+    expect(loadConfig({ TESSERA_PORT: '0', TESSERA_LEGACY_PORT: '0' }).TESSERA_LEGACY_PORT).toBe(0);
   });
 
   it('takes TESSERA_REFRESH_REUSE=revoke-family', () => {

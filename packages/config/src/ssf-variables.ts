@@ -13,7 +13,8 @@ const httpsUrl = z
 export const ssfVariables = {
   /**
    * The base URL clients reach this process at (through a load balancer, say): the transmitter's
-   * issuer, the SETs' `iss` and every absolute URL of its metadata. Default https://TESSERA_HOST:TESSERA_PORT.
+   * issuer, the SETs' `iss` and every absolute URL of its metadata. Default https://TESSERA_HOST:<port>,
+   * the port the public listener bound (TESSERA_PORT, or the one the system chose for TESSERA_PORT=0).
    */
   TESSERA_PUBLIC_URL: httpsUrl.optional(),
   /** `true` lets a stream push to an http:// endpoint: development only, warned about at start. */
@@ -26,9 +27,12 @@ export const ssfVariables = {
   TESSERA_SSF_POLL_WAIT: z.coerce.number().positive().max(300).default(30),
 };
 
-/** The transmitter's issuer: TESSERA_PUBLIC_URL, else https://TESSERA_HOST:TESSERA_PORT. */
-export function publicUrlOf(config: { readonly TESSERA_PUBLIC_URL?: string | undefined; readonly TESSERA_HOST: string; readonly TESSERA_PORT: number }): string {
+/**
+ * The transmitter's issuer: TESSERA_PUBLIC_URL, else https://TESSERA_HOST:<port>, where the port is
+ * the one the public listener bound (`boundPort`), which differs from TESSERA_PORT when that is 0.
+ */
+export function publicUrlOf(config: { readonly TESSERA_PUBLIC_URL?: string | undefined; readonly TESSERA_HOST: string; readonly TESSERA_PORT: number }, boundPort?: number): string {
   if (config.TESSERA_PUBLIC_URL !== undefined) return config.TESSERA_PUBLIC_URL;
   const host = config.TESSERA_HOST.includes(':') ? `[${config.TESSERA_HOST}]` : config.TESSERA_HOST;
-  return `https://${host}:${config.TESSERA_PORT}`;
+  return `https://${host}:${boundPort ?? config.TESSERA_PORT}`;
 }

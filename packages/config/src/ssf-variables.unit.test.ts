@@ -9,6 +9,11 @@ describe('the Shared Signals variables', () => {
     expect(publicUrlOf(loadConfig({ TESSERA_PUBLIC_URL: 'https://auth.example.com/' }))).toBe('https://auth.example.com');
   });
 
+  it('TESSERA_PUBLIC_URL defaults to the port the public listener bound, which TESSERA_PORT=0 leaves to the system', () => {
+    expect(publicUrlOf(loadConfig({ TESSERA_PORT: '0' }), 43_210)).toBe('https://127.0.0.1:43210');
+    expect(publicUrlOf(loadConfig({ TESSERA_PUBLIC_URL: 'https://auth.example.com' }), 43_210)).toBe('https://auth.example.com');
+  });
+
   it.each(['http://auth.example.com', 'auth.example.com', 'https://auth.example.com/?x=1', 'https://auth.example.com/#f'])('refuses TESSERA_PUBLIC_URL=%s, naming the variable', (value) => {
     expect(() => loadConfig({ TESSERA_PUBLIC_URL: value })).toThrow(/^invalid configuration: TESSERA_PUBLIC_URL: must be an https:\/\/ URL/);
   });

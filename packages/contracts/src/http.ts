@@ -69,8 +69,20 @@ export const ChargeAcknowledgement = z.object({
 /** `GET /healthz`: the process is up. */
 export const HealthStatus = z.object({ status: z.literal('ok') });
 
+const boundPort = z.number().int().min(1).max(65535);
+
 /** `GET /readyz` when ready; otherwise a 503 Problem with `causes`. */
-export const ReadinessStatus = z.object({ status: z.literal('ready') });
+export const ReadinessStatus = z.object({
+  status: z.literal('ready'),
+  ports: z
+    .object({
+      public: boundPort.optional().describe('The public listener (v5, and v1 unless it has its own): TESSERA_PORT'),
+      legacy: boundPort.optional().describe('The v1 listener, when TESSERA_LEGACY_PORT gives v1 its own'),
+      admin: boundPort.optional().describe('The admin listener (TESSERA_ADMIN_PORT); absent when it is off'),
+    })
+    .optional()
+    .describe('The port each listener bound: with a port variable of 0 the system picks one as the listener opens, and this is where to read it'),
+});
 
 /** `GET /.well-known/jwks.json` (RFC 7517): the public signing keys, current and retired-but-unexpired. */
 export const Jwks = z.object({

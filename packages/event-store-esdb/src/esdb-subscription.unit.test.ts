@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { UnavailableError, type AllStreamSubscription } from '@eventstore/db-client';
 import type { RecordedEvent } from '@tessera/contracts';
 import { EventStoreUnavailable, type SubscribeOptions } from '@tessera/event-store';
@@ -84,20 +84,26 @@ describe('an EventStoreDB subscription', () => {
   });
 
   it('does not look for the end of the log itself when the server says CaughtUp in time', async () => {
-    let asked = 0;
-    const stream = fakeSubscription();
-    const subscription = createEsdbSubscription({
-      options: { onEvent: () => undefined },
-      open: () => stream,
-      newestMatch: async () => (asked += 1, undefined),
-      fallbackAfterMs: 20,
-      learn: () => undefined,
-    });
-    stream.emit('caughtUp');
-    await subscription.caughtUp;
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    expect(asked).toBe(0);
-    await subscription.close();
+    // The fallback's wait on a clock the test moves: well past it, the fallback would have asked.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let asked = 0;
+      const stream = fakeSubscription();
+      const subscription = createEsdbSubscription({
+        options: { onEvent: () => undefined },
+        open: () => stream,
+        newestMatch: async () => (asked += 1, undefined),
+        fallbackAfterMs: 20,
+        learn: () => undefined,
+      });
+      stream.emit('caughtUp');
+      await subscription.caughtUp;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(asked).toBe(0);
+      await subscription.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('without CaughtUp, is caught up at once when nothing matches', async () => {

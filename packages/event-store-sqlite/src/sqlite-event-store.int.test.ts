@@ -155,9 +155,9 @@ describe('SQLite: the writer thread counts its group commits', () => {
   });
 });
 
-// better-sqlite3 builds SQLite with a 16 MB page cache per connection, which filled with the log
-// during the soak (docs/benchmarks.md). The writer thread is given the same size as the reader
-// (workerData); only the reader's can be read back here.
+// better-sqlite3 builds SQLite with a 16 MB page cache per connection, and the writer's keeps every
+// page it writes, so the process grew with the log. The writer thread is given the same size as the
+// reader (workerData); only the reader's can be read back here.
 describe("SQLite: the reader connection's page cache", () => {
   it("is SQLite's own default of about 2 MB, not better-sqlite3's 16 MB", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-es-'));

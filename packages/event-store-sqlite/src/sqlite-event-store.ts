@@ -52,7 +52,7 @@ const pageSize = 5000;
 /**
  * A subscription reads smaller pages than readAll: each page is read in one synchronous call, and
  * a catch-up gives the event loop a turn between slices of a few milliseconds (a page of 500 reads
- * in about 2 ms here).
+ * in about 2 ms).
  */
 const subscriptionPageSize = 500;
 const rowColumns = 'position, event_id, stream, revision, payload, metadata, recorded_at';
@@ -64,9 +64,9 @@ const liveTailRows = 256;
 /**
  * Each connection's page cache, in KiB (SQLite's default, about 2 MB). better-sqlite3 builds
  * SQLite with 16 MB per connection (SQLITE_DEFAULT_CACHE_SIZE=-16000), and the writer thread's
- * cache keeps every page it writes, as no other connection's commit empties it: it grew with the
- * log, about 15 MB in the soak's first two minutes (docs/benchmarks.md), and at a lighter load
- * would grow as slowly as the log does, for hours. The reader's is emptied whenever the writer commits, so a larger one
+ * cache keeps every page it writes, as no other connection's commit empties it: it grows with the
+ * log, about 15 MB in two minutes of mixed load at 1,000 requests a second, and at a lighter load
+ * as slowly as the log does, for hours. The reader's is emptied whenever the writer commits, so a larger one
  * buys nothing while the log is written. A page that is not cached is read from the OS's file
  * cache, which holds the log's hot pages for every connection at once.
  */
@@ -75,9 +75,10 @@ const cacheKiB = 2048;
 /**
  * The most turns of the event loop a batch gathers for before it goes to an idle writer thread.
  * Each commit costs the writer thread about 130 µs of CPU and the request thread a wake-up, and
- * on one core that CPU is what issuance at 10 connections is short of: three turns took 9-13% off
- * the CPU per issuance there in three runs, two turns 10% in one and nothing in another
- * (docs/benchmarks.md, "Fifteenth pass").
+ * on a core the request thread shares, that CPU is what light load is short of: gathering over a
+ * few turns makes fewer, larger commits (about a tenth less CPU per issuance at 10 connections),
+ * while a lone append still waits only a few microseconds. Two turns gained less, and not every
+ * time.
  */
 const gatherTurns = 3;
 
@@ -145,7 +146,7 @@ export class SqliteEventStore implements EventStore {
     // Parameters that the planner may read are written (SELECT ?): a LIMIT, and a value compared
     // with an indexed column (better-sqlite3 builds SQLite with STAT4). SQLite prepares a statement
     // with a bare one again at every run, as another value might want another plan: 6.5 µs more
-    // per stream read, 4 µs more per live-tail read, measured here. As a constant subquery the
+    // per stream read, 4 µs more per live-tail read. As a constant subquery the
     // plan stays, and still uses the index. sqlite-statements.int.test.ts holds every statement
     // to it and checks the plans.
     this.statements = {

@@ -63,8 +63,8 @@ describe('the SQLite writer thread killed under load', () => {
 
   it('restarts a writer that died while idle on the next append, without a guard', async () => {
     await store.append('account-one', [{ event: registered('one') }], { expectedRevision: 'no_stream' });
+    // Resolves once the thread's exit has been reported, the store's own listener included.
     await writerOf(store).terminate();
-    await new Promise((resolve) => setTimeout(resolve, 20));
     await store.append('account-two', [{ event: registered('two') }], { expectedRevision: 'no_stream' });
     expect(await store.readStream('account-two')).toHaveLength(1);
   });

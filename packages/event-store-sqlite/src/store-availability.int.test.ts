@@ -6,7 +6,6 @@ import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { guardAvailability, type Availability } from '@tessera/event-store';
-import { systemClock } from '@tessera/timing';
 
 /**
  * The guard over a real SQLite store, with the connection between them cut and restored by a
@@ -54,13 +53,6 @@ function withCable(store: EventStore) {
 }
 
 const registered = (accountId: string): TesseraEvent => ({ type: 'AccountRegistered', v: 1, accountId, name: 'guard', permissions: [], at: 1_700_000_000 });
-const until = async (condition: () => boolean, timeoutMs = 5_000) => {
-  const deadline = systemClock.now() + timeoutMs;
-  while (!condition()) {
-    if (systemClock.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
 
 describe('guardAvailability over SQLite on disk', () => {
   let dir: string;
@@ -108,13 +100,13 @@ describe('guardAvailability over SQLite on disk', () => {
     expect(subscription.live()).toBe(true);
 
     cable.cut();
-    await until(() => !subscription.live());
+    await expect.poll(() => subscription.live()).toBe(false);
     // Written while this reader's connection is down: it must get them after the reconnection.
     for (let i = 0; i < 5; i += 1) await sqlite.append(`account-during-${i}`, [{ event: registered(`during-${i}`) }], { expectedRevision: 'no_stream' });
     cable.restore();
-    await until(() => subscription.live() && seen.length === 10);
+    await expect.poll(() => subscription.live() && seen.length === 10).toBe(true);
     await sqlite.append('account-after', [{ event: registered('after') }], { expectedRevision: 'no_stream' });
-    await until(() => seen.length === 11);
+    await expect.poll(() => seen.length).toBe(11);
 
     const positions = seen.map((recorded) => recorded.position);
     expect(new Set(positions).size).toBe(11);
@@ -134,8 +126,9 @@ describe('guardAvailability over SQLite on disk', () => {
       },
       onError: (error) => errors.push(error),
     });
-    await until(() => errors.length > 0);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => errors.length).toBeGreaterThan(0);
+    // The decision not to retry is taken as the error is reported: a retry would have been scheduled
+    // then, and scheduling one marks the store unavailable at once (availability below).
     expect(errors).toEqual([bug]);
     expect(subscription.live()).toBe(false);
     expect(guarded.availability()).toEqual({ available: true });

@@ -22,8 +22,8 @@ export interface BackgroundThread {
  * busybox), where a token request waking up takes the core from the thread at once. Nice 19 alone
  * is not enough on a core shared with the thread that answers token requests (a container with one
  * CPU, a pinned process): the scheduler may let a nice-19 thread finish its slice first (EEVDF's
- * run-to-parity), a few milliseconds a request waits (issuance p99 +31% beside the admin work at
- * scale, docs/benchmarks.md). Without chrt the thread stays at nice 19. Returns undefined where
+ * run-to-parity), a few milliseconds a request waits, enough to move issuance p99 by a third beside
+ * the admin work on a long log. Without chrt the thread stays at nice 19. Returns undefined where
  * neither is possible (not Linux): the thread then runs at the process's priority, as any would.
  */
 export function runInBackground(): BackgroundThread | undefined {

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '@tessera/timing';
 import { ownerOnlyDataFolder } from './data-folder.js';
 import { registerDataFolderGauges } from './data-folder-metrics.js';
 import { loggerOptions } from './logger.js';
+import { createListeners, type Listeners } from './listener-ports.js';
 import { createMetrics, registerGauges, type Metrics } from './metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
 
@@ -20,6 +21,8 @@ export interface Host {
   readonly log: Logger;
   readonly metrics: Metrics;
   readonly readiness: Readiness;
+  /** The ports the listeners bound, once they have (a port variable of 0 lets the system choose). */
+  readonly listeners: Listeners;
   /** The one clock: every service, projection and command reads the time from it. */
   readonly clock: Clock;
   /** Opens the event store TESSERA_EVENT_STORE names (use `openGuardedStore`, which guards and closes it). */
@@ -84,6 +87,7 @@ export function createHost(config: TesseraConfig, options: HostOptions): HostPro
     log,
     metrics,
     readiness,
+    listeners: createListeners(),
     clock,
     openEventStore: () => (options.openEventStore ? options.openEventStore(config) : openEventStore(config, { clock })),
     onClose: (closer) => void closers.push(closer),

@@ -113,8 +113,17 @@ describe('SigningKeyring', () => {
     keyring.apply(first);
     const store = publisher();
     keyring.keepKey(store, { now: () => now })();
+    // A witness still keeping its key, its key retired just after: once it has published a
+    // replacement, the stopped keyring has had the same steps' time to do so.
+    const witness = new SigningKeyring(theirs);
+    const witnessKey = await createSigningKey(theirs, now);
+    witness.apply(witnessKey);
+    const witnessStore = publisher();
+    const stopWitness = witness.keepKey(witnessStore, { now: () => now });
     keyring.apply(retire(first.kid));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    witness.apply(retire(witnessKey.kid));
+    await expect.poll(() => witnessStore.appended.length).toBe(1);
+    stopWitness();
     expect(store.appended).toEqual([]);
     expect(keyring.ready).toBe(false);
   });

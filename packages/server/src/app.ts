@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { loggerOptions, type Metrics, type Readiness } from '@tessera/host';
+import { loggerOptions, type ListenerPorts, type Metrics, type Readiness } from '@tessera/host';
 import { answerClientError, installErrorHandlers, parseJsonNamingPrototypeMembers, problemTypes, sendProblem, type RequestStep } from '@tessera/http';
 import { logEachRequestOnce, type AccessLine } from './access-log.js';
 import { answerFrameworkError } from './framework-errors.js';
@@ -32,6 +32,8 @@ export interface AppParts {
   readonly logLevel: string;
   readonly logStream?: DestinationStream | undefined;
   readonly readiness: Readiness;
+  /** The ports the process's listeners bound, for /readyz (none: an app that is only injected into). */
+  readonly ports?: () => ListenerPorts;
   readonly metrics: Metrics;
   /** Each service's routes, registered in order. */
   readonly routes: readonly RouteRegistrar[];
@@ -110,7 +112,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   app.get('/healthz', { schema: builtInRouteSchemas.healthz }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: builtInRouteSchemas.readyz }, async (_request, reply) => {
     const causes = readiness.causes();
-    if (causes.length === 0) return { status: 'ready' };
+    // Ready means every listener is open (serve.ts's readiness check), so each port is known by now.
+    if (causes.length === 0) return { status: 'ready', ...(parts.ports ? { ports: parts.ports() } : {}) };
     return sendProblem(reply.header('retry-after', '1'), {
       type: problemTypes.unavailable,
       title: 'Service Unavailable',

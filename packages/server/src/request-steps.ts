@@ -13,12 +13,12 @@ export type ResponseStep = (request: FastifyRequest, reply: FastifyReply, route:
 /**
  * The server's own work on every request runs in one onRequest hook and one onResponse hook, its
  * steps in order, rather than a hook each: fastify costs every hook a turn per request. With four
- * onRequest hooks and two onResponse hooks, a protected request on a fresh server ran at
- * 0.82–0.84× a fastify route that writes an access line; with one of each, at 0.94–0.99× (three
- * alternating pairs each, docs/benchmarks.md). The services' steps (the bearer check) run in the
- * same hook, after the server's. A request step that answers returns false: the steps after it,
- * and the route, do not run (fastify's rule for a callback hook that does not call `done`). A step
- * that must wait returns a promise, and the steps after it run once it says true.
+ * onRequest hooks and two onResponse hooks a protected request served about 15% fewer requests a
+ * second than with one of each, several times what its own checks cost. The services' steps (the
+ * bearer check) run in the same hook, after the server's. A request step that answers returns
+ * false: the steps after it, and the route, do not run (fastify's rule for a callback hook that
+ * does not call `done`). A step that must wait returns a promise, and the steps after it run once
+ * it says true.
  */
 export function runServerSteps(app: FastifyInstance, onRequest: readonly RequestStep[], onResponse: readonly ResponseStep[]): void {
   app.addHook('onRequest', (request, reply, done) => runRequestSteps(onRequest, request, reply, done));

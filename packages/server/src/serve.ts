@@ -70,6 +70,7 @@ export async function buildApps(
     logLevel: host.config.TESSERA_LOG_LEVEL,
     logStream: options.logStream,
     readiness: host.readiness,
+    ports: () => host.listeners.ports(),
     metrics: host.metrics,
   };
   const apps = await Promise.all(publicListeners(host.config, composition).map(({ serves }) => buildApp({ ...shared, routes: composition.routes, listener: serves })));
@@ -98,7 +99,11 @@ export async function runHost(config: TesseraConfig, role: Role, compose: Compos
     await hostProcess.close();
     throw error;
   });
-  host.log.info({ urls: listening.urls, adminUrl: listening.adminUrl, role }, 'tessera listening');
+  // The bound ports, not the configured ones. With a port variable of 0 this line is the one place
+  // that tells which port the system chose (/readyz says it too, but must be reached first), so it
+  // is then written whatever TESSERA_LOG_LEVEL hides.
+  const chosePorts = [config.TESSERA_PORT, config.TESSERA_LEGACY_PORT, config.TESSERA_ADMIN_PORT].includes(0);
+  (chosePorts ? host.log.child({}, { level: 'info' }) : host.log).info({ urls: listening.urls, adminUrl: listening.adminUrl, ports: host.listeners.ports(), role }, 'tessera listening');
   const whenReady = hostProcess.whenReady();
   whenReady.then(
     () => host.log.info({ role }, 'ready: projections caught up'),
@@ -124,16 +129,26 @@ async function listenFor(hostProcess: HostProcess, compose: Compose, logStream: 
   host.readiness.add('listeners', () => (listening ? undefined : 'not every listener is open yet'));
   const urls: string[] = [];
   for (const [index, listener] of publicListeners(config, composition).entries()) {
-    urls.push(localhost(await listenOrExplain(apps.public[index]!, { host: config.TESSERA_HOST, ...listener })));
+    const app = apps.public[index]!;
+    urls.push(localhost(await listenOrExplain(app, { host: config.TESSERA_HOST, ...listener })));
+    host.listeners.bound(listener.variable === 'TESSERA_PORT' ? 'public' : 'legacy', boundPort(app));
   }
   // The admin listener opens last, so a public port that is taken is still the error reported.
   const adminPort = config.TESSERA_ADMIN_PORT;
-  const adminUrl =
-    apps.admin && adminPort !== 'off'
-      ? localhost(await listenOrExplain(apps.admin, { host: config.TESSERA_ADMIN_HOST, port: adminPort, variable: 'TESSERA_ADMIN_PORT', hostVariable: 'TESSERA_ADMIN_HOST' }))
-      : undefined;
+  let adminUrl: string | undefined;
+  if (apps.admin && adminPort !== 'off') {
+    adminUrl = localhost(await listenOrExplain(apps.admin, { host: config.TESSERA_ADMIN_HOST, port: adminPort, variable: 'TESSERA_ADMIN_PORT', hostVariable: 'TESSERA_ADMIN_HOST' }));
+    host.listeners.bound('admin', boundPort(apps.admin));
+  }
   listening = true;
   return { urls, adminUrl };
+}
+
+/** The port a listening app holds: the one configured, or the one the system chose for a port of 0. */
+function boundPort(app: FastifyInstance): number {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('a listener is bound to no TCP port');
+  return address.port;
 }
 
 const localhost = (address: string) => address.replace('://127.0.0.1', '://localhost').replace('://[::1]', '://localhost');

@@ -49,11 +49,12 @@ export interface SharedSignals {
  * Wires the Shared Signals transmitter into a process (the all-in-one, or `tessera issuer`): its
  * read models, its routes, and its delivery from a durable checkpoint per stream in the data folder
  * (ssf-checkpoints.json), started by `deliverOnceCaughtUp` and stopped before the store closes.
- * Its issuer is TESSERA_PUBLIC_URL.
+ * Its issuer is TESSERA_PUBLIC_URL (by default the public listener's address, as bound).
  */
 export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: SharedSignalsParts): SharedSignals {
   const { config, log } = host;
-  const issuer = publicUrlOf(config);
+  // Read when used, not now: with TESSERA_PORT=0 the default names the port the listener binds later.
+  const issuer = () => publicUrlOf(config, host.listeners.ports().public);
   const seal = createHeaderSeal(parts.hashers);
   const allowHttpPush = config.TESSERA_SSF_ALLOW_HTTP_PUSH === 'true';
   if (allowHttpPush) host.warnDevelopmentDefault('TESSERA_SSF_ALLOW_HTTP_PUSH=true: Shared Signals streams may push SETs over plain http, readable and forgeable on the way (development only)');

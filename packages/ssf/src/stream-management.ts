@@ -12,8 +12,11 @@ export interface StreamManagementDeps {
   readonly store: CommandStore;
   readonly directory: StreamDirectory;
   readonly seal: HeaderSeal;
-  /** The transmitter's issuer (TESSERA_PUBLIC_URL): SETs' iss, the iss_sub subjects' iss, the base of its URLs. */
-  readonly issuer: string;
+  /**
+   * The transmitter's issuer (TESSERA_PUBLIC_URL): SETs' iss, the iss_sub subjects' iss, the base of
+   * its URLs. Read per request: its default follows the port the listener bound.
+   */
+  readonly issuer: () => string;
   /** TESSERA_SSF_ALLOW_HTTP_PUSH. */
   readonly allowHttpPush: boolean;
   /** Epoch seconds. */
@@ -47,7 +50,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     const { configuration } = stream;
     return {
       stream_id: stream.streamId,
-      iss: issuer,
+      iss: issuer(),
       aud: audienceOf(stream),
       events_supported: [...eventsSupported],
       events_requested: configuration.eventsRequested,
@@ -56,7 +59,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
       delivery:
         configuration.delivery.method === 'push'
           ? { method: deliveryMethods.push, endpoint_url: configuration.delivery.endpointUrl }
-          : { method: deliveryMethods.poll, endpoint_url: `${issuer}${pollPath(stream.streamId)}` },
+          : { method: deliveryMethods.poll, endpoint_url: `${issuer()}${pollPath(stream.streamId)}` },
       ...(configuration.description === undefined ? {} : { description: configuration.description }),
     };
   }
@@ -107,7 +110,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
 
   const subjectOf = (subject: SubjectIdentifier): SsfSubject => {
     if (subject.format === 'opaque') return { kind: 'family', familyId: subject.id };
-    if (subject.iss !== issuer) throw new InvalidSsfRequest('subject.iss', `must be this transmitter's issuer, ${issuer}`);
+    if (subject.iss !== issuer()) throw new InvalidSsfRequest('subject.iss', `must be this transmitter's issuer, ${issuer()}`);
     return { kind: 'account', accountId: subject.sub };
   };
 

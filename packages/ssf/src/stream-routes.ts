@@ -8,10 +8,12 @@ import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-direct
 import { SsfStreamNotFound } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
+  AddSubjectRequest,
   CreateStreamRequest,
   OptionalStreamIdQuery,
   PollRequest,
   PollResponse,
+  RemoveSubjectRequest,
   ReplaceStreamRequest,
   StreamConfiguration,
   StreamIdQuery,
@@ -20,8 +22,6 @@ import {
   TransmitterMetadata,
   UpdateStreamRequest,
   VerificationRequest,
-  addSubjectRequest,
-  removeSubjectRequest,
 } from './stream-wire.js';
 
 /** The transmitter's paths on the public listener; the metadata names each as an absolute URL. */
@@ -36,7 +36,8 @@ export const ssfPaths = {
 } as const;
 
 export interface StreamRoutesOptions {
-  readonly issuer: string;
+  /** The transmitter's issuer, read when a request needs it: its default follows the port the listener bound. */
+  readonly issuer: () => string;
   readonly receivers: Pick<ReceiverDirectory, 'authenticate'>;
   readonly management: StreamManagement;
   readonly transmitter: Pick<Transmitter, 'workerOf'>;
@@ -74,12 +75,11 @@ const noContent = { 204: z.null().describe('Done; no body') };
  */
 export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOptions): Promise<void> {
   const { management, transmitter } = options;
-  const metadata = transmitterMetadata(options.issuer);
 
   app.withTypeProvider<ZodTypeProvider>().get(
     ssfPaths.metadata,
     { schema: { summary: 'The Shared Signals transmitter metadata (SSF 1.0 section 7.1)', tags, response: { 200: TransmitterMetadata, ...problemResponses(503) } } },
-    async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(metadata),
+    async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(transmitterMetadata(options.issuer())),
   );
 
   await app.register(async (scoped) => {
@@ -154,7 +154,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           summary: 'Add a subject: iss_sub with this issuer and an account id, or opaque with a token family id (SSF 1.0 section 8.1.3.2)',
           tags,
           security,
-          body: addSubjectRequest(options.issuer),
+          body: AddSubjectRequest,
           response: { 200: z.object({}).describe('Added (or already there)'), ...errors },
         },
       },
@@ -165,7 +165,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     );
     routes.post(
       ssfPaths.removeSubject,
-      { schema: { summary: 'Remove a subject (SSF 1.0 section 8.1.3.3)', tags, security, body: removeSubjectRequest(options.issuer), response: { ...noContent, ...errors } } },
+      { schema: { summary: 'Remove a subject (SSF 1.0 section 8.1.3.3)', tags, security, body: RemoveSubjectRequest, response: { ...noContent, ...errors } } },
       async (request, reply) => {
         await management.removeSubject(who(request), request.body, auditOf(request));
         return noStore(reply).code(204).send();

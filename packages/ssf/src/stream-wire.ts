@@ -67,15 +67,18 @@ export const OptionalStreamIdQuery = z.strictObject({ stream_id: id.optional() }
 export const StreamStatus = z.object({ stream_id: z.string(), status: z.enum(ssfStreamStatuses), reason: z.string().optional() });
 export const StreamStatusRequest = z.strictObject({ stream_id: id, status: z.enum(ssfStreamStatuses), reason: z.string().max(500).optional() });
 
-/** The subjects a stream can follow; an iss_sub's `iss` is this transmitter's issuer, known when the routes are made. */
-export const subjectIdentifier = (issuer: string) =>
-  z.discriminatedUnion('format', [
-    z.strictObject({ format: z.literal('iss_sub'), iss: z.literal(issuer).describe("This transmitter's issuer"), sub: id.describe('An account id: every SET about that account') }),
-    z.strictObject({ format: z.literal('opaque'), id: id.describe('A token family id: SETs about that one session') }),
-  ]);
+/**
+ * The subjects a stream can follow. An iss_sub's `iss` must be this transmitter's issuer: checked
+ * when the request is handled (400 naming subject.iss), as the default issuer names the port the
+ * listener bound, unknown when the routes are made.
+ */
+const subjectIdentifier = z.discriminatedUnion('format', [
+  z.strictObject({ format: z.literal('iss_sub'), iss: z.string().describe("This transmitter's issuer: its metadata's `issuer`"), sub: id.describe('An account id: every SET about that account') }),
+  z.strictObject({ format: z.literal('opaque'), id: id.describe('A token family id: SETs about that one session') }),
+]);
 export type SubjectIdentifier = { readonly format: 'iss_sub'; readonly iss: string; readonly sub: string } | { readonly format: 'opaque'; readonly id: string };
-export const addSubjectRequest = (issuer: string) => z.strictObject({ stream_id: id, subject: subjectIdentifier(issuer), verified: z.boolean().optional() });
-export const removeSubjectRequest = (issuer: string) => z.strictObject({ stream_id: id, subject: subjectIdentifier(issuer) });
+export const AddSubjectRequest = z.strictObject({ stream_id: id, subject: subjectIdentifier, verified: z.boolean().optional() });
+export const RemoveSubjectRequest = z.strictObject({ stream_id: id, subject: subjectIdentifier });
 export const VerificationRequest = z.strictObject({ stream_id: id, state: z.string().max(1000).optional() });
 
 /** RFC 8936 section 2.4: the poll request. */

@@ -37,7 +37,7 @@ export interface StreamWorkerDeps {
   readonly store: Pick<EventStore, 'readAll' | 'readStream'>;
   readonly keyring: SetKeyring;
   readonly seal: HeaderSeal;
-  readonly issuer: string;
+  readonly issuer: () => string;
   readonly checkpoints: DeliveryCheckpoints;
   readonly retention: RetentionHorizon;
   readonly push: PushClient;
@@ -310,7 +310,7 @@ export class StreamWorker {
     }
     const stream = this.fold;
     if (stream.status !== 'live' || stream.streamStatus === 'disabled') return false;
-    const claims = setFor(recorded, { streamId: this.streamId, audience: audienceOf(stream), subjects: stream.subjects, eventsDelivered: stream.configuration.eventsDelivered }, this.deps.issuer);
+    const claims = setFor(recorded, { streamId: this.streamId, audience: audienceOf(stream), subjects: stream.subjects, eventsDelivered: stream.configuration.eventsDelivered }, this.deps.issuer());
     if (!claims) return false;
     this.queue.push({ position: recorded.position, claims, recordedAt: recorded.recordedAt });
     this.arrived.wake();

@@ -14,7 +14,8 @@ export interface TransmitterOptions {
   readonly store: Pick<EventStore, 'readAll' | 'readStream' | 'append' | 'subscribeToAll' | 'headPosition'>;
   readonly keyring: SetKeyring;
   readonly seal: HeaderSeal;
-  readonly issuer: string;
+  /** The SETs' iss, read as each is made: its default follows the port the public listener bound. */
+  readonly issuer: () => string;
   readonly checkpoints: DeliveryCheckpoints;
   readonly retention: RetentionHorizon;
   readonly clock: Clock;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, type TesseraEvent } from '@tessera/contracts';
 import { InMemoryEventStore, handleCommand } from '@tessera/event-store';
-import { systemClock } from '@tessera/timing';
+import { ManualClock, systemClock, type Clock } from '@tessera/timing';
 import { createSecretHasher, generateSigningKey, signingKeyFromJwk, singleKeyHashers, type SigningKey } from '@tessera/tokens';
 import { eventsSupported } from '../event-types.js';
 import { createHeaderSeal } from '../sealed-header.js';
@@ -27,8 +27,8 @@ beforeAll(async () => {
 
 interface Receiver {
   readonly url: string;
-  /** Each push's claims, in arrival order. */
-  readonly received: { jti: string; txn: string; events: Record<string, unknown> }[];
+  /** Each accepted push's claims and the stream whose Authorization header it carried, in arrival order. */
+  readonly received: { jti: string; txn: string; events: Record<string, unknown>; stream: string | undefined }[];
   /** The Authorization header of each push. */
   readonly authorizations: (string | undefined)[];
   /** The kid of each SET accepted. */
@@ -47,12 +47,13 @@ async function startReceiver(): Promise<Receiver> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const [header, payload] = Buffer.concat(chunks).toString().split('.') as [string, string];
-      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Receiver['received'][number];
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Omit<Receiver['received'][number], 'stream'>;
       const { kid } = JSON.parse(Buffer.from(header, 'base64url').toString()) as { kid: string };
       authorizations.push(request.headers.authorization);
       const { status, body } = receiver.answer(claims);
       if (status === 202) {
-        received.push(claims);
+        // Each test stream's header is `Bearer for <stream id>`.
+        received.push({ ...claims, stream: /^Bearer for (.+)$/.exec(request.headers.authorization ?? '')?.[1] });
         kids.push(kid);
       }
       response.writeHead(status, { 'content-type': 'application/json' }).end(body ?? '');
@@ -70,7 +71,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: { current(): SigningKey } } = {}) {
+async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: { current(): SigningKey }; clock?: Clock } = {}) {
   const store = new InMemoryEventStore();
   const receiver = await startReceiver();
   const checkpoints = options.checkpoints ?? createMemoryCheckpoints();
@@ -79,10 +80,10 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     store,
     keyring: options.keyring ?? { current: () => key },
     seal: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))),
-    issuer,
+    issuer: () => issuer,
     checkpoints,
     retention: options.retention ?? { oldestRetained: async () => 1n },
-    clock: systemClock,
+    clock: options.clock ?? systemClock,
     logger: quiet,
     pushTimeoutMs: 2_000,
     pauseAfterMs: options.pauseAfterMs ?? 60_000,
@@ -113,37 +114,40 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     return recorded!.eventId;
   };
   const statusEvents = async (streamId: string) => (await store.readStream(ssfStreams.stream(streamId))).map(({ event }) => event as SsfStreamEvent).filter((event) => event.type === 'SsfStreamStatusChanged');
-  return { store, receiver, transmitter, counts, checkpoints, createStream, setStatus, revoke, statusEvents };
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  /** The txn of each SET a stream's receiver accepted, in arrival order. */
+  const txnsOf = (streamId: string) => receiver.received.filter((claims) => claims.stream === streamId).map((claims) => claims.txn);
+  return { store, receiver, transmitter, counts, checkpoints, createStream, setStatus, revoke, statusEvents, txnsOf };
 }
 
 describe('the transmitter', () => {
-  it('pauses a stream whose pushes keep failing past the pause time, and resumes where it stopped when enabled, with the same jti', async () => {
-    const t = await setUp({ pauseAfterMs: 300 });
+  it('pauses a stream whose pushes keep failing past the pause time, holds what comes while paused, and resumes where it stopped when enabled, with the same jti', async () => {
+    // The pause time passes on the transmitter's clock: no test waits it out.
+    const clock = new ManualClock();
+    const t = await setUp({ pauseAfterMs: 300, clock });
     await t.createStream('s1');
     await t.transmitter.start();
     t.receiver.answer = () => ({ status: 503 });
     const first = await t.revoke();
-    await until(async () => (await t.statusEvents('s1')).length === 1, 'the pause');
+    // Failing since the first refusal; the next one after 300 ms pauses the stream.
+    await expect.poll(() => t.counts.failed).toBeGreaterThan(0);
+    clock.advance(300);
+    await expect.poll(async () => (await t.statusEvents('s1')).length).toBe(1);
     expect((await t.statusEvents('s1'))[0]).toMatchObject({ status: 'paused', by: 'transmitter', reason: expect.stringContaining('delivery has been failing since') });
     expect(t.counts.paused).toBe(1);
     expect(t.counts.failed).toBeGreaterThan(1);
-    const second = await t.revoke();
     t.receiver.answer = () => ({ status: 202 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(t.receiver.received).toEqual([]);
+    // A witness: an enabled stream of the same subject. The transmitter hands each event to every
+    // stream in one pass, so once the witness has the SET, the paused stream was handed it too.
+    await t.createStream('s2');
+    const second = await t.revoke();
+    await expect.poll(() => t.txnsOf('s2')).toEqual([second]);
+    // Held, not sent: a stream that took it would still hold it (pending) or have sent it.
+    expect(t.txnsOf('s1')).toEqual([]);
+    expect(t.transmitter.workerOf('r1', 's1')?.pending).toBe(0);
     await t.setStatus('s1', 'enabled');
-    await until(() => t.receiver.received.length === 2, 'both SETs');
-    expect(t.receiver.received.map((claims) => claims.txn)).toEqual([first, second]);
-    // The stream's own Authorization header, unsealed, on every push.
-    expect(new Set(t.receiver.authorizations)).toEqual(new Set(['Bearer for s1']));
+    await expect.poll(() => t.txnsOf('s1')).toEqual([first, second]);
+    // Each stream's own Authorization header, unsealed, on every push.
+    expect(new Set(t.receiver.authorizations)).toEqual(new Set(['Bearer for s1', 'Bearer for s2']));
   });
 
   it('signs a SET when it sends it: one sent again after a key rotation carries the new key, with the same jti', async () => {
@@ -163,7 +167,7 @@ describe('the transmitter', () => {
       return { status: 202 };
     };
     await t.revoke();
-    await until(() => t.receiver.received.length === 1, 'the SET after the rotation');
+    await expect.poll(() => t.receiver.received.length).toBe(1);
     expect(t.receiver.kids).toEqual([rotated.kid]);
     expect(t.receiver.received[0]!.jti).toBe(refusedJti);
   });
@@ -178,9 +182,11 @@ describe('the transmitter', () => {
     await t.revoke();
     await t.setStatus('s1', 'enabled');
     const afterwards = await t.revoke();
-    await until(() => t.receiver.received.length === 2, 'two SETs');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(t.receiver.received.map((claims) => claims.txn)).toEqual([whilePaused, afterwards]);
+    // A stream delivers in log order: once a SET made after all of these has arrived, nothing of
+    // them is still to come, so the list is the whole of what the stream will ever send of them.
+    const sentinel = await t.revoke();
+    await expect.poll(() => t.txnsOf('s1')).toContain(sentinel);
+    expect(t.txnsOf('s1')).toEqual([whilePaused, afterwards, sentinel]);
   });
 
   it('drops a SET the receiver refuses as invalid_request and delivers the next; retries one refused for its key', async () => {
@@ -198,7 +204,7 @@ describe('the transmitter', () => {
       return { status: 202 };
     };
     const next = await t.revoke();
-    await until(() => t.receiver.received.length === 1, 'the next SET');
+    await expect.poll(() => t.receiver.received.length).toBe(1);
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([next]);
     expect(keyRefusals).toBe(2);
   });
@@ -215,13 +221,13 @@ describe('the transmitter', () => {
     oldest = head! + 1n;
     await t.transmitter.start();
     await t.setStatus('s1', 'enabled');
-    await until(async () => (await t.statusEvents('s1')).some((event) => event.type === 'SsfStreamStatusChanged' && event.by === 'transmitter'), 'the pause');
+    await expect.poll(async () => (await t.statusEvents('s1')).some((event) => event.type === 'SsfStreamStatusChanged' && event.by === 'transmitter')).toBe(true);
     const pause = (await t.statusEvents('s1')).find((event) => event.type === 'SsfStreamStatusChanged' && event.by === 'transmitter')!;
     expect(pause).toMatchObject({ status: 'paused', reason: expect.stringContaining('gap'), skippedTo: String(head) });
     expect(t.checkpoints.get('s1')).toBe(head);
     await t.setStatus('s1', 'enabled');
     const kept = await t.revoke();
-    await until(() => t.receiver.received.length === 1, 'the SET after the gap');
+    await expect.poll(() => t.receiver.received.length).toBe(1);
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([kept]);
     expect(t.receiver.received.map((claims) => claims.txn)).not.toContain(lost);
   });
@@ -232,14 +238,14 @@ describe('the transmitter', () => {
     await t.createStream('s1');
     await t.transmitter.start();
     const delivered = await t.revoke();
-    await until(() => t.receiver.received.length === 1, 'the first SET');
+    await expect.poll(() => t.receiver.received.length).toBe(1);
     await t.transmitter.stop();
     const missed = [await t.revoke(), await t.revoke()];
     const restarted = new Transmitter({
       store: t.store,
       keyring: { current: () => key },
       seal: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))),
-      issuer,
+      issuer: () => issuer,
       checkpoints,
       retention: { oldestRetained: async () => 1n },
       clock: systemClock,
@@ -251,7 +257,7 @@ describe('the transmitter', () => {
     cleanups.push(() => restarted.stop());
     await restarted.start();
     const live = await t.revoke();
-    await until(() => t.receiver.received.length === 4, 'every SET');
+    await expect.poll(() => t.receiver.received.length).toBe(4);
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([delivered, ...missed, live]);
   });
 });
