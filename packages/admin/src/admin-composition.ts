@@ -48,8 +48,8 @@ const familiesCatchUpMs = 2_000;
  * process, see `readers`), the families read model and the routes.
  *
  * The families read model follows every token event from the start of the log, which costs every
- * issuance one more read and parse of its event (roughly +10% server CPU per get-oauth-token in an
- * A/B run on this machine, a noisy figure), and reading a long history costs seconds of CPU. So it
+ * issuance one more read and parse of its event (about a tenth more server CPU per get-oauth-token),
+ * and reading a long history costs seconds of CPU. So it
  * starts on the first account revocation, on a thread of its own at the lowest CPU priority (token
  * requests keep the core), and follows from then on: a deployment that never revokes an account's
  * tokens never pays for it. That first revocation waits up to 2 s for it to catch up, then answers

@@ -6,7 +6,7 @@ import { randomFillSync, randomUUID } from 'node:crypto';
  *
  * Bytes come from a pool refilled from the CSPRNG 4 KiB at a time, each byte handed out once —
  * what Node does for randomUUID. Three small randomBytes() calls cost ~25 µs per issued token
- * here (profiled under load); slicing a pool costs well under 1 µs.
+ * under load; slicing a pool costs well under 1 µs.
  */
 const pool = Buffer.alloc(4096);
 let offset = pool.length;
