@@ -65,10 +65,10 @@ module.exports = {
     },
     {
       name: 'archive-reads-alone',
-      comment: 'The archive (format, manifest, verification, reads) imports no other Tessera package: it reads archived rows by field, so an auditor\'s copy of it needs nothing of the service.',
+      comment: 'The archive (format, manifest, verification, reads) imports no other Tessera package but the error codes (@tessera/contracts/errors, a module without imports): it reads archived rows by field, so an auditor\'s copy of it needs nothing of the service.',
       severity: 'error',
       from: { path: '^packages/archive/' },
-      to: { path: '^packages/', pathNot: '^packages/archive/' },
+      to: { path: '^packages/', pathNot: ['^packages/archive/', '^packages/contracts/src/error-code\\.ts$'] },
     },
     {
       name: 'archiving-knows-no-read-model',

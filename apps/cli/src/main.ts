@@ -5,7 +5,8 @@ import { systemClock } from '@tessera/timing';
 // (serving brings the HTTP server, Kafka's client and a store driver).
 import { CliError } from './cli-error.js';
 import type { CommandContext } from './command-context.js';
-import { errorCodeOf, exitCodeFor, isForeseen } from './exit-codes.js';
+import { errorCode } from '@tessera/contracts';
+import { exitCodeFor, isForeseen } from './exit-codes.js';
 
 const usage = `usage: tessera <command>
 
@@ -106,7 +107,7 @@ function roleOf(command: string): Role | undefined {
 
 /** The one line an error is reported in: its message when the CLI foresaw it, else also its name (never internals that could carry secrets). */
 function describe(error: unknown): string {
-  const code = errorCodeOf(error);
+  const code = errorCode(error);
   const message = error instanceof Error ? error.message : String(error);
   if (code === 'ERR_START_FAILED') return `cannot start: ${message}`;
   if (isForeseen(error)) return message;

@@ -1,4 +1,4 @@
-import { accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/contracts';
+import { InvalidArgument, accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/contracts';
 import {
   DomainError,
   accountDecider,
@@ -101,7 +101,7 @@ export function createAccountService(deps: AccountServiceDeps) {
   /** Asked before the command, once: a retry after a conflict decides with the same figure. */
   async function cutOf(option: RevokeTokensOption | undefined): Promise<TokenCut | undefined> {
     if (!option?.revokeTokens) return undefined;
-    if (!deps.longestTokenLifetime) throw new Error('revokeTokens needs longestTokenLifetime in the account service deps');
+    if (!deps.longestTokenLifetime) throw new InvalidArgument('revokeTokens needs longestTokenLifetime in the account service deps');
     return { longestTokenLifetime: await deps.longestTokenLifetime() };
   }
 

@@ -1,4 +1,4 @@
-import { adminScopes, adminTokenEventTypes, isOneOf, streams, type AdminScope, type EventMetadata } from '@tessera/contracts';
+import { InvalidArgument, adminScopes, adminTokenEventTypes, isOneOf, streams, type AdminScope, type EventMetadata } from '@tessera/contracts';
 import { adminTokenDecider, unsafeNameCharacter, type AdminTokenCommand } from '@tessera/domain';
 import { handleCommand, readAllOf, type CommandStore, type EventStore } from '@tessera/event-store';
 import { newAdminToken, newAdminTokenId, type SecretHasher } from '@tessera/tokens';
@@ -55,7 +55,7 @@ export function createAdminTokenService(deps: AdminTokenServiceDeps) {
   return {
     /** `expiresInSeconds`: the token is refused that long after now; without it, it never expires. */
     async create(input: { name: string; scopes: readonly string[]; expiresInSeconds?: number | undefined }): Promise<CreatedAdminToken> {
-      if (!hasher) throw new Error('creating an admin token needs the hasher in the admin token service deps');
+      if (!hasher) throw new InvalidArgument('creating an admin token needs the hasher in the admin token service deps');
       const name = validName(input.name);
       const scopes = validScopes(input.scopes);
       const lifetime = input.expiresInSeconds === undefined ? undefined : validLifetime(input.expiresInSeconds);

@@ -12,9 +12,10 @@ import { currentBackgroundThread } from '@tessera/host/background-thread';
 import { epochSeconds, systemClock, type Clock } from '@tessera/timing';
 import { AccountFamilies } from './account-families.js';
 import type { FamiliesReply, FamiliesRequest, FamiliesThreadData, FamiliesThreadState } from './families-thread-protocol.js';
+import { InvariantBroken } from '@tessera/contracts';
 
 const port = parentPort;
-if (port === null) throw new Error('families-thread-worker.ts runs as a worker thread');
+if (port === null) throw new InvariantBroken('families-thread-worker.ts runs as a worker thread');
 // Cast: the data families-thread.ts hands this thread, in the shape it declares.
 const data = workerData as FamiliesThreadData;
 const send = (reply: FamiliesReply) => port.postMessage(reply);

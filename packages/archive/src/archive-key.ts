@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncFile } from './segment-file.js';
+import { errorCode } from '@tessera/contracts/errors';
 
 /**
  * The archive's signing key: Ed25519, of its own. Not a token signing key: those leave the JWKS an
@@ -41,7 +42,7 @@ export function loadOrCreateArchiveKey(keysDir: string, archiveDir: string): Arc
       // link, not rename: another process that made its key first keeps it, and this one uses that.
       linkSync(temporary, file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (errorCode(error) !== 'EEXIST') throw error;
     } finally {
       rmSync(temporary, { force: true });
     }

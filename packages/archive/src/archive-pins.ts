@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { CodedError } from '@tessera/contracts/errors';
 
 /**
  * What the archive is checked against: the archive keys whose signatures count, and the manifest's
@@ -42,7 +43,7 @@ export function pinsFromAnchors(anchors: Iterable<ArchiveAnchor | { readonly typ
 const isAnchor = (event: ArchiveAnchor | { readonly type: string }): event is ArchiveAnchor => event.type === 'ArchiveKeyTrusted' || event.type === 'ArchiveHeadRecorded';
 
 /** A pin file is not what `--pin` takes: named, so the CLI answers with a usage error. */
-export class InvalidPinFile extends Error {
+export class InvalidPinFile extends CodedError {
   readonly code = 'ERR_INVALID_PIN_FILE';
   constructor(
     readonly file: string,

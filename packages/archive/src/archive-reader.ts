@@ -4,6 +4,7 @@ import { idAsUuid, type ArchivedAccess, type ArchivedEvent, type IdForm } from '
 import type { SegmentEntry } from './manifest.js';
 import { duckdb, eventColumns, rowToEvent, sqlText } from './segment-file.js';
 import type { TrustedArchive } from './trusted-archive.js';
+import { CodedError } from '@tessera/contracts/errors';
 
 /** The events query's filters, as the audit index takes them. */
 export interface ArchiveEventQuery {
@@ -22,7 +23,7 @@ export interface ArchiveEventQuery {
 }
 
 /** A read stopped at its deadline (the audit query's budget). */
-export class ArchiveReadInterrupted extends Error {
+export class ArchiveReadInterrupted extends CodedError {
   readonly code = 'ERR_ARCHIVE_READ_INTERRUPTED';
   constructor() {
     super('the archive read ran past its deadline');

@@ -17,7 +17,7 @@ export {
   type StoredEntry,
 } from './manifest.js';
 export { closedAt, mattersUntil, removableEvents, retentionOf, rollingStreamPrefixes, closingStreamPrefixes, keptStreamPrefixes, type RetainedEvent, type RetentionSettings, type StreamRetention } from './retention-rule.js';
-export { readSegment, sha256File, temporarySuffix, writeSegment, type SegmentFacts } from './segment-file.js';
+export { readSegment, SegmentUnverified, sha256File, temporarySuffix, writeSegment, type SegmentFacts } from './segment-file.js';
 export { verifyArchive, type ArchiveBreak, type ArchiveVerification, type VerifyOptions } from './verify-archive.js';
 export { archivedThrough } from './archived-through.js';
 export { InvalidPinFile, pinsFromAnchors, readPinFile, type ArchiveAnchor, type ArchiveHead, type ArchivePins } from './archive-pins.js';

@@ -3,6 +3,7 @@ import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, rm
 import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { idAsUuid, idFromUuid, streamFromKind, streamKindOf, type ArchivedAccess, type ArchivedEvent, type IdForm } from './archived-event.js';
+import { CodedError, InvalidArgument } from '@tessera/contracts/errors';
 
 /**
  * One segment's columns, in file order. Ids as 16-byte UUIDs with a text twin for other forms
@@ -53,13 +54,18 @@ export function duckdb(): Promise<DuckDBInstance> {
   return shared;
 }
 
+/** A segment written and read back did not hold what was written: nothing is archived from it. */
+export class SegmentUnverified extends CodedError {
+  readonly code = 'ERR_ARCHIVE_SEGMENT_UNVERIFIED';
+}
+
 /**
  * Writes `events` as a Parquet segment with zstd at `file`: to a temporary file, fsynced, renamed
  * into place and the folder fsynced; then read back through DuckDB and checked (rows, positions)
  * before anything else may count on it. The facts come from what was read back, not from memory.
  */
 export async function writeSegment(file: string, events: readonly ArchivedEvent[]): Promise<SegmentFacts> {
-  if (events.length === 0) throw new TypeError('a segment holds at least one event');
+  if (events.length === 0) throw new InvalidArgument('a segment holds at least one event');
   const connection = await (await duckdb()).connect();
   // A name no other write in this process's DuckDB is using: unique, not a time.
   const table = `segment_${randomUUID().replaceAll('-', '')}`;
@@ -81,7 +87,7 @@ export async function writeSegment(file: string, events: readonly ArchivedEvent[
     const expected = positionsDigest(events.map((event) => event.position));
     const facts = await readSegmentFacts(connection, file);
     if (facts.rows !== events.length || facts.positionsDigest !== expected) {
-      throw new Error(`segment ${file} read back ${facts.rows} rows of ${events.length}, or other positions: not archived`);
+      throw new SegmentUnverified(`segment ${file} read back ${facts.rows} rows of ${events.length}, or other positions: not archived`);
     }
     return facts.segment;
   } finally {

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SegmentEntry } from './manifest.js';
 import { sha256File } from './segment-file.js';
+import { errorCode } from '@tessera/contracts/errors';
 
 /**
  * Segments this process has hashed, by what the file system says of each file: device, inode,
@@ -41,7 +42,7 @@ function identityOf(file: string, entry: SegmentEntry): string | undefined {
     const stat = statSync(file, { bigint: true });
     return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${entry.segment.sha256}`;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
   }
 }

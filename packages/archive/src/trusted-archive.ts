@@ -3,12 +3,13 @@ import type { ArchivePins } from './archive-pins.js';
 import { manifestDir, type SegmentEntry } from './manifest.js';
 import { SegmentHashes } from './segment-hashes.js';
 import { verifyArchive, type ArchiveBreak, type ArchiveVerification } from './verify-archive.js';
+import { errorCode, CodedError } from '@tessera/contracts/errors';
 
 /**
  * The archive failed its verification against its pins: a query that would read it answers 503
  * naming the break, never an answer with rows missing or changed.
  */
-export class ArchiveUntrusted extends Error {
+export class ArchiveUntrusted extends CodedError {
   readonly code = 'ERR_ARCHIVE_UNTRUSTED';
   constructor(readonly found: ArchiveBreak) {
     super(`the archive failed its verification, so audit answers that reach into it are withheld: manifest entry ${found.sequence}, ${found.file}: ${found.problem}. Run tessera archive verify.`);
@@ -94,7 +95,7 @@ function folderIdentity(folder: string): string {
     const stat = statSync(folder, { bigint: true });
     return `${stat.dev}:${stat.ino}:${stat.mtimeNs}:${stat.ctimeNs}`;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    if (errorCode(error) === 'ENOENT') return 'absent';
     throw error;
   }
 }

@@ -31,6 +31,7 @@ import type { RecordedEvent } from '@tessera/contracts';
 import type { EventStore, LogRemoval, LogRetention } from '@tessera/event-store';
 import type { ArchiveTrust } from './archive-trust.js';
 import type { HotIndex } from './hot-index.js';
+import { InvariantBroken, CodedError } from '@tessera/contracts';
 
 export interface ArchiverSettings extends RetentionSettings {
   /** TESSERA_AUDIT_RETENTION, seconds: segments wholly older are deleted, on the record. */
@@ -68,7 +69,7 @@ export interface ArchiverDeps {
  * The archive folder has segments but no manifest/: whatever happened to it, nothing is archived,
  * deleted or removed from the hot log until an operator restores the manifest.
  */
-export class ArchiveManifestMissing extends Error {
+export class ArchiveManifestMissing extends CodedError {
   readonly code = 'ERR_ARCHIVE_MANIFEST_MISSING';
   constructor(archiveDir: string) {
     super(`the archive folder ${archiveDir} holds segments but no manifest/ folder: archiving stops until it is restored (docs/audit.md, "The trust model")`);
@@ -77,7 +78,7 @@ export class ArchiveManifestMissing extends Error {
 }
 
 /** An archived event names a stream kept for good: it can never be removed from the hot log. */
-export class KeptStreamRemoval extends Error {
+export class KeptStreamRemoval extends CodedError {
   readonly code = 'ERR_KEPT_STREAM_REMOVAL';
   constructor(stream: string, position: bigint) {
     super(`refusing to remove the event at log position ${position} of ${stream}: that stream is kept for good`);
@@ -194,7 +195,7 @@ export class Archiver {
     for (const recorded of found.events) {
       const row = rows.get(recorded.position);
       // The index is past every position found (step 3), so it holds each one; one it lacks is a bug to see, not to archive around.
-      if (row === undefined) throw new Error(`the audit index has no row at log position ${recorded.position}: nothing archived`);
+      if (row === undefined) throw new InvariantBroken(`the audit index has no row at log position ${recorded.position}: nothing archived`);
       // Closed streams hold no cut (cuts live on account streams, which stay): any other access event is kept.
       const access = row.access?.kind === 'tokens-cut' ? undefined : row.access;
       archived.push({ position: recorded.position, stream: recorded.stream, revision: recorded.revision, ...row, access });

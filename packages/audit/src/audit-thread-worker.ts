@@ -18,9 +18,11 @@ import { AuditIndex } from './audit-index.js';
 import type { ArchiveState, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import { followIntoIndex, type IndexFollower } from './index-follower.js';
 import { AuditQueryOverBudget } from './query-budget.js';
+import { InvariantBroken, errorCode } from '@tessera/contracts';
+import { AuditIndexBehind } from './audit-index-behind.js';
 
 const port = parentPort;
-if (port === null) throw new Error('audit-thread-worker.ts runs as a worker thread');
+if (port === null) throw new InvariantBroken('audit-thread-worker.ts runs as a worker thread');
 // Cast: the data audit-thread.ts hands this thread, in the shape it declares.
 const data = workerData as AuditThreadData;
 const send = (reply: AuditReply) => port.postMessage(reply);
@@ -193,7 +195,7 @@ const fileBytes = (file: string) => (existsSync(file) ? statSync(file).size : 0)
 let readModelsPast: bigint | undefined;
 
 async function archiveRun(now: number, consumersPast: bigint | undefined) {
-  if (store === undefined || !state.caughtUp) throw new Error('the audit index has not caught up with the log yet');
+  if (store === undefined || !state.caughtUp) throw new AuditIndexBehind();
   readModelsPast = consumersPast;
   retention ??= await openLogRetention(data.config);
   archiver ??= new Archiver({
@@ -288,7 +290,7 @@ port.on('message', (request: AuditRequest) => {
         publish({ archive: archiveState });
       }
       const budgetMs = error instanceof AuditQueryOverBudget ? error.budgetMs : undefined;
-      const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+      const code = errorCode(error);
       send({ id: request.id, error: { code, message: error instanceof Error ? error.message : String(error), ...(budgetMs === undefined ? {} : { budgetMs }) } });
     }
   });

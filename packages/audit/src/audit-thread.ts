@@ -1,8 +1,10 @@
 import type { TesseraConfig } from '@tessera/config';
+import { InvariantBroken } from '@tessera/contracts';
 import { startBackgroundWorker } from '@tessera/host';
 import type { AccessAtAnswer, AccessAtQuery } from './index-access-at.js';
 import type { EventPage } from './index-events.js';
 import { AuditQueryOverBudget } from './query-budget.js';
+import { AuditThreadError } from './audit-thread-error.js';
 import type { ArchiveRunSummary, AuditQuestion, AuditReply, AuditRequest, AuditThreadData, AuditThreadState } from './audit-thread-protocol.js';
 import type { EventQuery } from './event-query.js';
 
@@ -60,24 +62,24 @@ export function startAuditThread(options: { readonly file: string; readonly conf
   const answerOf = (reply: AuditReply): AuditReply => {
     if (!('error' in reply)) return reply;
     if (reply.error.code === 'ERR_AUDIT_QUERY_OVER_BUDGET' && reply.error.budgetMs !== undefined) throw new AuditQueryOverBudget(reply.error.budgetMs);
-    throw Object.assign(new Error(reply.error.message), reply.error.code === undefined ? {} : { code: reply.error.code });
+    throw new AuditThreadError(reply.error.code, reply.error.message);
   };
 
   return {
     state: () => state,
     events: async (query, budgetMs) => {
       const reply = answerOf(await ask({ kind: 'events', query, budgetMs }, budgetMs));
-      if (!('events' in reply)) throw new Error('the audit thread answered another question');
+      if (!('events' in reply)) throw new InvariantBroken('the audit thread answered another question');
       return reply.events;
     },
     accessAt: async (accountId, at, query, budgetMs) => {
       const reply = answerOf(await ask({ kind: 'access-at', accountId, at, query, budgetMs }, budgetMs));
-      if (!('accessAt' in reply)) throw new Error('the audit thread answered another question');
+      if (!('accessAt' in reply)) throw new InvariantBroken('the audit thread answered another question');
       return reply.accessAt;
     },
     archive: async (now, consumersPast) => {
       const reply = answerOf(await ask({ kind: 'archive', now, consumersPast: consumersPast === undefined ? null : consumersPast.toString() }, archiveRunMs));
-      if (!('archived' in reply)) throw new Error('the audit thread answered another question');
+      if (!('archived' in reply)) throw new InvariantBroken('the audit thread answered another question');
       return reply.archived;
     },
     close: () => thread.close((id) => ({ id, kind: 'close' }) satisfies AuditRequest),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TesseraEvent, isOneOf, type TesseraEventType } from '@tessera/contracts';
+import { CodedError, TesseraEvent, isOneOf, type TesseraEventType } from '@tessera/contracts';
 import { maxIndexedPosition } from './audit-index-schema.js';
 
 /**
@@ -28,7 +28,7 @@ export const eventQueryLimit = { default: 100, max: 1000 } as const;
 export const eventTypes: readonly TesseraEventType[] = TesseraEvent.options.map((option) => option.shape.type.value);
 
 /** A filter that cannot be used, naming the parameter: a 400 over HTTP, a usage error in the CLI. */
-export class InvalidQuery extends Error {
+export class InvalidQuery extends CodedError {
   readonly code = 'ERR_INVALID_AUDIT_QUERY';
   constructor(
     readonly parameter: string,

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ownerOnlySqliteFile, ownerOnlySqliteSidecars } from '@tessera/event-store-sqlite';
 import { indexSchema, indexTables, indexVersion } from './audit-index-schema.js';
+import { errorCode } from '@tessera/contracts';
 
 /**
  * Page cache, in KiB (SQLite counts a negative cache_size so). This connection is the only one that
@@ -84,9 +85,8 @@ function stampVersion(db: Database.Database): void {
  * not write (made by root, say). A busy or locked file is another process at work, not damage.
  */
 function unusableFile(error: unknown): boolean {
-  // Cast: whatever was thrown; its `code` is only read, and checked to be text before it counts.
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'string') return false;
+  const code = errorCode(error);
+  if (code === undefined) return false;
   return code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN' || code === 'EACCES' || code === 'EPERM';
 }
 

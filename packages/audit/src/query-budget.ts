@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
+import { CodedError } from '@tessera/contracts';
 
 /** A query stopped at its time budget: a 503 over HTTP, exit 4 in the CLI. */
-export class AuditQueryOverBudget extends Error {
+export class AuditQueryOverBudget extends CodedError {
   readonly code = 'ERR_AUDIT_QUERY_OVER_BUDGET';
   constructor(readonly budgetMs: number) {
     super(`the audit query ran over its time budget of ${budgetMs} ms (TESSERA_AUDIT_QUERY_BUDGET_MS): narrow it (an account, a family, a shorter since/until, a smaller limit)`);

@@ -1,6 +1,7 @@
 import type { TokenCache } from './token-cache.js';
 import type { CachedToken } from './token-pair.js';
 import { send, type Transport } from './transport.js';
+import { InvalidOptionError } from './errors.js';
 
 export interface TesseraFetchInit extends RequestInit {
   /**
@@ -51,6 +52,6 @@ function canSendTwice(body: RequestInit['body']): boolean {
 /** `client.fetch('/v5/…')` resolves against the base URL; an absolute URL must be https. */
 export function resolveUrl(input: string | URL, base: URL): URL {
   const url = new URL(input, base);
-  if (url.protocol !== 'https:') throw new TypeError('client.fetch sends a bearer token over https only: the service answers over HTTPS only');
+  if (url.protocol !== 'https:') throw new InvalidOptionError('client.fetch sends a bearer token over https only: the service answers over HTTPS only');
   return url;
 }

@@ -1,5 +1,5 @@
 import { authorizedFetch, resolveUrl, type TesseraFetchInit } from './authorized-fetch.js';
-import { TesseraError } from './errors.js';
+import { InvalidOptionError, TesseraError } from './errors.js';
 import { SecretSet } from './secret-set.js';
 import { TokenCache } from './token-cache.js';
 import type { CachedToken } from './token-pair.js';
@@ -44,7 +44,7 @@ export class ClientSession<T extends CachedToken> {
   /** `renew` obtains a new token; `rejected` is the token a server just refused, if any. */
   constructor(options: SessionOptions, [address, identifier, secret]: Credentials, renew: (rejected: string | undefined) => Promise<T>) {
     this.base = baseOf(address[1], address[0]);
-    for (const [option, value] of [identifier, secret]) if (!value) throw new TypeError(`${option} is required`);
+    for (const [option, value] of [identifier, secret]) if (!value) throw new InvalidOptionError(`${option} is required`);
     this.identifier = identifier[1];
     this.secret = secret[1];
     this.clock = options.clock ?? systemTime;

@@ -118,6 +118,17 @@ export class UnsafeTokenFileError extends TesseraError {
   }
 }
 
+/**
+ * A client option that cannot work: a missing API Login ID or key, a base URL that is not an
+ * absolute https URL, or a `client.fetch` to plain http. Thrown at once, before any request, by the
+ * constructor or `client.fetch`: a mistake in the calling code, so a TypeError as it always was,
+ * with a stable code besides.
+ */
+export class InvalidOptionError extends TypeError {
+  override readonly name = 'InvalidOptionError';
+  readonly code = 'ERR_INVALID_OPTION';
+}
+
 /** Replaces every occurrence of each (non-empty) secret in `text`: a mangled message beats a leaked key. */
 export function redact(text: string, secrets: Iterable<string | undefined>): string {
   let result = text;

@@ -14,6 +14,7 @@ export {
   BadRequestError,
   ForbiddenError,
   UnsafeTokenFileError,
+  InvalidOptionError,
   type TesseraErrorCode,
   type TesseraOperation,
 } from './errors.js';

@@ -2,6 +2,7 @@ import {
   BadRequestError,
   ForbiddenError,
   InvalidCredentialsError,
+  InvalidOptionError,
   NetworkError,
   RateLimitedError,
   redact,
@@ -10,6 +11,7 @@ import {
   type TesseraOperation,
 } from './errors.js';
 import { systemTime } from './system-time.js';
+import { errorCode } from './private-files.js';
 
 /** Whatever `fetch` the client is given: Node's global one by default, or an adapter. */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -133,7 +135,7 @@ export function parseRetryAfter(value: string | null, now: number = systemTime()
 
 function describeFailure(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : undefined;
+  const code = errorCode(cause);
   if (code) return code;
   return error instanceof Error ? error.name : 'unknown failure';
 }
@@ -144,9 +146,9 @@ export function baseOf(address: string, option: string): URL {
   try {
     url = new URL(address);
   } catch {
-    throw new TypeError(`${option} is not an absolute URL`);
+    throw new InvalidOptionError(`${option} is not an absolute URL`);
   }
-  if (url.protocol !== 'https:') throw new TypeError(`${option} must use https: the service answers over HTTPS only`);
+  if (url.protocol !== 'https:') throw new InvalidOptionError(`${option} must use https: the service answers over HTTPS only`);
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;
 }

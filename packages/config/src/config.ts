@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { checkKafkaSecurity, kafkaSecurityVariables } from './kafka-security-variables.js';
 import { ssfVariables } from './ssf-variables.js';
+import { CodedError } from '@tessera/contracts';
 
 /** Environment, parsed once at boot. A bad value stops the start and names the variable. */
 const seconds = (fallback: number) => z.coerce.number().int().positive().max(31_536_000).default(fallback);
@@ -233,7 +234,7 @@ const roleRequirements: Readonly<Record<Role, readonly { readonly variable: keyo
   relay: [{ variable: 'TESSERA_KAFKA_BROKERS', message: 'the relay needs it: host:port[,host:port…]' }],
 };
 
-export class ConfigError extends Error {
+export class ConfigError extends CodedError {
   readonly code = 'ERR_CONFIG';
   constructor(message: string) {
     super(message);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, type TesseraConfig } from './config.js';
 import { kafkaTlsWanted } from './kafka-security-variables.js';
+import { errorCode } from '@tessera/contracts';
 
 /**
  * What createKafkaFeed takes as `ssl` and `sasl` (the shape of @tessera/feed's
@@ -26,7 +27,7 @@ export function kafkaSecurityOf(config: TesseraConfig, read: ReadText = readText
     try {
       content = read(path);
     } catch (error) {
-      const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
+      const code = errorCode(error) ?? 'unreadable';
       throw new ConfigError(`invalid configuration: ${variable}: cannot read ${path} (${code})`);
     }
     if (holds && !holds.marker.test(content)) throw new ConfigError(`invalid configuration: ${variable}: ${path} holds no ${holds.what}`);

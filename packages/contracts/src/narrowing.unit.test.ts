@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { adminScopes } from './events.js';
-import { errorCode } from './error-code.js';
+import { CodedError, InvalidArgument, InvariantBroken, errorCode, errorCodes, isErrorCode, tesseraErrorCode } from './error-code.js';
 import { isOneOf } from './one-of.js';
 
 describe('errorCode', () => {
@@ -27,5 +27,29 @@ describe('isOneOf', () => {
     expect(isOneOf(adminScopes, 'audit:read')).toBe(true);
     expect(isOneOf(adminScopes, 'audit:write')).toBe(false);
     expect(isOneOf(adminScopes, '')).toBe(false);
+  });
+});
+
+describe('coded errors', () => {
+  class Stray extends CodedError {
+    // @ts-expect-error a code must be one of ErrorCode: an undeclared one does not compile
+    readonly code = 'ERR_NOT_DECLARED';
+  }
+
+  it('carry their code and their class name', () => {
+    const error = new InvariantBroken('a state ruled out');
+    expect(error).toBeInstanceOf(CodedError);
+    expect(error.name).toBe('InvariantBroken');
+    expect(errorCode(error)).toBe('ERR_INVARIANT_BROKEN');
+    expect(tesseraErrorCode(error)).toBe('ERR_INVARIANT_BROKEN');
+    expect(new InvalidArgument('bad').code).toBe('ERR_INVALID_ARGUMENT');
+    expect(new Stray('x').name).toBe('Stray');
+  });
+
+  it("tells Tessera's codes from Node's and a driver's", () => {
+    expect(isErrorCode('ERR_ARCHIVE_UNTRUSTED')).toBe(true);
+    expect(isErrorCode('ENOENT')).toBe(false);
+    expect(tesseraErrorCode(Object.assign(new Error('busy'), { code: 'SQLITE_BUSY' }))).toBeUndefined();
+    expect(new Set(errorCodes).size).toBe(errorCodes.length);
   });
 });

@@ -1,3 +1,5 @@
+import { CodedError } from '@tessera/contracts';
+
 /** Domain errors carry a stable code; only the HTTP layer maps codes to statuses. */
 export type DomainErrorCode =
   | 'ERR_REFRESH_TOKEN_INVALID'
@@ -22,7 +24,7 @@ export type DomainErrorCode =
   | 'ERR_LOG_HASHING_KEY_MISSING'
   | 'ERR_LOG_HASHING_KEY_UNRECORDED';
 
-export class DomainError extends Error {
+export class DomainError extends CodedError {
   constructor(
     readonly code: DomainErrorCode,
     message: string,
@@ -32,6 +34,11 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * The end of an exhaustive switch: the type checker proves it unreachable, so it carries no code
+ * of its own (nothing can answer or script against it) and stays a plain Error.
+ */
 export function assertNever(value: never): never {
+  // eslint-disable-next-line no-restricted-syntax -- can't happen: `never` proves every case handled; a code would name nothing a caller can meet.
   throw new Error(`unhandled case: ${JSON.stringify(value)}`);
 }

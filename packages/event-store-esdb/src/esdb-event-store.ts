@@ -15,6 +15,7 @@ import {
 import { fromResolvedEvent, isAfter, isStreamNotFound, toEsdbExpectedRevision, toEventData, toReadPosition, translateEsdbError } from './esdb-mapping.js';
 import { KnownHead, recordPosition, walkAll, type ReadAllPage, type WalkEnd, type WalkOptions } from './esdb-paging.js';
 import { createEsdbSubscription } from './esdb-subscription.js';
+import { InvalidArgument, InvariantBroken } from '@tessera/contracts';
 
 export interface EsdbEventStoreOptions {
   /** `esdb://host:2113?tls=false` for a dev node, `esdb+discover://…` for a cluster. */
@@ -70,7 +71,7 @@ export class EsdbEventStore implements EventStore {
 
   async append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     this.assertOpen();
-    if (events.length === 0) throw new TypeError('append needs at least one event');
+    if (events.length === 0) throw new InvalidArgument('append needs at least one event');
     const data = events.map((event) => toEventData(event, newEventId));
     const expectedRevision = toEsdbExpectedRevision(options.expectedRevision);
     try {
@@ -94,7 +95,7 @@ export class EsdbEventStore implements EventStore {
       const recorded = fromResolvedEvent(resolved);
       if (recorded?.revision === revision) return recorded.position;
     }
-    throw new Error(`append to ${stream} succeeded but revision ${revision} reads empty`);
+    throw new InvariantBroken(`append to ${stream} succeeded but revision ${revision} reads empty`);
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AllStreamResolvedEvent } from '@eventstore/db-client';
-import type { TesseraEvent } from '@tessera/contracts';
-import { EventStoreUnavailable } from '@tessera/event-store';
+import { InvalidArgument, type TesseraEvent } from '@tessera/contracts';
+import { EventStoreUnavailable, InvalidEvent } from '@tessera/event-store';
 import { EsdbEventStore, type EsdbClient } from './esdb-event-store.js';
 import { allRecord, fakeSubscription, readLog, streamingRead, type PageRequest } from './testing/esdb-fakes.js';
 
@@ -47,8 +47,8 @@ describe('EsdbEventStore without a reachable server', () => {
 
   it('refuses bad input before trying the network', async () => {
     const bogus = { ...registered, at: -1 } as TesseraEvent;
-    await expect(store.append('account-a-1', [{ event: bogus }], { expectedRevision: 'any' })).rejects.toBeInstanceOf(TypeError);
-    await expect(store.append('account-a-1', [], { expectedRevision: 'any' })).rejects.toBeInstanceOf(TypeError);
+    await expect(store.append('account-a-1', [{ event: bogus }], { expectedRevision: 'any' })).rejects.toBeInstanceOf(InvalidEvent);
+    await expect(store.append('account-a-1', [], { expectedRevision: 'any' })).rejects.toBeInstanceOf(InvalidArgument);
     await expect(store.append('account-a-1', [{ event: registered, eventId: 'not-a-uuid' }], { expectedRevision: 'any' })).rejects.toThrow(/UUID/);
   });
 

@@ -10,8 +10,8 @@ import {
   type ReadPosition,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { TesseraEvent, isOneOf, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
-import { EventStoreUnavailable, ExpectedRevisionConflict, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
+import { InvalidArgument, InvariantBroken, TesseraEvent, isOneOf, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { EventStoreUnavailable, ExpectedRevisionConflict, InvalidEvent, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
 
 /**
  * Pure translation between the EventStore port and @eventstore/db-client. Nothing here
@@ -28,9 +28,9 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export function toEventData(newEvent: NewEvent, newId: () => string): JSONEventData {
   const { event, metadata, eventId } = newEvent;
   const checked = TesseraEvent.safeParse(event);
-  if (!checked.success) throw new TypeError(`invalid ${String(event.type)} event: ${checked.error.message}`);
+  if (!checked.success) throw new InvalidEvent(`invalid ${String(event.type)} event: ${checked.error.message}`);
   const id = eventId ?? newId();
-  if (!uuidPattern.test(id)) throw new TypeError(`event id must be a UUID for EventStoreDB, got ${JSON.stringify(id)}`);
+  if (!uuidPattern.test(id)) throw new InvalidArgument(`event id must be a UUID for EventStoreDB, got ${JSON.stringify(id)}`);
   return {
     id,
     contentType: 'application/json',
@@ -45,7 +45,7 @@ export function toEventData(newEvent: NewEvent, newId: () => string): JSONEventD
 export function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
   if (expected === 'no_stream') return NO_STREAM;
   if (expected === 'any') return ANY;
-  if (expected < 0n) throw new RangeError(`expected revision must be ≥ 0, got ${expected}`);
+  if (expected < 0n) throw new InvalidArgument(`expected revision must be ≥ 0, got ${expected}`);
   return expected;
 }
 
@@ -101,7 +101,7 @@ export function fromResolvedEvent(resolved: AnyResolved, types?: readonly Tesser
   if (!recorded.isJson) return undefined;
   const position = recorded.position?.commit ?? resolved.commitPosition;
   if (position === undefined) {
-    throw new Error(`event ${recorded.id} in ${recorded.streamId} came without a log position (EventStoreDB older than 22.6?)`);
+    throw new InvariantBroken(`event ${recorded.id} in ${recorded.streamId} came without a log position (EventStoreDB older than 22.6?)`);
   }
   return {
     eventId: recorded.id,

@@ -9,8 +9,8 @@ import {
   type AllStreamResolvedEvent,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import type { TesseraEvent } from '@tessera/contracts';
-import { EventStoreUnavailable, ExpectedRevisionConflict } from '@tessera/event-store';
+import { InvalidArgument, type TesseraEvent } from '@tessera/contracts';
+import { EventStoreUnavailable, ExpectedRevisionConflict, InvalidEvent } from '@tessera/event-store';
 import {
   eventTypeRegex,
   fromEsdbRevision,
@@ -72,7 +72,7 @@ describe('event → ESDB event data', () => {
 
   it('refuses an invalid payload before anything is sent', () => {
     const bogus = { ...registered, name: '', at: -1 } as TesseraEvent;
-    expect(() => toEventData({ event: bogus }, fixedId)).toThrow(TypeError);
+    expect(() => toEventData({ event: bogus }, fixedId)).toThrow(InvalidEvent);
   });
 
   it('refuses an event id that ESDB would reject', () => {
@@ -129,7 +129,7 @@ describe('revisions and positions', () => {
     expect(toEsdbExpectedRevision('any')).toBe(ANY);
     expect(toEsdbExpectedRevision(0n)).toBe(0n);
     expect(toEsdbExpectedRevision(2n ** 62n)).toBe(2n ** 62n);
-    expect(() => toEsdbExpectedRevision(-1n)).toThrow(RangeError);
+    expect(() => toEsdbExpectedRevision(-1n)).toThrow(InvalidArgument);
   });
 
   it('maps current revisions back', () => {

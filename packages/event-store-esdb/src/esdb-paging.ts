@@ -1,4 +1,5 @@
 import { BACKWARDS, type AllStreamResolvedEvent, type Direction, type Position, type ReadPosition } from '@eventstore/db-client';
+import { InvariantBroken } from '@tessera/contracts';
 
 /**
  * Walking $all in bounded reads. The client (6.x) has no server-side filter for readAll, so
@@ -58,7 +59,7 @@ export async function walkAll(readPage: ReadAllPage, options: WalkOptions, visit
 /** A record's full position in $all: the next read starts there, so both halves are kept. */
 export function recordPosition(resolved: AllStreamResolvedEvent): Position {
   const position = resolved.event?.position ?? (resolved.commitPosition === undefined ? undefined : { commit: resolved.commitPosition, prepare: resolved.commitPosition });
-  if (!position) throw new Error('a record of $all came without a position');
+  if (!position) throw new InvariantBroken('a record of $all came without a position');
   return position;
 }
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { archivedThrough, pinsFromAnchors } from '@tessera/archive';
 import { archiveDirOf, type TesseraConfig } from '@tessera/config';
-import { streams } from '@tessera/contracts';
+import { CodedError, streams } from '@tessera/contracts';
 import type { SqliteEventStore } from '@tessera/event-store-sqlite';
 import type { EventStore, LogRetention } from '@tessera/event-store';
 import type { Clock } from '@tessera/timing';
@@ -80,7 +80,7 @@ function positionsCheckpointedIn(dataDir: string): bigint {
   }
   return highest;
 }
-export class NoEventStore extends Error {
+export class NoEventStore extends CodedError {
   readonly code = 'ERR_NO_EVENT_STORE';
   constructor(readonly file: string) {
     super(`no event store at ${file}`);

@@ -2,10 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { TesseraEvent, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { InvalidArgument, TesseraEvent, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
 import {
+  EventStoreReadOnly,
   EventStoreUnavailable,
   ExpectedRevisionConflict,
+  InvalidEvent,
   newEventId,
   type AppendResult,
   type CommitStats,
@@ -184,7 +186,7 @@ export class SqliteEventStore implements EventStore {
 
   /** A writer thread that died is replaced on the next append or probe: the store heals without a restart. */
   private ensureWriter(): Worker {
-    if (this.readOnly) throw new TypeError('this SQLite event store was opened read-only');
+    if (this.readOnly) throw new EventStoreReadOnly('this SQLite event store was opened read-only');
     if (this.writerFailure && !this.closed) {
       this.writerFailure = undefined;
       this.writer = this.startWriter();
@@ -195,12 +197,12 @@ export class SqliteEventStore implements EventStore {
 
   append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new EventStoreUnavailable('event store is closed'));
-    if (this.readOnly) return Promise.reject(new TypeError('this SQLite event store was opened read-only'));
+    if (this.readOnly) return Promise.reject(new EventStoreReadOnly('this SQLite event store was opened read-only'));
     this.ensureWriter();
-    if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
+    if (events.length === 0) return Promise.reject(new InvalidArgument('append needs at least one event'));
     for (const { event } of events) {
       const checked = TesseraEvent.safeParse(event);
-      if (!checked.success) return Promise.reject(new TypeError(`invalid ${event.type} event: ${checked.error.message}`));
+      if (!checked.success) return Promise.reject(new InvalidEvent(`invalid ${event.type} event: ${checked.error.message}`));
     }
     return new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ stream, events, expectedRevision: options.expectedRevision, resolve, reject });

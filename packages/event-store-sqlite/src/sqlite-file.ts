@@ -1,4 +1,5 @@
 import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
+import { errorCode } from '@tessera/contracts';
 
 /**
  * Makes a SQLite file owner-only (0600) without ever opening a descriptor of one that exists.
@@ -20,7 +21,7 @@ export function ownerOnlySqliteFile(file: string): void {
   try {
     closeSync(openSync(file, 'wx', 0o600));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (errorCode(error) !== 'EEXIST') throw error;
   }
   tighten(file);
 }
@@ -38,7 +39,7 @@ function tighten(path: string): void {
   try {
     mode = statSync(path).mode & 0o777;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if (errorCode(error) === 'ENOENT') return;
     throw error;
   }
   if (mode !== 0o600) chmodSync(path, 0o600);

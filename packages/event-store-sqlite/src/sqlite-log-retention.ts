@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { LogRemoval, LogRetention } from '@tessera/event-store';
+import { CodedError } from '@tessera/contracts';
 
 /** Rows deleted per transaction: each holds the write lock for a millisecond or two, so appends wait no longer. */
 const rowsPerTransaction = 500;
@@ -88,7 +89,7 @@ export class SqliteLogRetention implements LogRetention {
 }
 
 /** Removal stops: the log holds another stream's event at a position the archive says was its. */
-export class PositionHoldsAnotherStream extends Error {
+export class PositionHoldsAnotherStream extends CodedError {
   readonly code = 'ERR_POSITION_HOLDS_ANOTHER_STREAM';
   constructor(position: bigint, stream: string) {
     super(`log position ${position} holds an event of ${stream}, not the archived event named for removal: nothing more is removed (a log restored from an older copy beside a newer archive?)`);

@@ -1,6 +1,7 @@
 import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
 import type { Decider } from '@tessera/domain';
 import { ExpectedRevisionConflict, type AppendResult, type EventStore, type ExpectedRevision } from './event-store.js';
+import { InvariantBroken } from '@tessera/contracts';
 
 export interface CommandHandling<Command, State, Event extends TesseraEvent> {
   readonly stream: string;
@@ -88,7 +89,7 @@ async function readState<Command, State, Event extends TesseraEvent>(
   if (!last) return { state: decider.initialState(), revision: 'no_stream' };
   // The stream name says which rules apply to it; an event those rules do not know is a corrupt stream, never folded in.
   const state = recorded.reduce((folded, { event }) => {
-    if (!decider.isEvent(event)) throw new Error(`stream ${handling.stream} holds a ${event.type} event, which its rules do not know`);
+    if (!decider.isEvent(event)) throw new InvariantBroken(`stream ${handling.stream} holds a ${event.type} event, which its rules do not know`);
     return decider.evolve(folded, event);
   }, decider.initialState());
   return { state, revision: last.revision };

@@ -1,4 +1,5 @@
 import type { EventMetadata, RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/contracts';
+import { CodedError } from '@tessera/contracts';
 
 /**
  * The EventStore port. Revisions are 0-based per stream and positions are global and
@@ -104,7 +105,7 @@ export interface CommitStats {
   readonly roundTripSeconds: number;
 }
 
-export class ExpectedRevisionConflict extends Error {
+export class ExpectedRevisionConflict extends CodedError {
   readonly code = 'ERR_EXPECTED_REVISION_CONFLICT';
   constructor(
     readonly stream: string,
@@ -116,7 +117,17 @@ export class ExpectedRevisionConflict extends Error {
   }
 }
 
-export class EventStoreUnavailable extends Error {
+/** An append to a store opened for reading only (a command that inspects the log): a bug in whoever appended. */
+export class EventStoreReadOnly extends CodedError {
+  readonly code = 'ERR_EVENT_STORE_READ_ONLY';
+}
+
+/** An event that does not match its type's schema: refused before anything is written. */
+export class InvalidEvent extends CodedError {
+  readonly code = 'ERR_INVALID_EVENT';
+}
+
+export class EventStoreUnavailable extends CodedError {
   readonly code = 'ERR_EVENT_STORE_UNAVAILABLE';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -1,4 +1,4 @@
-import { TesseraEvent, type EventMetadata, type RecordedEvent } from '@tessera/contracts';
+import { InvalidArgument, TesseraEvent, type EventMetadata, type RecordedEvent } from '@tessera/contracts';
 import { systemClock, type Clock } from '@tessera/timing';
 import {
   EventStoreUnavailable,
@@ -13,6 +13,7 @@ import {
   type Subscription,
 } from './event-store.js';
 import { TimeSlices, Wakeup, settledFromOutside } from './delivery-signals.js';
+import { InvalidEvent } from './event-store.js';
 import { newEventId } from './event-id.js';
 
 export interface InMemoryEventStoreOptions {
@@ -44,10 +45,10 @@ export class InMemoryEventStore implements EventStore {
 
   async append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     this.assertOpen();
-    if (events.length === 0) throw new TypeError('append needs at least one event');
+    if (events.length === 0) throw new InvalidArgument('append needs at least one event');
     for (const { event } of events) {
       const checked = TesseraEvent.safeParse(event);
-      if (!checked.success) throw new TypeError(`invalid ${event.type} event: ${checked.error.message}`);
+      if (!checked.success) throw new InvalidEvent(`invalid ${event.type} event: ${checked.error.message}`);
     }
     const existing = this.byStream.get(stream) ?? [];
     const current = existing.length - 1;

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '@tessera/contracts';
 import { Retry, systemClock, type Clock } from '@tessera/timing';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from './event-store.js';
+import { CodedError } from '@tessera/contracts';
 
 /** Whether the store can take an append now, and if not, why (for /readyz and the logs). */
 export type Availability = { readonly available: true } | { readonly available: false; readonly cause: string; readonly sinceMs: number };
@@ -28,7 +29,8 @@ export interface GuardedEventStore extends EventStore {
 }
 
 /** Raised inside the guard to tell a subscriber's own failure (a bug: fatal) from the store's (retried). */
-class SubscriberFailure extends Error {
+class SubscriberFailure extends CodedError {
+  readonly code = 'ERR_SUBSCRIBER_FAILED';
   constructor(readonly original: unknown) {
     super('the subscriber failed');
   }

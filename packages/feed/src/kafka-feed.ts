@@ -23,6 +23,7 @@ import {
   type FeedLogger,
   type RevocationFeed,
 } from './revocation-feed.js';
+import { InvalidArgument } from '@tessera/contracts';
 
 // kafkajs is CommonJS whose named exports Node's ESM loader cannot detect: take them off the default export.
 const { Kafka, KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, Partitioners, logLevel } = kafkajs;
@@ -129,7 +130,7 @@ export class KafkaRevocationFeed implements RevocationFeed {
     this.topic = options.topic ?? defaultRevocationTopic;
     this.logger = options.logger ?? consoleLogger;
     const brokers = typeof options.brokers === 'string' ? options.brokers.split(',').map((b) => b.trim()).filter(Boolean) : [...options.brokers];
-    if (brokers.length === 0) throw new TypeError('KafkaRevocationFeed needs at least one broker');
+    if (brokers.length === 0) throw new InvalidArgument('KafkaRevocationFeed needs at least one broker');
     const security = kafkaClientSecurity(options);
     if (security.sasl?.mechanism === 'plain' && !security.ssl) this.logger.warn({ mechanism: 'plain' }, 'Kafka SASL PLAIN without TLS sends the password as it is: set ssl');
     this.kafka = new Kafka({

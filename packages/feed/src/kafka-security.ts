@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
+import { InvalidArgument } from '@tessera/contracts';
 
 /** TLS towards the brokers with material of one's own. Omitted fields fall back to Node's defaults (the system CAs, no client certificate). */
 export interface KafkaTlsOptions {
@@ -58,7 +59,7 @@ export function kafkaClientSecurity(options: KafkaSecurityOptions): KafkaClientS
   let tls: true | ConnectionOptions | undefined;
   if (ssl === true) tls = true;
   else if (ssl !== undefined) {
-    if ((ssl.cert === undefined) !== (ssl.key === undefined)) throw new TypeError('Kafka TLS: a client certificate and its key go together (cert and key, or neither)');
+    if ((ssl.cert === undefined) !== (ssl.key === undefined)) throw new InvalidArgument('Kafka TLS: a client certificate and its key go together (cert and key, or neither)');
     if (ssl.key !== undefined) secrets.add(text(ssl.key));
     if (ssl.passphrase !== undefined) secrets.add(ssl.passphrase);
     tls = {
@@ -71,7 +72,7 @@ export function kafkaClientSecurity(options: KafkaSecurityOptions): KafkaClientS
   let login: SASLOptions | undefined;
   if (sasl?.mechanism === 'oauthbearer') {
     const provide = sasl.oauthBearerProvider;
-    if (typeof provide !== 'function') throw new TypeError('Kafka SASL oauthbearer needs an oauthBearerProvider function');
+    if (typeof provide !== 'function') throw new InvalidArgument('Kafka SASL oauthbearer needs an oauthBearerProvider function');
     login = {
       mechanism: 'oauthbearer',
       oauthBearerProvider: async () => {
@@ -81,8 +82,8 @@ export function kafkaClientSecurity(options: KafkaSecurityOptions): KafkaClientS
       },
     };
   } else if (sasl !== undefined) {
-    if (!['scram-sha-512', 'scram-sha-256', 'plain'].includes(sasl.mechanism)) throw new TypeError(`Kafka SASL mechanism must be scram-sha-512, scram-sha-256, plain or oauthbearer, not ${String(sasl.mechanism)}`);
-    if (!sasl.username || !sasl.password) throw new TypeError(`Kafka SASL ${sasl.mechanism} needs a username and a password`);
+    if (!['scram-sha-512', 'scram-sha-256', 'plain'].includes(sasl.mechanism)) throw new InvalidArgument(`Kafka SASL mechanism must be scram-sha-512, scram-sha-256, plain or oauthbearer, not ${String(sasl.mechanism)}`);
+    if (!sasl.username || !sasl.password) throw new InvalidArgument(`Kafka SASL ${sasl.mechanism} needs a username and a password`);
     secrets.add(sasl.password);
     login = { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
   }

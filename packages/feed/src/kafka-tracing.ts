@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace, type Attributes, type Context, type Span, type TextMapGetter } from '@opentelemetry/api';
-import { parseTraceparent, type RecordedEvent } from '@tessera/contracts';
+import { errorCode, parseTraceparent, type RecordedEvent } from '@tessera/contracts';
 import type { Delivery, FeedEvent } from './revocation-feed.js';
 
 /**
@@ -103,7 +103,7 @@ function messaging(topic: string, operation: 'send' | 'process'): Attributes {
 
 /** The error's code or class name; never its message, which may quote a broker's answer or an event. */
 function fail(span: Span, error: unknown): void {
-  const code = typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'unknown';
+  const code = errorCode(error) ?? (error instanceof Error ? error.name : 'unknown');
   span.setAttribute('error.type', code);
   span.setStatus({ code: SpanStatusCode.ERROR });
 }

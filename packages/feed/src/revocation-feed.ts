@@ -1,5 +1,5 @@
 import type { RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/contracts';
-import { isOneOf, revocationEventTypes } from '@tessera/contracts';
+import { InvariantBroken, CodedError, isOneOf, revocationEventTypes } from '@tessera/contracts';
 
 /**
  * The RevocationFeed port: the relay publishes revocation-relevant events from the log,
@@ -102,9 +102,7 @@ export const consoleLogger: FeedLogger = {
 
 export const silentLogger: FeedLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
-export abstract class FeedError extends Error {
-  abstract readonly code: string;
-}
+export abstract class FeedError extends CodedError {}
 
 /** The broker could not be reached or did not acknowledge in time: retry later, nothing was lost. */
 export class FeedUnavailable extends FeedError {
@@ -206,7 +204,7 @@ export function feedKey(event: TesseraEvent): string {
     default: {
       // Every known type is handled above, or this fails to compile; a newer writer's event still has a type.
       const unknownEvent: { readonly type: string } = event satisfies never;
-      throw new TypeError(`no feed key for ${unknownEvent.type}`);
+      throw new InvariantBroken(`no feed key for ${unknownEvent.type}`);
     }
   }
 }

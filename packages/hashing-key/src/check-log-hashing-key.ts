@@ -1,4 +1,4 @@
-import { streams } from '@tessera/contracts';
+import { InvariantBroken, streams } from '@tessera/contracts';
 import { DomainError, secretHashingKeyDecider, type LogWriter, type SecretHashingKeyState } from '@tessera/domain';
 import { handleCommand, type CommandStore, type EventStore } from '@tessera/event-store';
 import { createHashingKey, hashingKeyFile, hashingKeyFolder, readHashingKeys, retiredHashingKeyFile, type HeldHashingKeys } from '@tessera/tokens';
@@ -49,7 +49,7 @@ export async function checkLogHashingKey(store: CommandStore & Pick<EventStore, 
       // Two writers recording a new log's key at once: the second compares its key with the first's.
       onConflict: { retries: 3 },
     });
-    if (state.status !== 'recorded') throw new Error('the secret-hashing key check left the log unrecorded');
+    if (state.status !== 'recorded') throw new InvariantBroken('the secret-hashing key check left the log unrecorded');
     return { state, held };
   } catch (error) {
     if (error instanceof DomainError) throw refusal(error, check, held, await recordedState(store));

@@ -1,3 +1,5 @@
+import { CodedError } from '@tessera/contracts';
+
 /** Why a writer may not append to a log with the secret-hashing key it holds. */
 export type LogHashingKeyRefusalCode = 'ERR_LOG_HASHING_KEY_MISMATCH' | 'ERR_LOG_HASHING_KEY_MISSING' | 'ERR_LOG_HASHING_KEY_UNRECORDED';
 
@@ -6,7 +8,7 @@ export type LogHashingKeyRefusalCode = 'ERR_LOG_HASHING_KEY_MISMATCH' | 'ERR_LOG
  * records one, or (a command-line tool) the log was written before it recorded its key. The
  * message is one line that says which key and which data folder the log was written with.
  */
-export class LogHashingKeyRefusal extends Error {
+export class LogHashingKeyRefusal extends CodedError {
   constructor(
     readonly code: LogHashingKeyRefusalCode,
     message: string,

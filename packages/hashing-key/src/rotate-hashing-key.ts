@@ -1,4 +1,4 @@
-import { streams } from '@tessera/contracts';
+import { InvariantBroken, streams } from '@tessera/contracts';
 import { DomainError, secretHashingKeyDecider, type SecretHashingKeyState } from '@tessera/domain';
 import { handleCommand, type CommandStore } from '@tessera/event-store';
 import {
@@ -55,6 +55,6 @@ export async function rotateHashingKey(
   }
   installHashingKey(options.dataDir, next);
   removeKeptHashingKey(options.dataDir, fingerprint);
-  if (state.status !== 'recorded') throw new Error('a rotation left the log with no secret-hashing key recorded');
+  if (state.status !== 'recorded') throw new InvariantBroken('a rotation left the log with no secret-hashing key recorded');
   return { fingerprint, previousFingerprint: options.current.fingerprint, state };
 }

@@ -3,6 +3,7 @@ import { existsSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { StartFailure } from './start-failure.js';
 
 /** The lowest CPU priority Linux gives a thread (nice 19): it runs when the others leave the core. */
 export const backgroundNice = 19;
@@ -80,6 +81,6 @@ function findPackageFolder(file: string, name: string): string {
   for (let folder = join(file, '..'); ; folder = join(folder, '..')) {
     const candidate = join(folder, 'node_modules', name);
     if (existsSync(candidate)) return candidate;
-    if (folder === join(folder, '..')) throw new Error(`${name} is needed to run a worker thread from the TypeScript sources`);
+    if (folder === join(folder, '..')) throw new StartFailure(`${name} is needed to run a worker thread from the TypeScript sources`);
   }
 }

@@ -1,6 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { registerGauges, type Metrics } from './metrics.js';
+import { errorCode } from '@tessera/contracts';
 
 /**
  * Free and total space of the file system the data folder is on, read at scrape time: the event
@@ -22,7 +23,7 @@ async function measure(folder: string): Promise<{ free: number; size: number }> 
       return { free: bavail * bsize, size: blocks * bsize };
     } catch (error) {
       // statfs fails with a Node system error, which carries its errno code.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) throw error;
+      if (errorCode(error) !== 'ENOENT' || dirname(at) === at) throw error;
     }
   }
 }

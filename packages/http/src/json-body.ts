@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { CodedError } from '@tessera/contracts';
 
 /**
  * A JSON body member that names an object's prototype: `__proto__`, or `constructor` holding
  * `prototype`, at any depth. fastify's parser refuses such a body (its poisoning protection), and
  * this names the member, so the client reads which field to drop rather than "not valid JSON".
  */
-export class ForbiddenBodyField extends Error {
+export class ForbiddenBodyField extends CodedError {
   readonly code = 'ERR_FORBIDDEN_BODY_FIELD';
   /** Where it is, dot-separated as validation errors name fields (`a.0.__proto__`). */
   readonly field: string;

@@ -1,14 +1,5 @@
-import type { Problem } from '@tessera/contracts';
+import { errorCode, type ErrorCode, type Problem } from '@tessera/contracts';
 import { problemTypes } from './problem.js';
-
-/** Any error with a stable code: Tessera's own classes all carry one, and so do Node's. */
-export interface CodedError extends Error {
-  readonly code: string;
-}
-
-export function isCodedError(error: unknown): error is CodedError {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string';
-}
 
 /** How one error code is answered over HTTP. */
 export interface ProblemRule {
@@ -30,12 +21,46 @@ const notFound = { status: 404, type: problemTypes.notFound, title: 'Not Found',
 const invalid = { status: 400, type: problemTypes.badRequest, title: 'Bad Request', log: { level: 'info', message: 'request refused: invalid input' } } as const;
 
 /**
+ * The codes answered other than 500, named here once: the table below must map each of them and
+ * no other (a missing key and an extra key both fail to compile), and each must be an ErrorCode, so
+ * a code renamed or removed in @tessera/contracts fails here instead of turning into a 500.
+ */
+export const problemCodes = [
+  'ERR_EVENT_STORE_UNAVAILABLE',
+  'ERR_SIGNING_KEY_UNAVAILABLE',
+  'ERR_SECRET_HASHING_KEY_UNAVAILABLE',
+  'ERR_INVALID_CLIENT',
+  'ERR_CREDENTIAL_REVOKED',
+  'ERR_REFRESH_TOKEN_INVALID',
+  'ERR_REFRESH_TOKEN_USED',
+  'ERR_REFRESH_TOKEN_REUSED',
+  'ERR_REFRESH_TOKEN_REVOKED',
+  'ERR_REFRESH_TOKEN_EXPIRED',
+  'ERR_REFRESH_TOKEN_UNPROVEN',
+  'ERR_NOT_CONTROL_REGION',
+  'ERR_CONTROL_REGION_UNCONFIRMED',
+  'ERR_FAMILY_NOT_FOUND',
+  'ERR_ACCOUNT_NOT_FOUND',
+  'ERR_ADMIN_TOKEN_NOT_FOUND',
+  'ERR_INVALID_AUDIT_QUERY',
+  'ERR_FORBIDDEN_BODY_FIELD',
+  'ERR_AUDIT_QUERY_OVER_BUDGET',
+  'ERR_ARCHIVE_UNTRUSTED',
+  'ERR_SSF_STREAM_NOT_FOUND',
+  'ERR_SSF_RECEIVER_NOT_FOUND',
+  'ERR_INVALID_SSF_REQUEST',
+  'ERR_INVALID_SSF_RECEIVER_INPUT',
+] as const satisfies readonly ErrorCode[];
+
+export type ProblemCode = (typeof problemCodes)[number];
+
+/**
  * The one table from error codes to HTTP answers. Routes throw the domain's, the ports' and the
  * issuer's errors as they are, and the error handler answers them from here: a code in the table
  * is a 4xx or a 503 (an outage the client may retry); anything else is a 500 that names nothing.
- * Codes are matched as strings, so this package imports no adapter and no domain.
+ * Codes are matched by value (ErrorCode, from the contracts), so this package imports no adapter and no domain.
  */
-export const problemTable: Readonly<Record<string, ProblemRule>> = {
+export const problemTable = {
   // Outages: nothing was answered 200 without a durable append, so the client may try again.
   ERR_EVENT_STORE_UNAVAILABLE: {
     status: 503,
@@ -126,19 +151,24 @@ export const problemTable: Readonly<Record<string, ProblemRule>> = {
   ERR_SSF_RECEIVER_NOT_FOUND: notFound,
   ERR_INVALID_SSF_REQUEST: invalid,
   ERR_INVALID_SSF_RECEIVER_INPUT: invalid,
-};
+} as const satisfies Record<ProblemCode, ProblemRule>;
+
+function hasRule(code: string): code is ProblemCode {
+  return Object.hasOwn(problemTable, code);
+}
 
 /** The problem document for a coded error the table knows; undefined for any other error. */
 export function problemFor(error: unknown): { readonly problem: Problem; readonly rule: ProblemRule } | undefined {
-  if (!isCodedError(error) || !Object.hasOwn(problemTable, error.code)) return undefined;
-  const rule = problemTable[error.code]!;
+  const code = errorCode(error);
+  if (!(error instanceof Error) || code === undefined || !hasRule(code)) return undefined;
+  const rule: ProblemRule = problemTable[code];
   const problem: Problem = { type: rule.type, title: rule.title, status: rule.status, detail: rule.detail ?? error.message };
   const field = fieldOf(error);
   return { problem: field ? { ...problem, errors: [field] } : problem, rule };
 }
 
 /** An invalid-input error that names its field (`field`/`parameter` and `reason`), as a problem's `errors` entry. */
-function fieldOf(error: CodedError): { field: string; message: string } | undefined {
+function fieldOf(error: Error): { field: string; message: string } | undefined {
   const field = 'parameter' in error && typeof error.parameter === 'string' ? error.parameter : 'field' in error && typeof error.field === 'string' ? error.field : undefined;
   if (field === undefined || !('reason' in error) || typeof error.reason !== 'string') return undefined;
   return { field, message: error.reason };

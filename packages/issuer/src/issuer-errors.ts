@@ -1,3 +1,5 @@
+import { CodedError } from '@tessera/contracts';
+
 /** Why the issuer refused a request. All of them are 401 at the HTTP layer (docs/interface.md, Errors). */
 export type IssuerRefusalCode =
   | 'ERR_INVALID_CLIENT'
@@ -9,7 +11,7 @@ export type IssuerRefusalCode =
   | 'ERR_REFRESH_TOKEN_EXPIRED'
   | 'ERR_CREDENTIAL_REVOKED';
 
-export class IssuerRefusal extends Error {
+export class IssuerRefusal extends CodedError {
   constructor(
     readonly code: IssuerRefusalCode,
     message: string,
@@ -34,7 +36,7 @@ export const refreshRefusal = (code: Exclude<IssuerRefusalCode, 'ERR_INVALID_CLI
  * not published yet, or the store would not take it. Not the client's fault and not a bug: the
  * HTTP layer answers 503 with Retry-After.
  */
-export class SigningKeyUnavailable extends Error {
+export class SigningKeyUnavailable extends CodedError {
   readonly code = 'ERR_SIGNING_KEY_UNAVAILABLE';
   constructor(message = 'no signing key: the issuer is not ready') {
     super(message);

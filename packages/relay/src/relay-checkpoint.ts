@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { errorCode } from '@tessera/contracts';
+import { CodedError, errorCode } from '@tessera/contracts';
 import { ownerOnlyDataFolder, replaceFileDurably } from '@tessera/host';
 import { systemClock, type Clock } from '@tessera/timing';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ export interface RelayCheckpoint {
   save(position: bigint): Promise<void>;
 }
 
-export class RelayCheckpointCorrupt extends Error {
+export class RelayCheckpointCorrupt extends CodedError {
   readonly code = 'ERR_RELAY_CHECKPOINT_CORRUPT';
   constructor(file: string, options?: { cause?: unknown }) {
     super(`relay checkpoint ${file} is unreadable; delete it to republish the whole log (consumers dedupe)`, options);

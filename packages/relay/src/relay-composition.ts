@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { kafkaSecurityOf } from '@tessera/config';
+import { ConfigError, kafkaSecurityOf } from '@tessera/config';
 import { accountTopicEventTypes, familyCheckEventTypes, type TesseraEventType } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { createKafkaFeed, feedEventTypes } from '@tessera/feed';
@@ -75,7 +75,7 @@ export async function wireRelay(host: Host, store: EventStore): Promise<void> {
   const { config, log } = host;
   const brokers = config.TESSERA_KAFKA_BROKERS;
   // The configuration refuses a relay without brokers; the all-in-one wires it only with them.
-  if (!brokers) throw new Error('the relay needs TESSERA_KAFKA_BROKERS');
+  if (!brokers) throw new ConfigError('the relay needs TESSERA_KAFKA_BROKERS');
   // TLS and SASL from TESSERA_KAFKA_*, files read now: a missing CA or password file stops the start.
   const security = kafkaSecurityOf(config);
   for (const flow of relayFlows(config)) {

@@ -7,6 +7,7 @@ import { buildApp, type Listener, type RouteRegistrar } from './app.js';
 import { listenOrExplain } from './listen.js';
 import { loadTlsMaterial, type TlsMaterial } from './tls.js';
 import { transportSettings, type TransportSettings } from './transport.js';
+import { InvariantBroken } from '@tessera/contracts';
 
 /** What a role's composition hands back: its routes, for the public listeners and for the admin one. */
 export interface Composition {
@@ -147,7 +148,7 @@ async function listenFor(hostProcess: HostProcess, compose: Compose, logStream: 
 /** The port a listening app holds: the one configured, or the one the system chose for a port of 0. */
 function boundPort(app: FastifyInstance): number {
   const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('a listener is bound to no TCP port');
+  if (address === null || typeof address === 'string') throw new InvariantBroken('a listener is bound to no TCP port');
   return address.port;
 }
 

@@ -1,6 +1,6 @@
 import { isEventOf, ssfReceiverEventTypes, type SsfReceiverEvent } from '@tessera/contracts';
 import { assertNever, type Decider } from '@tessera/domain';
-import { SsfReceiverNotFound } from './ssf-errors.js';
+import { SsfReceiverExists, SsfReceiverNotFound } from './ssf-errors.js';
 
 /** One receiver (its own stream, `ssfreceiver-<id>`): only its token's keyed hash reaches here. */
 export type ReceiverState =
@@ -27,7 +27,7 @@ export function decideReceiver(command: ReceiverCommand, state: ReceiverState): 
   switch (command.type) {
     case 'RegisterReceiver':
       // A fresh random id: a stream that exists already is a bug, not a caller's mistake.
-      if (state.status !== 'none') throw new Error('receiver already exists');
+      if (state.status !== 'none') throw new SsfReceiverExists();
       return [{ type: 'SsfReceiverRegistered', v: 1, receiverId: command.receiverId, name: command.name, tokenHash: command.tokenHash, hashingKey: command.hashingKey, at: command.now }];
     case 'RevokeReceiver':
       if (state.status === 'none') throw new SsfReceiverNotFound(command.receiverId);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ssfReceiverEventTypes, ssfStreams, type EventMetadata } from '@tessera/contracts';
+import { InvalidArgument, ssfReceiverEventTypes, ssfStreams, type EventMetadata } from '@tessera/contracts';
 import { unsafeNameCharacter } from '@tessera/domain';
 import { handleCommand, readAllOf, type CommandStore, type EventStore } from '@tessera/event-store';
 import { randomToken, type SecretHasher } from '@tessera/tokens';
@@ -40,7 +40,7 @@ export function createReceiverService(deps: ReceiverServiceDeps) {
   const metadata: EventMetadata = { ...deps.metadata, actor: deps.actor };
   return {
     async create(input: { readonly name: string }): Promise<CreatedReceiver> {
-      if (!hasher) throw new Error('creating a receiver needs the hasher in the receiver service deps');
+      if (!hasher) throw new InvalidArgument('creating a receiver needs the hasher in the receiver service deps');
       const name = validName(input.name);
       const receiverId = randomUUID();
       const token = newReceiverToken();

@@ -1,10 +1,12 @@
+import { CodedError } from '@tessera/contracts';
+
 /**
  * The transmitter's coded errors: routes throw them and the error handler answers from the
  * problem table (packages/http); the CLI turns them into exit codes.
  */
 
 /** A stream id the receiver does not own, or that does not exist (the same 404: another receiver's streams are not revealed). */
-export class SsfStreamNotFound extends Error {
+export class SsfStreamNotFound extends CodedError {
   readonly code = 'ERR_SSF_STREAM_NOT_FOUND';
   constructor() {
     super('no such stream');
@@ -13,7 +15,7 @@ export class SsfStreamNotFound extends Error {
 }
 
 /** Stream management input the transmitter cannot take: answered 400, nothing appended. */
-export class InvalidSsfRequest extends Error {
+export class InvalidSsfRequest extends CodedError {
   readonly code = 'ERR_INVALID_SSF_REQUEST';
   constructor(
     readonly field: string,
@@ -24,7 +26,25 @@ export class InvalidSsfRequest extends Error {
   }
 }
 
-export class SsfReceiverNotFound extends Error {
+/**
+ * A stream or receiver created under an id already taken. Ids are drawn at random, so this is a
+ * can't-happen the deciders still refuse: a 500, never a second stream under one id.
+ */
+export class SsfStreamExists extends CodedError {
+  readonly code = 'ERR_SSF_STREAM_EXISTS';
+  constructor() {
+    super('stream already exists');
+  }
+}
+
+export class SsfReceiverExists extends CodedError {
+  readonly code = 'ERR_SSF_RECEIVER_EXISTS';
+  constructor() {
+    super('receiver already exists');
+  }
+}
+
+export class SsfReceiverNotFound extends CodedError {
   readonly code = 'ERR_SSF_RECEIVER_NOT_FOUND';
   constructor(receiverId: string) {
     super(`no receiver ${receiverId}`);
@@ -33,7 +53,7 @@ export class SsfReceiverNotFound extends Error {
 }
 
 /** A receiver name no receiver may have: the caller's mistake (CLI exit 2, HTTP 400). */
-export class InvalidSsfReceiverInput extends Error {
+export class InvalidSsfReceiverInput extends CodedError {
   readonly code = 'ERR_INVALID_SSF_RECEIVER_INPUT';
   readonly field = 'name';
   constructor(readonly reason: string) {

@@ -1,6 +1,6 @@
 import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamStatus, type SsfSubject } from '@tessera/contracts';
 import { assertNever, type Decider } from '@tessera/domain';
-import { InvalidSsfRequest, SsfStreamNotFound } from './ssf-errors.js';
+import { SsfStreamExists, InvalidSsfRequest, SsfStreamNotFound } from './ssf-errors.js';
 
 /** Most subjects one stream follows: what a stream costs in memory stays bounded. */
 export const maxSubjectsPerStream = 10_000;
@@ -75,7 +75,7 @@ export function decideStream(command: StreamCommand, state: StreamState): SsfStr
   switch (command.type) {
     case 'CreateStream':
       // A fresh random id: a stream that exists already is a bug, not a caller's mistake.
-      if (state.status !== 'none') throw new Error('stream already exists');
+      if (state.status !== 'none') throw new SsfStreamExists();
       return [{ type: 'SsfStreamCreated', ...base, streamId: command.streamId, configuration: command.configuration }];
     case 'UpdateStream': {
       const stream = owned(state, command.receiverId);

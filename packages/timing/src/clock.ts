@@ -1,3 +1,4 @@
+import { InvalidTimingArgument } from './invalid-timing-argument.js';
 /**
  * Where time comes from. Everything in Tessera that reads the time takes a Clock (the way jose
  * takes `currentDate`), so a test sets the time instead of sleeping until it passes.
@@ -26,12 +27,12 @@ export class ManualClock implements Clock {
   }
 
   advance(ms: number): void {
-    if (!(ms >= 0)) throw new RangeError('a clock only moves forward');
+    if (!(ms >= 0)) throw new InvalidTimingArgument('a clock only moves forward');
     this.#nowMs += ms;
   }
 
   set(ms: number): void {
-    if (ms < this.#nowMs) throw new RangeError('a clock only moves forward');
+    if (ms < this.#nowMs) throw new InvalidTimingArgument('a clock only moves forward');
     this.#nowMs = ms;
   }
 }

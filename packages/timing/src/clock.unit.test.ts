@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { ErrorCode } from '@tessera/contracts';
+import { InvalidTimingArgument } from './invalid-timing-argument.js';
 import { ManualClock, epochSeconds, systemClock } from './clock.js';
 
 describe('clocks', () => {
@@ -22,5 +24,14 @@ describe('clocks', () => {
     expect(clock.now()).toBe(9_000);
     expect(() => clock.advance(-1)).toThrow(RangeError);
     expect(() => clock.set(8_999)).toThrow(RangeError);
+  });
+});
+
+describe('InvalidTimingArgument', () => {
+  it('carries ERR_INVALID_ARGUMENT, an ErrorCode, though this package depends on nothing', () => {
+    expectTypeOf<InvalidTimingArgument['code']>().toExtend<ErrorCode>();
+    const error = new InvalidTimingArgument('a clock only moves forward');
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error.code).toBe('ERR_INVALID_ARGUMENT');
   });
 });

@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from './clock.js';
+import { InvalidTimingArgument } from './invalid-timing-argument.js';
 
 /** How long to wait between tries: `initialMs` after the first failure, doubling up to `maxMs`. */
 export interface BackoffPolicy {
@@ -60,7 +61,7 @@ export class Retry {
   #nextWaitMs: number;
 
   constructor(options: RetryOptions) {
-    if (!(options.backoff.initialMs >= 0 && options.backoff.maxMs >= options.backoff.initialMs)) throw new RangeError('backoff: 0 <= initialMs <= maxMs');
+    if (!(options.backoff.initialMs >= 0 && options.backoff.maxMs >= options.backoff.initialMs)) throw new InvalidTimingArgument('backoff: 0 <= initialMs <= maxMs');
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#nextWaitMs = options.backoff.initialMs;

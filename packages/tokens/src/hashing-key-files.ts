@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { errorCode } from '@tessera/contracts';
+import { CodedError, errorCode } from '@tessera/contracts';
 import { ownerOnlyFolder, tightenFolder, writeExclusive, writeReplacing } from './private-files.js';
 import { secretHashingKeyFingerprint } from './secret-hasher.js';
 
@@ -31,7 +31,7 @@ export const retiredHashingKeyFile = (dataDir: string, fingerprint: string): str
 
 const retiredName = /^secret-hashing\.[A-Za-z0-9_-]{22}\.key$/;
 
-export class SecretHashingKeyMismatch extends Error {
+export class SecretHashingKeyMismatch extends CodedError {
   readonly code = 'ERR_SECRET_HASHING_KEY_MISMATCH';
   constructor(stray: string, inUse: string) {
     super(

@@ -1,4 +1,5 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
+import { InvalidArgument } from '@tessera/contracts';
 
 /**
  * Secrets carry a recognisable prefix so secret scanners (and people) can spot a leaked one.
@@ -12,7 +13,7 @@ const pool = Buffer.alloc(4096);
 let offset = pool.length;
 
 export function randomToken(bytes: number): string {
-  if (bytes > pool.length) throw new RangeError('randomToken: too many bytes');
+  if (bytes > pool.length) throw new InvalidArgument('randomToken: too many bytes');
   if (offset + bytes > pool.length) {
     randomFillSync(pool);
     offset = 0;

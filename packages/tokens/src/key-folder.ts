@@ -2,6 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownerOnlyFolder, writeExclusive } from './private-files.js';
 import { parsePrivateJwk, type PrivateJwk } from './signing-key.js';
+import { CodedError, InvalidArgument } from '@tessera/contracts';
+
+/** A file in the keys folder named as a signing key that does not hold one: the server does not start on it. */
+export class SigningKeyFileInvalid extends CodedError {
+  readonly code = 'ERR_SIGNING_KEY_FILE_INVALID';
+}
 
 /**
  * Private signing keys, each a 0600 JWK file in a 0700 folder (TESSERA_KEYS_DIR, by default
@@ -25,7 +31,7 @@ export class KeyFolder {
       parsed = JSON.parse(readFileSync(file, 'utf8'));
     } catch {
       // Not the parser's message, nor it as the cause: V8 quotes the text around the fault, and this text is a private key.
-      throw new Error(`${file} is not a signing key file: it is not valid JSON`);
+      throw new SigningKeyFileInvalid(`${file} is not a signing key file: it is not valid JSON`);
     }
     return parsePrivateJwk(parsed);
   }
@@ -36,7 +42,7 @@ export class KeyFolder {
   }
 
   private privateKeyFile(kid: string): string {
-    if (!/^[A-Za-z0-9_-]+$/.test(kid)) throw new Error('invalid key id');
+    if (!/^[A-Za-z0-9_-]+$/.test(kid)) throw new InvalidArgument(`invalid key id ${JSON.stringify(kid)}: letters, digits, _ and - only`);
     return join(this.dir, `${kid}.jwk.json`);
   }
 }

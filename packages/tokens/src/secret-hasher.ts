@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { InvalidArgument, CodedError } from '@tessera/contracts';
 
 /**
  * Transaction keys, API keys, refresh tokens and admin tokens are stored only as HMAC-SHA256 under
@@ -24,7 +25,7 @@ export function secretHashingKeyFingerprint(key: Buffer): string {
 }
 
 export function createSecretHasher(key: Buffer): SecretHasher {
-  if (key.length < 32) throw new Error('the hashing key must be at least 32 bytes');
+  if (key.length < 32) throw new InvalidArgument('the hashing key must be at least 32 bytes');
   return {
     fingerprint: secretHashingKeyFingerprint(key),
     hash: (secret) => createHmac('sha256', key).update(secret, 'utf8').digest('base64url'),
@@ -48,7 +49,7 @@ export interface SecretHashers {
 }
 
 /** The key a hash names is not in this process's data folder: an outage of that key (503), not a wrong secret. */
-export class SecretHashingKeyUnavailable extends Error {
+export class SecretHashingKeyUnavailable extends CodedError {
   readonly code = 'ERR_SECRET_HASHING_KEY_UNAVAILABLE';
   constructor(message: string) {
     super(message);

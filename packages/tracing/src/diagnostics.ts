@@ -1,5 +1,6 @@
 import type { DiagLogger } from '@opentelemetry/api';
 import { systemClock, type Clock } from '@tessera/timing';
+import { errorCode } from '@tessera/contracts';
 
 /** pino's calling convention, so the process's logger plugs in as it is. */
 export interface TracingLog {
@@ -27,6 +28,9 @@ export function rateLimitedDiagnostics(log: TracingLog, clock: Clock = systemClo
 
 /** What the SDK passes along with a message, reduced to names and codes (an error's message may quote a URL with credentials). */
 function describe(detail: unknown): unknown {
-  if (detail instanceof Error) return { name: detail.name, ...('code' in detail ? { code: detail.code } : {}) };
+  if (detail instanceof Error) {
+    const code = errorCode(detail);
+    return { name: detail.name, ...(code === undefined ? {} : { code }) };
+  }
   return typeof detail === 'object' ? undefined : detail;
 }

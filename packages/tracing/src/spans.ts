@@ -1,5 +1,5 @@
 import { SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
-import { formatTraceparent } from '@tessera/contracts';
+import { errorCode, formatTraceparent } from '@tessera/contracts';
 
 /**
  * Spans around Tessera's own steps. Without an SDK (tracing off) the API hands out spans that
@@ -50,8 +50,7 @@ export function markFailed(span: Span, error: unknown): void {
 }
 
 export function errorType(error: unknown): string {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
-  return error instanceof Error ? error.name : 'unknown';
+  return errorCode(error) ?? (error instanceof Error ? error.name : 'unknown');
 }
 
 /** The W3C traceparent of a span that is being recorded, for an event's metadata; undefined when tracing is off. */

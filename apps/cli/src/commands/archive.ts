@@ -9,9 +9,10 @@ import { CliError, NotFound } from '../cli-error.js';
 import type { CommandContext } from '../command-context.js';
 import { parseCommandOptions } from '../command-options.js';
 import { print, shown } from '../output.js';
+import { CodedError } from '@tessera/contracts';
 
 /** The archive failed its verification: exit 1, the one line naming the first break. */
-export class ArchiveBroken extends Error {
+export class ArchiveBroken extends CodedError {
   readonly code = 'ERR_ARCHIVE_BROKEN';
   constructor(message: string) {
     super(message);

@@ -16,7 +16,7 @@ import {
   type AuditRow,
 } from '@tessera/audit';
 import { withExistingLog } from '../admin-store.js';
-import { CliError, NotFound } from '../cli-error.js';
+import { AuditIndexBusy, CliError, NotFound } from '../cli-error.js';
 import type { CommandContext } from '../command-context.js';
 import { parseCommandOptions } from '../command-options.js';
 import { jsonText, print, shown } from '../output.js';
@@ -121,7 +121,7 @@ function withAuditIndex(command: CommandContext, run: (queries: AuditQueries) =>
       await catchUpIndex(index, store).catch((error: unknown) => {
         const code = errorCode(error);
         if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
-        throw new Error('the audit index is being filled by another process (a server rebuilding it after a start); try again in a few seconds');
+        throw new AuditIndexBusy('the audit index is being filled by another process (a server rebuilding it after a start); try again in a few seconds');
       });
       // The archive as the server reads it: verified against the anchors in the log, each segment hashed before it is read.
       return await run(new AuditQueries(index, new ArchiveReader(new TrustedArchive(archiveDirOf(config), () => readArchivePins(store)))));

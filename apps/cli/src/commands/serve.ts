@@ -4,7 +4,7 @@ import type { RunningServer, StartOptions } from '@tessera/server';
 import { loggerOptions } from '@tessera/host';
 import { startTracing, type TracingLog } from '@tessera/tracing';
 import pino from 'pino';
-import { errorCodeOf } from '../exit-codes.js';
+import { errorCode } from '@tessera/contracts';
 
 /**
  * Each role owns its main; the CLI only picks one. Imported on demand, so an admin command never
@@ -43,7 +43,7 @@ export async function runServe(config: TesseraConfig, role: Role): Promise<numbe
   // Any other failure to become ready is fatal already (logged, then exit 1): only a refusal is reported here.
   const refused = await server.whenReady.then(
     () => undefined,
-    (error: unknown) => (errorCodeOf(error) === 'ERR_START_FAILED' ? error : undefined),
+    (error: unknown) => (errorCode(error) === 'ERR_START_FAILED' ? error : undefined),
   );
   if (refused !== undefined) {
     await server.close();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { errorCode } from '@tessera/contracts';
+import { CodedError, errorCode } from '@tessera/contracts';
 import { replaceFileDurably } from '@tessera/host';
 import { z } from 'zod';
 
@@ -20,7 +20,7 @@ export interface DeliveryCheckpoints {
   flush(): Promise<void>;
 }
 
-export class DeliveryCheckpointsCorrupt extends Error {
+export class DeliveryCheckpointsCorrupt extends CodedError {
   readonly code = 'ERR_SSF_CHECKPOINTS_CORRUPT';
   constructor(file: string, options?: { cause?: unknown }) {
     super(`the Shared Signals checkpoint file ${file} is unreadable; delete it to deliver every stream's SETs again from each stream's start (receivers drop duplicates by jti)`, options);
