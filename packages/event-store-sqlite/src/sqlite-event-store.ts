@@ -22,6 +22,8 @@ import {
 import { ownerOnlySqliteFile, ownerOnlySqliteSidecars } from './sqlite-file.js';
 import { schema } from './sqlite-schema.js';
 import { createSqliteSubscription, type LiveTail } from './sqlite-subscription.js';
+import { writerThreadEntry } from './sqlite-writer-entry.js';
+import type { ProbeReply, WriterAppend, WriterData, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
 import { systemClock, type Clock } from '@tessera/timing';
 
 export interface SqliteEventStoreOptions {
@@ -90,7 +92,7 @@ type TailRow = [position: number, type: string];
 /**
  * The embedded adapter. Durable on commit (WAL, synchronous=FULL). Appends that arrive in the
  * same few turns of the event loop share one transaction and one fsync (group commit); a
- * conflict or failure in one does not fail the others (sqlite-writer-worker.js).
+ * conflict or failure in one does not fail the others (sqlite-writer-worker.ts).
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
@@ -175,7 +177,8 @@ export class SqliteEventStore implements EventStore {
    * durable, the event loop keeps taking requests and the next batch gathers.
    */
   private startWriter(): Worker {
-    const writer = new Worker(new URL('./sqlite-writer-worker.js', import.meta.url), { workerData: { file: this.file, cacheKiB } });
+    const entry = writerThreadEntry();
+    const writer = new Worker(entry.url, { workerData: { file: this.file, cacheKiB } satisfies WriterData, execArgv: entry.execArgv });
     writer.unref();
     writer.on('message', (reply: WriterReply | ProbeReply) => ('probed' in reply || this.probes.has(reply.id) ? this.settleProbe(reply) : this.settle(reply)));
     // Only the current thread's end matters: a replaced one may report its exit late.
@@ -234,7 +237,7 @@ export class SqliteEventStore implements EventStore {
     const id = (this.nextBatchId += 1);
     this.inFlight = { id, batch, postedAt: performance.now() };
     const recordedAt = this.now();
-    const appends = batch.map(({ stream, events, expectedRevision }) => ({
+    const appends = batch.map(({ stream, events, expectedRevision }): WriterAppend => ({
       stream,
       expected: typeof expectedRevision === 'bigint' ? expectedRevision.toString() : expectedRevision,
       recordedAt,
@@ -243,7 +246,7 @@ export class SqliteEventStore implements EventStore {
     // Keep the process alive while a write is pending; idle, the thread must not hold it open.
     const writer = this.ensureWriter();
     writer.ref();
-    writer.postMessage({ id, appends });
+    writer.postMessage({ id, appends } satisfies WriterRequest);
   }
 
   private settle(reply: WriterReply): void {
@@ -312,7 +315,7 @@ export class SqliteEventStore implements EventStore {
     return new Promise<void>((resolve, reject) => {
       this.probes.set(id, { resolve, reject });
       writer.ref();
-      writer.postMessage({ id, probe: true });
+      writer.postMessage({ id, probe: true } satisfies WriterRequest);
     });
   }
 
@@ -508,10 +511,3 @@ function translateFailure(failure: { code: string; message: string }, pending: P
   return new EventStoreUnavailable(`append failed: ${failure.code}: ${failure.message}`);
 }
 
-type WriterResult =
-  | { ok: { revision: string; position: string } }
-  | { conflict: { actual: string } }
-  | { failed: { code: string; message: string } };
-
-type WriterReply = { id: number; results: WriterResult[]; commitMs: number } | { id: number; unavailable: string };
-type ProbeReply = { id: number; probed: true } | { id: number; unavailable: string };

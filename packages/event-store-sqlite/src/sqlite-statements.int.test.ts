@@ -37,7 +37,7 @@ describe('SQLite log statements: no bare parameter the planner reads, and the in
   });
 
   it("the writer thread's statements have no bare parameter in a comparison with a column or in a LIMIT", () => {
-    const writer = readFileSync(new URL('./sqlite-writer-worker.js', import.meta.url), 'utf8');
+    const writer = readFileSync(new URL('./sqlite-writer-worker.ts', import.meta.url), 'utf8');
     const prepared = [...writer.matchAll(/db\.prepare\(\s*'([^']+)'/g)].map((match) => match[1]!);
     expect(prepared.length).toBeGreaterThanOrEqual(4);
     expect(prepared.filter((sql) => bareComparison.test(sql))).toEqual([]);
