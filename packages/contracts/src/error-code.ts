@@ -80,6 +80,7 @@ export const errorCodes = [
   // Starting, configuring and calling the command line.
   'ERR_CONFIG',
   'ERR_START_FAILED',
+  'ERR_THREAD_EXITED',
   'ERR_USAGE',
   'ERR_NOT_FOUND',
   // A bug, not a condition: a function called with what it says it does not take, or a state the

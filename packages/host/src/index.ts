@@ -9,5 +9,5 @@ export { ownerOnlyDataFolder } from './data-folder.js';
 export { replaceFileDurably } from './durable-file.js';
 export { StartFailure } from './start-failure.js';
 export { backgroundNice, currentBackgroundThread, runInBackground, workerThreadEntry } from './background-thread.js';
-export { startBackgroundWorker, type BackgroundWorker, type ThreadNotice } from './thread-requests.js';
+export { startBackgroundWorker, ThreadExited, type BackgroundWorker, type ThreadNotice } from './thread-requests.js';
 export { ManualClock, Retry, epochSeconds, systemClock, type Clock } from '@tessera/timing';

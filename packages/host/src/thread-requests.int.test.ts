@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBackgroundWorker } from './thread-requests.js';
+import { startBackgroundWorker, ThreadExited } from './thread-requests.js';
 
 /**
  * A request to a background thread has a bound even when the thread never answers it: what lets
@@ -34,5 +34,21 @@ describe('a background thread\'s requests', () => {
     expect(waited).toBeLessThan(3_000);
     await expect(thread.ask((id) => ({ id }), 10_000, () => new Overdue())).resolves.toMatchObject({ answered: true });
     expect(failures).toEqual([]);
+  });
+
+  it('fails a pending request with ThreadExited, a coded error, when the thread ends unasked', async () => {
+    const exits: Error[] = [];
+    const ending = startBackgroundWorker<FixtureRequest, FixtureReply>({
+      name: 'fixture',
+      besideUrl: import.meta.url,
+      entry: 'thread-requests-fixture.test',
+      workerData: undefined,
+      onNotice: () => undefined,
+      onFailure: (error) => exits.push(error),
+    });
+    // The fixture ends its thread on a close request; sent with ask, the exit is one nobody asked for.
+    await expect(ending.ask((id) => ({ id, close: true }), 10_000, () => new Overdue())).rejects.toMatchObject({ code: 'ERR_THREAD_EXITED', message: 'the fixture thread exited (0)' });
+    expect(exits).toHaveLength(1);
+    expect(exits[0]).toBeInstanceOf(ThreadExited);
   });
 });

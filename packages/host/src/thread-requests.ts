@@ -1,5 +1,11 @@
 import { Worker } from 'node:worker_threads';
+import { CodedError } from '@tessera/contracts';
 import { workerThreadEntry } from './background-thread.js';
+
+/** A background thread ended without being asked to: its pending requests fail with this (a 500), and it is not restarted. */
+export class ThreadExited extends CodedError {
+  readonly code = 'ERR_THREAD_EXITED';
+}
 
 /** What a background thread sends that answers no request: its state, a line for the log. */
 export type ThreadNotice<Reply> = Exclude<Reply, { readonly id: number }>;
@@ -58,7 +64,7 @@ export function startBackgroundWorker<Request, Reply extends object>(options: {
   worker.on('error', fail);
   worker.once('exit', (code) => {
     exited = true;
-    fail(new Error(`the ${options.name} thread exited (${code})`));
+    fail(new ThreadExited(`the ${options.name} thread exited (${code})`));
   });
 
   return {
