@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, startTessera, type HttpAnswer, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * A store that is unreachable or lost is an outage the process lives through:
@@ -29,15 +30,6 @@ function expectOutageAnswer(answer: HttpAnswer): void {
 
 const getToken = (server: TesseraProcess, account: { api_login_id: string; transaction_key: string }) =>
   server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
-
-async function until<T>(attempt: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('EventStoreDB with nothing listening', () => {
   it('the issuer starts and listens: /healthz 200, /readyz 503 naming the store, tokens 503 with Retry-After', async () => {
@@ -84,7 +76,7 @@ describe('the embedded SQLite store', () => {
       holder.exec('ROLLBACK');
       holder.close();
     }
-    const recovered = await until(() => getToken(tessera!, account), (answer) => answer.status === 200, 15_000);
+    const { answer: recovered } = await until(() => getToken(tessera!, account), 'a token once the store is back', { done: (answer) => answer.status === 200 });
     expect(recovered.status).toBe(200);
     expect((await tessera.request('/readyz')).status).toBe(200);
   });
@@ -121,7 +113,7 @@ describe('the embedded SQLite store', () => {
       expect(String(ready.json().detail)).toMatch(/event store unavailable: .*(SQLITE_FULL|full)/i);
 
       rmSync(filler);
-      const recovered = await until(() => getToken(tessera!, account), (answer) => answer.status === 200, 15_000);
+      const { answer: recovered } = await until(() => getToken(tessera!, account), 'a token once the store is back', { done: (answer) => answer.status === 200 });
       expect(recovered.status).toBe(200);
       expect((await tessera.request('/readyz')).status).toBe(200);
       // Whatever was answered 200, before and during the outage, was durable: it refreshes.
