@@ -95,12 +95,11 @@ describe.skipIf(!brokers)("another region's revocations reach this region's Shar
     account = await a.createAccount();
     receiverToken = (JSON.parse((await b.tessera(['ssf-receivers', 'create', '--name', 'regional receiver', '--json'])).stdout) as { token: string }).token;
     const headers = { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' };
-    let created = await b.request('/ssf/streams', { method: 'POST', headers, body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8936' } }) });
-    for (let tries = 0; created.status === 401 && tries < 50; tries += 1) {
-      // The receiver was created by the CLI; the server reads it from the log within a poll.
-      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-      created = await b.request('/ssf/streams', { method: 'POST', headers, body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8936' } }) });
-    }
+    // The receiver was created by the CLI; the server reads it from the log within a poll.
+    const { answer: created } = await until(() => b.request('/ssf/streams', { method: 'POST', headers, body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8936' } }) }), 'the receiver token to be read', {
+      done: (answer) => answer.status !== 401,
+      timeoutMs: 5_000,
+    });
     expect(created.status).toBe(201);
     streamId = (created.json() as { stream_id: string }).stream_id;
     const subject = { stream_id: streamId, subject: { format: 'iss_sub', iss: `https://localhost:${portB}`, sub: account.account_id } };

@@ -54,11 +54,7 @@ const metric = async (tessera: InProcessAllInOne, name: string) =>
   Number(new RegExp(`^${name} (\\d+)$`, 'm').exec((await tessera.admin.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? Number.NaN);
 async function indexCaughtUp(tessera: InProcessAllInOne): Promise<void> {
   const head = Number(await tessera.store.headPosition());
-  const deadline = performance.now() + 120_000;
-  while ((await metric(tessera, 'tessera_audit_index_position')) < head) {
-    if (performance.now() > deadline) throw new Error(`the audit index did not reach position ${head}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await expect.poll(() => metric(tessera, 'tessera_audit_index_position'), { timeout: 120_000, interval: 100 }).toBeGreaterThanOrEqual(head);
 }
 
 describe('access-at in pages, and plans on an index grown live', () => {
