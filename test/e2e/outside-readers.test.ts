@@ -74,7 +74,7 @@ beforeAll(async () => {
   vacuumFile = join(dataDir, '..', `${dataDir.split('/').pop()}-vacuum.db`);
   const outside = (async () => {
     // The load runs first for a while, so the log has a WAL full of commits the readers must not lose.
-    while (issued.length + revoked.length < 60) await new Promise((r) => setTimeout(r, 20));
+    await until(() => issued.length + revoked.length >= 60, 'sixty acknowledged writes', { timeoutMs: 60_000, everyMs: 20 });
     for (let round = 0; round < 3; round += 1) {
       const { stdout } = await run('python3', ['-c', 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute("SELECT COUNT(*) FROM events").fetchone()[0]); c.close()', log]);
       pythonCounts.push(Number(stdout.trim()));
@@ -89,7 +89,7 @@ beforeAll(async () => {
     }
     // And the load goes on after the last reader closed: these commits too must reach the live WAL.
     const after = issued.length + revoked.length;
-    while (issued.length + revoked.length < after + 60) await new Promise((r) => setTimeout(r, 20));
+    await until(() => issued.length + revoked.length >= after + 60, 'sixty more acknowledged writes', { timeoutMs: 60_000, everyMs: 20 });
   })();
   await load(first, outside);
   await outside;
