@@ -125,9 +125,8 @@ describe.skipIf(missing.length > 0)('MirrorMaker 2 between two brokers, through 
   it('mirrors nothing while the proxy is disabled, then every record held back once it is enabled again', async () => {
     await link.toxiproxy.setEnabled(link.proxyName, false);
     const heldBack = await produce(60, 'partitioned');
-    // The sentinel: a consumer of a, like MM2's, has read every held-back record. With the link up
-    // MM2 would have fetched them as fast (the first test's records crossed within a read-back);
-    // MM2 reaches a only through the proxy, so with it disabled none has crossed.
+    // The sentinel: a consumer of a, as MM2's own consumer is, has read every held-back record, so
+    // they were there to fetch. MM2 reaches a only through the proxy: with it disabled, none crossed.
     await until(() => heldBack.every((v) => source.values().has(v)), 'records read back in a', { timeoutMs: 30_000, everyMs: 20 });
     expect(heldBack.filter((v) => target.values().has(v))).toEqual([]);
 
