@@ -262,8 +262,8 @@ export type SigningKeyRetired = z.infer<typeof SigningKeyRetired>;
 export type ControlRegionChanged = z.infer<typeof ControlRegionChanged>;
 export type PublishedEvent = z.infer<typeof PublishedEvent>;
 export type PublishedEventType = PublishedEvent['type'];
-/** The published event types, in the union's order. */
-export const publishedEventTypes = PublishedEvent.options.map((schema) => schema.shape.type.value) satisfies readonly PublishedEventType[];
+/** The published event types, in the union's order: read off the union, so the two cannot differ. */
+export const publishedEventTypes: readonly PublishedEventType[] = PublishedEvent.options.map((schema) => schema.shape.type.value);
 
 export type AccountEvent =
   | AccountRegistered
@@ -297,6 +297,7 @@ export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired']
  * end: every family event, with its keyed hash, generation and expiries (`tessera.families`).
  */
 export const familyCheckEventTypes = familyEventTypes;
+/** The account topic carries the account events and the control region's changes. */
 export const accountTopicEventTypes = [...accountEventTypes, 'ControlRegionChanged'] as const satisfies readonly PublishedEventType[];
 /** What a verifier needs: rotations, revocations and cuts, plus keys. */
 export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes, ...signingKeyEventTypes] as const satisfies readonly PublishedEventType[];
