@@ -37,10 +37,10 @@ module.exports = {
     },
     {
       name: 'domain-is-pure',
-      comment: 'The domain decides and evolves, with time passed in: it imports the event contracts and nothing with I/O.',
+      comment: 'The domain decides and evolves, with time passed in: it imports the events (public and internal) and nothing with I/O.',
       severity: 'error',
       from: { path: '^packages/domain/' },
-      to: { pathNot: ['^packages/(domain|contracts)/', '^(node:)?crypto$'] },
+      to: { pathNot: ['^packages/(domain|contracts|events)/', '^(node:)?crypto$'] },
     },
     {
       name: 'published-needs-only-published',
@@ -72,10 +72,10 @@ module.exports = {
     },
     {
       name: 'archiving-knows-no-read-model',
-      comment: 'Archiving depends on the archive, the event contracts and the store\'s port only: the audit thread composes it, and it reaches the audit index through the interface it declares (HotIndex).',
+      comment: 'Archiving depends on the archive, the events and the store\'s port only: the audit thread composes it, and it reaches the audit index through the interface it declares (HotIndex).',
       severity: 'error',
       from: { path: '^packages/archiving/' },
-      to: { path: '^packages/', pathNot: '^packages/(archiving|archive|contracts|event-store)/' },
+      to: { path: '^packages/', pathNot: '^packages/(archiving|archive|contracts|events|event-store)/' },
     },
     {
       name: 'no-circular',

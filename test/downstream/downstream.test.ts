@@ -142,7 +142,7 @@ process.once('SIGTERM', () => revocations.close().then(() => app.close()).then((
 import { TesseraClient, LegacyTesseraClient } from '@tessera/client';
 import { PublicKeySet, bearerCheck, createBearerVerifier, loadJwks, tesseraAuth, type AccessDecision, type BearerVerifier } from '@tessera/verification';
 import { createKafkaFeed, startRevocationConsumer, type RevocationConsumer } from '@tessera/revocations';
-import { TesseraEvent, type AccessTokenClaims } from '@tessera/contracts';
+import { PublishedEvent, type AccessTokenClaims } from '@tessera/contracts';
 
 export async function protect(jwksUrl: string): Promise<RevocationConsumer> {
   const keys = new PublicKeySet();
@@ -172,7 +172,7 @@ export async function gathered(verifier: BearerVerifier): Promise<void> {
 
 export const client = new TesseraClient({ baseUrl: 'https://localhost:8443', apiLoginId: 'tsl_x', transactionKey: 'tsk_x' });
 export const legacy = new LegacyTesseraClient({ legacyBaseUrl: 'https://localhost:8443', apiId: 'tla_x', apiKey: 'tlk_x' });
-export const parsed = TesseraEvent.safeParse({}).success;
+export const parsed = PublishedEvent.safeParse({}).success;
 `,
     );
     writeFileSync(

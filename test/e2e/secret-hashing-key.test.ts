@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/contracts';
+import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/events';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createHashingKey, createSecretHasher, newApiLoginId, newHashingKey, newTransactionKey, secretHashingKeyFingerprint } from '@tessera/tokens';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';

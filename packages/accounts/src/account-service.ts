@@ -1,4 +1,4 @@
-import { accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/contracts';
+import { accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/events';
 import {
   DomainError,
   accountDecider,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { streams, type AccountEvent } from '@tessera/contracts';
+import { streams, type AccountEvent } from '@tessera/events';
 import { createAdminTokenService } from '@tessera/admin-tokens';
 import { epochSeconds, systemClock } from '@tessera/timing';
 import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminTokenService } from '@tessera/admin-tokens';
-import { streams, type TesseraEvent } from '@tessera/contracts';
+import { streams, type TesseraEvent } from '@tessera/events';
 import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { ManualClock, epochSeconds } from '@tessera/timing';
 import { processCpuSeconds, threadCpuSeconds } from '../../../test/support/thread-cpu.js';

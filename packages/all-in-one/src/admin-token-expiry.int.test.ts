@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminTokenIssued } from '@tessera/contracts';
+import { AdminTokenIssued } from '@tessera/events';
 import { createAdminTokenService } from '@tessera/admin-tokens';
 import { ManualClock, epochSeconds } from '@tessera/timing';
 import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminTokenService } from '@tessera/admin-tokens';
 import { accessAtPlanIn } from '@tessera/audit/testing';
-import { streams, type TesseraEvent } from '@tessera/contracts';
+import { streams, type TesseraEvent } from '@tessera/events';
 import { revocations, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { ManualClock, epochSeconds } from '@tessera/timing';
 import { blockedLoopProbe } from '../../../test/support/blocked-loop-probe.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TesseraEvent, isOneOf, type TesseraEventType } from '@tessera/contracts';
+import { TesseraEvent, isOneOf, type TesseraEventType } from '@tessera/events';
 import { maxIndexedPosition } from './audit-index-schema.js';
 
 /**

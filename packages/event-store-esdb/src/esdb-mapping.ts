@@ -10,7 +10,7 @@ import {
   type ReadPosition,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { TesseraEvent, isOneOf, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { TesseraEvent, isOneOf, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/events';
 import { EventStoreUnavailable, ExpectedRevisionConflict, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
 
 /**

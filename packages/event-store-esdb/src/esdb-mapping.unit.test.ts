@@ -9,7 +9,7 @@ import {
   type AllStreamResolvedEvent,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { EventStoreUnavailable, ExpectedRevisionConflict } from '@tessera/event-store';
 import {
   eventTypeRegex,

@@ -1,4 +1,4 @@
-import type { EventMetadata, RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/contracts';
+import type { EventMetadata, RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/events';
 
 /**
  * The EventStore port. Revisions are 0-based per stream and positions are global and

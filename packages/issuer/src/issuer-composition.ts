@@ -1,7 +1,7 @@
 import { wireAdminApi, type AdminApi } from '@tessera/admin';
 import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
-import { Jwks } from '@tessera/contracts';
+import { Jwks } from '@tessera/events';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { epochSeconds, followInto, openGuardedStore, registerGauges, registerLabelledCounter, registerLabelledGauge, untilAvailable, type Host } from '@tessera/host';
 import { problemResponses } from '@tessera/http';

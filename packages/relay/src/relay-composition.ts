@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { kafkaSecurityOf } from '@tessera/config';
-import { accountTopicEventTypes, familyCheckEventTypes, type TesseraEventType } from '@tessera/contracts';
+import { accountTopicEventTypes, familyCheckEventTypes, type PublishedEventType } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { createKafkaFeed, feedEventTypes } from '@tessera/feed';
 import { openGuardedStore, registerCounter, registerGauges, type Host } from '@tessera/host';
@@ -10,7 +10,7 @@ import { createRelay } from './relay.js';
 /** One log → topic flow: what it carries, where, and which checkpoint file says how far it got. */
 interface RelayFlow {
   readonly topic: string;
-  readonly types: readonly TesseraEventType[];
+  readonly types: readonly PublishedEventType[];
   readonly checkpointFile: string;
   /** Metric name prefix, e.g. `tessera_relay` → tessera_relay_published_total. */
   readonly metricPrefix: string;

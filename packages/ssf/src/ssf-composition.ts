@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { publicUrlOf } from '@tessera/config';
-import type { AdminScope, TokenCutEvent, TokenRevoked } from '@tessera/contracts';
+import type { AdminScope, TokenCutEvent, TokenRevoked } from '@tessera/events';
 import type { GuardedEventStore, LogReader } from '@tessera/event-store';
 import { epochSeconds, registerCounter, untilAvailable, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar, RouteRegistrar } from '@tessera/server';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/contracts';
+import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/events';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { revocationRebuildAfter } from './revocation-window.js';
 

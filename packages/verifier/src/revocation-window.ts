@@ -1,4 +1,4 @@
-import { streams, type RecordedEvent } from '@tessera/contracts';
+import { streams, type RecordedEvent } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 
 /**

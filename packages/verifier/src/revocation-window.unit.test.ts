@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RecordedEvent, SigningKeyEvent } from '@tessera/contracts';
+import type { RecordedEvent, SigningKeyEvent } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 import { earliestUsableKeyPublication, revocationRebuildAfter } from './revocation-window.js';
 

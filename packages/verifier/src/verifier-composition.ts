@@ -1,5 +1,5 @@
 import { kafkaSecurityOf, mirroredRegionsOf } from '@tessera/config';
-import { isEventOf, signingKeyEventTypes, streams } from '@tessera/contracts';
+import { isEventOf, signingKeyEventTypes, streams } from '@tessera/events';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { Retry, epochSeconds, followInto, openGuardedStore, registerGauges, type Host } from '@tessera/host';
 import type { Composition, RouteRegistrar } from '@tessera/server';

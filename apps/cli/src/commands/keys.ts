@@ -1,4 +1,4 @@
-import { streams } from '@tessera/contracts';
+import { streams } from '@tessera/events';
 import { DomainError, activeSigningKeys, signingKeysDecider } from '@tessera/domain';
 import { handleCommand } from '@tessera/event-store';
 import { newSigningKeyPair } from '@tessera/issuer/keys';

@@ -1,4 +1,4 @@
-import { streams } from '@tessera/contracts';
+import { streams } from '@tessera/events';
 import { DomainError, promoteControlRegion } from '@tessera/domain';
 import { ExpectedRevisionConflict } from '@tessera/event-store';
 import { withExistingLog } from '../admin-store.js';

@@ -171,6 +171,8 @@ export const ssfStreamEventTypes = [
   'SsfStreamDeleted',
   'SsfVerificationRequested',
 ] as const satisfies readonly SsfStreamEvent['type'][];
+/** Every Shared Signals event: the transmitter's receivers and streams, which say who is told, not which tokens live. */
+export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEventTypes] as const;
 
 export const ssfStreams = {
   receiver: (receiverId: string) => `ssfreceiver-${receiverId}`,
