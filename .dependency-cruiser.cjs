@@ -1,8 +1,8 @@
 // Tessera's layering, as rules CI checks (`npm run layering`). docs/architecture.md's package map is
 // generated from the same rules and the same cruise (`npm run architecture`), so the map cannot drift.
 //
-// The rooms: `packages/` holds libraries only; `apps/` holds the runnable roles, each a `main` that
-// runs its role's wiring (a `compose…(host)` library function) on a host. The published packages
+// The rooms: `packages/` holds libraries only; `services/` holds the runnable roles, each a `main` that
+// runs its role's wiring on a host. The published packages
 // are the ones downstream teams install.
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -15,25 +15,25 @@ const publishedPath = `^packages/(${published.join('|')})/`;
 module.exports = {
   forbidden: [
     {
-      name: 'library-imports-no-app',
-      comment: 'A library (packages/) never imports a runnable role (apps/): roles are composition roots, and nothing builds on them.',
+      name: 'library-imports-no-service',
+      comment: 'A library (packages/) never imports a service (services/): services are composition roots, and nothing builds on them.',
       severity: 'error',
       from: { path: '^packages/' },
-      to: { path: '^apps/' },
+      to: { path: '^services/' },
     },
     {
-      name: 'app-imports-no-other-app',
-      comment: 'A role never imports another role: the all-in-one calls the roles\' compose functions, not their mains.',
+      name: 'service-imports-no-other-service',
+      comment: 'A service never imports another service: each is a composition root of its own.',
       severity: 'error',
-      from: { path: '^apps/([^/]+)/', pathNot: '^apps/cli/' },
-      to: { path: '^apps/', pathNot: '^apps/$1/' },
+      from: { path: '^services/([^/]+)/', pathNot: '^services/cli/' },
+      to: { path: '^services/', pathNot: '^services/$1/' },
     },
     {
       name: 'cli-loads-mains-lazily',
       comment: 'The CLI is the one dispatcher: it may load a role\'s main, but only with import() by subcommand, so an admin command loads no server.',
       severity: 'error',
-      from: { path: '^apps/cli/' },
-      to: { path: '^apps/(?!cli/)', dependencyTypesNot: ['dynamic-import'] },
+      from: { path: '^services/cli/' },
+      to: { path: '^services/(?!cli/)', dependencyTypesNot: ['dynamic-import'] },
     },
     {
       name: 'domain-is-pure',

@@ -13,7 +13,7 @@ import { freePort, startTessera, type HttpAnswer, type TesseraProcess } from '..
  * problem+json with Retry-After, and it recovers without a restart.
  */
 const run = promisify(execFile);
-const cli = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(resolve(import.meta.dirname, '..', '..'), 'services', 'cli', 'bin', 'tessera.js');
 let tessera: TesseraProcess | undefined;
 afterEach(async () => {
   await tessera?.stop();

@@ -11,10 +11,10 @@ import { errorCodeOf } from '../exit-codes.js';
  * loads the HTTP server, Kafka's client or a store driver it does not use.
  */
 const mains: Record<Role, () => Promise<(config: TesseraConfig, options?: StartOptions) => Promise<RunningServer>>> = {
-  'all-in-one': async () => (await import('@tessera/app-all-in-one')).runAllInOne,
-  issuer: async () => (await import('@tessera/app-issuer')).runIssuer,
-  verifier: async () => (await import('@tessera/app-verifier')).runVerifier,
-  relay: async () => (await import('@tessera/app-relay')).runRelay,
+  'all-in-one': async () => (await import('@tessera/service-all-in-one')).runAllInOne,
+  issuer: async () => (await import('@tessera/service-issuer')).runIssuer,
+  verifier: async () => (await import('@tessera/service-verifier')).runVerifier,
+  relay: async () => (await import('@tessera/service-relay')).runRelay,
 };
 
 /**
