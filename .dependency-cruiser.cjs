@@ -1,8 +1,8 @@
 // Tessera's layering, as rules CI checks (`npm run layering`). docs/architecture.md's package map is
 // generated from the same rules and the same cruise (`npm run architecture`), so the map cannot drift.
 //
-// The rooms: `packages/` holds libraries only; `services/` holds the runnable roles, each a `main` that
-// runs its role's wiring on a host. The published packages
+// The rooms: `packages/` holds libraries only; `services/` holds the runnable roles, each a `main` and
+// its role's wiring (its composition root), run on a host. The published packages
 // are the ones downstream teams install.
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -10,6 +10,11 @@ const { join } = require('node:path');
 /** The published packages: every package under packages/ whose package.json is not private. */
 const published = readdirSync(join(__dirname, 'packages')).filter((name) => JSON.parse(readFileSync(join(__dirname, 'packages', name, 'package.json'), 'utf8')).private !== true);
 const publishedPath = `^packages/(${published.join('|')})/`;
+
+/** The one wiring two services share: the issuer process, with or without a verifier beside it. */
+const sharedIssuerProcess = 'services/issuer/src/issuer-process\\.ts';
+/** The libraries of the roles, which the services compose: none of them wires another in. */
+const roleLibraries = 'issuer|verifier|relay|ssf|mirror|admin';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -23,10 +28,17 @@ module.exports = {
     },
     {
       name: 'service-imports-no-other-service',
-      comment: 'A service never imports another service: each is a composition root of its own.',
+      comment: 'A service never imports another service, but for the one declared shared wiring: the issuer process (services/issuer/src/issuer-process.ts), which `tessera issuer` runs alone and `tessera start` runs with a verifier, so the two are never written twice.',
       severity: 'error',
       from: { path: '^services/([^/]+)/', pathNot: '^services/cli/' },
-      to: { path: '^services/', pathNot: '^services/$1/' },
+      to: { path: '^services/', pathNot: ['^services/$1/', `^${sharedIssuerProcess}$`] },
+    },
+    {
+      name: 'role-libraries-compose-no-role',
+      comment: 'A role\'s library (issuer, verifier, relay, ssf, mirror, admin) exposes parts and declares the small interfaces it needs; it never imports another role\'s library to wire it in: the services do the wiring.',
+      severity: 'error',
+      from: { path: `^packages/(${roleLibraries})/` },
+      to: { path: `^packages/(${roleLibraries})/`, pathNot: '^packages/$1/' },
     },
     {
       name: 'cli-loads-mains-lazily',

@@ -37,6 +37,10 @@ describe('the layering', () => {
     write('packages/event-store/src/index.ts', 'export const store = 1;\n');
     write('packages/archiving/src/index.ts', "import { index } from '../../audit/src/index.js';\nexport const archiving = index;\n");
     write('packages/audit/src/index.ts', 'export const index = 1;\n');
+    write('packages/issuer/src/index.ts', "import { api } from '../../admin/src/index.js';\nexport const issuer = api;\n");
+    write('packages/admin/src/index.ts', 'export const api = 1;\n');
+    write('services/issuer/src/issuer-process.ts', 'export const issuerProcess = 1;\n');
+    write('services/all-in-one/src/main.ts', "import { issuerProcess } from '../../issuer/src/issuer-process.js';\nexport const allInOne = issuerProcess;\n");
     write('packages/a/src/index.ts', "import { b } from '../../b/src/index.js';\nexport const a = b;\n");
     write('packages/b/src/index.ts', "import { a } from '../../a/src/index.js';\nexport const b = a;\n");
     // The published set is the repository's (tokens is in it, host is not).
@@ -45,6 +49,7 @@ describe('the layering', () => {
     it.each([
       ['library-imports-no-service', 'packages/lib/src/index.ts'],
       ['service-imports-no-other-service', 'services/issuer/src/main.ts'],
+      ['role-libraries-compose-no-role', 'packages/issuer/src/index.ts'],
       ['cli-loads-mains-lazily', 'services/cli/src/main.ts'],
       ['domain-is-pure', 'packages/domain/src/decide.ts'],
       ['published-needs-only-published', 'packages/tokens/src/index.ts'],
@@ -56,6 +61,11 @@ describe('the layering', () => {
     ])('%s fires on %s', async (rule, from) => {
       const result = await cruiseHouse(['packages', 'services'], house);
       expect(result.summary.violations.filter((violation) => violation.rule.name === rule).map((violation) => violation.from)).toContain(from);
+    });
+
+    it('a service importing the shared issuer-process wiring breaks no rule', async () => {
+      const result = await cruiseHouse(['packages', 'services'], house);
+      expect(result.summary.violations.filter((violation) => violation.from === 'services/all-in-one/src/main.ts')).toEqual([]);
     });
 
     it('the CLI loading a main lazily, with import(), breaks no rule', async () => {

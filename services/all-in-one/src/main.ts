@@ -1,6 +1,6 @@
-import { composeAllInOne } from '@tessera/all-in-one';
 import type { TesseraConfig } from '@tessera/config';
 import { runHost, type RunningServer, type StartOptions } from '@tessera/server';
+import { composeAllInOne } from './all-in-one-composition.js';
 
 /** `tessera start`: the embedded default, every role in one process (see composeAllInOne). */
 export function runAllInOne(config: TesseraConfig, options: StartOptions = {}): Promise<RunningServer> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent, SigningKeyEvent } from '@tessera/contracts';
-import type { EventStore } from '@tessera/event-store';
+import type { EventStore } from './event-store.js';
 import { earliestUsableKeyPublication, revocationRebuildAfter } from './revocation-window.js';
 
 const jwk = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } as const;

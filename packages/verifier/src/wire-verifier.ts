@@ -1,36 +1,12 @@
-import { kafkaSecurityOf, mirroredRegionsOf } from '@tessera/config';
+import { kafkaSecurityOf } from '@tessera/config';
 import { isEventOf, signingKeyEventTypes, streams } from '@tessera/contracts';
-import type { GuardedEventStore } from '@tessera/event-store';
-import { Retry, epochSeconds, followInto, openGuardedStore, registerGauges, type Host } from '@tessera/host';
-import type { Composition, RouteRegistrar } from '@tessera/server';
+import { revocationRebuildAfter, type GuardedEventStore } from '@tessera/event-store';
+import { Retry, epochSeconds, followInto, registerGauges, type Host } from '@tessera/host';
+import type { RouteRegistrar } from '@tessera/server';
 import { createKeyRefresh, tesseraAuth } from '@tessera/verification';
 import { exampleRoutes } from './example-routes.js';
 import { forwardAuthRoute } from './forward-auth-route.js';
-import { revocationRebuildAfter } from './revocation-window.js';
-import { createVerifierParts, type VerifierParts } from './verifier-parts.js';
-
-/**
- * `tessera verifier`'s wiring: bearer-token decisions alone. Fed from the log by default; with
- * TESSERA_VERIFIER_SOURCE=kafka it opens no event store at all, which is what lets it run in
- * another region (and never load a store driver).
- */
-export async function composeVerifier(host: Host): Promise<Composition> {
-  const verifier = createVerifierParts(host);
-  if (host.config.TESSERA_VERIFIER_SOURCE === 'kafka') {
-    await wireKafkaFedVerifier(host, verifier);
-  } else {
-    const store = await openGuardedStore(host);
-    followInto(host, store, verifier.state.readers, { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
-    wireLogFedVerifier(host, store, verifier);
-  }
-  if (mirroredRegionsOf(host.config).length > 0) {
-    // Other regions' keys, accounts and revocations from the topics MirrorMaker 2 copies here.
-    const { wireMirroredRegions } = await import('@tessera/mirror');
-    wireMirroredRegions(host, { keys: verifier.state.keys, accounts: verifier.state.accounts, projection: verifier.state.projection });
-    verifier.alsoConsultLocalProjection();
-  }
-  return { routes: [verifierRoutes(host, verifier)] };
-}
+import type { VerifierParts } from './verifier-parts.js';
 
 /**
  * A verifier fed from the log: rotations and revocations from the rebuild window on (decision

@@ -3,7 +3,7 @@ import { kafkaSecurityOf } from '@tessera/config';
 import { accountTopicEventTypes, familyCheckEventTypes, type TesseraEventType } from '@tessera/contracts';
 import type { EventStore } from '@tessera/event-store';
 import { createKafkaFeed, feedEventTypes } from '@tessera/feed';
-import { openGuardedStore, registerCounter, registerGauges, type Host } from '@tessera/host';
+import { registerCounter, registerGauges, type Host } from '@tessera/host';
 import { createFileCheckpoint, defaultCheckpointFile } from './relay-checkpoint.js';
 import { createRelay } from './relay.js';
 
@@ -52,17 +52,6 @@ export function relayFlows(config: Host['config']): RelayFlow[] {
     });
   }
   return flows;
-}
-
-/**
- * `tessera relay`'s wiring: log → Kafka alone, with /healthz, /readyz and /metrics on the admin
- * listener. It serves no routes of its own, so it needs nothing of HTTP: what it returns is a
- * composition with none.
- */
-export async function composeRelay(host: Host): Promise<{ readonly routes: readonly [] }> {
-  const store = await openGuardedStore(host);
-  await wireRelay(host, store);
-  return { routes: [] };
 }
 
 /**

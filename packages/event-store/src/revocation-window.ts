@@ -1,5 +1,5 @@
 import { streams, type RecordedEvent } from '@tessera/contracts';
-import type { EventStore } from '@tessera/event-store';
+import type { EventStore } from './event-store.js';
 
 /**
  * Where a log-fed verifier starts rebuilding its revocation projection (docs/decisions/0008).

@@ -1,59 +1,18 @@
-import { wireAdminApi, type AdminApi } from '@tessera/admin';
-import { wireAudit } from '@tessera/audit';
-import { mirroredRegionsOf } from '@tessera/config';
 import { Jwks } from '@tessera/contracts';
 import type { GuardedEventStore } from '@tessera/event-store';
-import { epochSeconds, followInto, openGuardedStore, registerGauges, registerLabelledCounter, registerLabelledGauge, untilAvailable, type Host } from '@tessera/host';
+import { epochSeconds, registerGauges, registerLabelledCounter, registerLabelledGauge, untilAvailable, type Host } from '@tessera/host';
 import { problemResponses } from '@tessera/http';
-import type { Composition, RouteRegistrar } from '@tessera/server';
-import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
+import type { RouteRegistrar } from '@tessera/server';
 import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
-import { wireControlRegionFence } from './control-region-fence.js';
 import { createForwarding, type Forwarding } from './forward-to-home.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
 import { requestMetadata } from './http-request.js';
-import { createIssuerParts, type IssuerParts } from './issuer-parts.js';
+import type { IssuerParts } from './issuer-parts.js';
 import { PeerHealth } from './peer-health.js';
 import { recordRevokedElsewhere } from './revoked-elsewhere.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
-import { wireSecretHashing, type SecretHashing } from './secret-hashing.js';
-
-/**
- * `tessera issuer`'s wiring: the token operations and the JWKS on the public listener, the admin
- * API with the audit queries on the admin one, over the store TESSERA_EVENT_STORE names. No
- * verifier here: a cut made by the admin API dates this issuer's next tokens at once. The issuer
- * holds the log, so in the split topology it is where the audit trail is asked for; its audit
- * index lives in its data folder, like the all-in-one's.
- */
-export async function composeIssuer(host: Host): Promise<Composition> {
-  const store = await openGuardedStore(host);
-  const hashing = wireSecretHashing(host, store);
-  const issuer = createIssuerParts(host, store, hashing.keyring);
-  const audit = wireAudit(host);
-  const control = await wireControlRegionFence(host);
-  const admin = wireAdminApi(host, store, { hashers: hashing.keyring, onCut: (event) => issuer.directory.apply(event), audit, checkAccountWrite: control && (() => control.fence.checkAccountWrite()) });
-  // The Shared Signals transmitter: its read models join the process's follower, its SETs are signed with this issuer's keys.
-  const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
-  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
-    name: 'read models',
-    notReady: 'read models are catching up with the event log',
-    positionGauge: true,
-  });
-  signals.deliverOnceCaughtUp(following.whenCaughtUp);
-  // Archiving removes nothing this process's read models have not applied (docs/decisions/0017).
-  audit.holdArchivingFor(following);
-  if (control) void following.whenCaughtUp.then(control.logCaughtUp, () => undefined);
-  const writable = Promise.all([hashing.checked, following.whenCaughtUp]);
-  if (mirroredRegionsOf(host.config).length > 0) {
-    // Other regions' public keys (for the JWKS) and the control region's credentials, through MirrorMaker 2;
-    // their families' check material, the revocations they recorded of this region's families, and their promotions.
-    const { wireMirroredRegions } = await import('@tessera/mirror');
-    wireMirroredRegions(host, { keys: issuer.keys, accounts: issuer.directory, ...issuerMirrorTargets(host, store, issuer, writable), ...(control ? { control: control.fence } : {}), ...(signals.mirrored ? { signals: signals.mirrored } : {}) });
-  }
-  return { routes: [wireIssuer(host, store, issuer, writable), signals.routes], adminRoutes: [admin.routes, signals.adminRoutes] };
-}
 
 /**
  * What an issuer takes from other regions' mirrored topics beyond keys and accounts (docs/decisions/0018):
@@ -78,17 +37,6 @@ export function issuerMirrorTargets(
         if (regions.revokedElsewhere.apply(event)) record(event, recordedIn);
       },
     },
-  };
-}
-
-/** What the Shared Signals transmitter needs of an issuer process: its keyring, the secret-hashing keys, and the admin API's guard for the receivers' routes. */
-export function sharedSignalsParts(issuer: Pick<IssuerParts, 'keyring'>, admin: Pick<AdminApi, 'guard'>, hashing: Pick<SecretHashing, 'keyring'>): SharedSignalsParts {
-  return {
-    keyring: issuer.keyring,
-    hashers: hashing.keyring,
-    requireScope: (scope) => admin.guard.requireScope(scope),
-    // The guard ran first (onRequest), so the admin token is known on every request it let through.
-    adminTokenIdOf: (request) => request.adminToken?.id ?? 'unknown',
   };
 }
 
