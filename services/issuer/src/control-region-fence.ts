@@ -6,8 +6,6 @@ export interface WiredControlRegionFence {
   readonly fence: ControlRegionFence;
   /** This region's own record of promotions, for the process's follower of the log. */
   readonly readers: readonly LogReader[];
-  /** Called once that follower has caught up with the log. */
-  readonly logCaughtUp: () => void;
 }
 
 /**
@@ -36,5 +34,6 @@ export async function wireControlRegionFence(host: Host): Promise<WiredControlRe
       },
     },
   });
-  return { fence, readers: [logReader(['ControlRegionChanged'], ({ event }) => fence.apply(event))], logCaughtUp: () => fence.caughtUp(localLogSource) };
+  host.readModels.onCaughtUp(() => fence.caughtUp(localLogSource));
+  return { fence, readers: [logReader(['ControlRegionChanged'], ({ event }) => fence.apply(event))] };
 }

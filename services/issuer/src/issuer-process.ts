@@ -65,17 +65,15 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
   // The Shared Signals transmitter (docs/shared-signals.md): its read models join the process's
   // follower, its SETs are signed with this issuer's keys.
   const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
-  const following = followInto(host, store, [...hashing.readers, ...issuer.readers, ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
+  // The process's read models: what waits for them (Shared Signals' delivery, the fence, archiving,
+  // the issuer's first write) waits on host.readModels, in whatever order it was wired.
+  followInto(host, store, [...hashing.readers, ...issuer.readers, ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
-    positionGauge: true,
+    readModels: true,
   });
-  signals.deliverOnceCaughtUp(following.whenCaughtUp);
-  // Archiving removes nothing this process's read models have not applied (docs/decisions/0017).
-  audit.holdArchivingFor(following);
-  if (control) void following.whenCaughtUp.then(control.logCaughtUp, () => undefined);
   if (verifier) wireLogFedVerifier(host, store, verifier);
-  const writable = Promise.all([hashing.checked, following.whenCaughtUp]);
+  const writable = Promise.all([hashing.checked, host.readModels.caughtUp]);
   if (mirroredRegionsOf(host.config).length > 0) {
     // Other regions' public keys (for the JWKS), the control region's credentials, their families'
     // check material, the revocations they recorded of this region's families, and their

@@ -14,7 +14,7 @@ export async function composeVerifier(host: Host): Promise<Composition> {
     await wireKafkaFedVerifier(host, verifier);
   } else {
     const store = await openGuardedStore(host);
-    followInto(host, store, verifier.state.readers, { name: 'read models', notReady: 'read models are catching up with the event log', positionGauge: true });
+    followInto(host, store, verifier.state.readers, { name: 'read models', notReady: 'read models are catching up with the event log', readModels: true });
     wireLogFedVerifier(host, store, verifier);
   }
   if (mirroredRegionsOf(host.config).length > 0) {
