@@ -134,7 +134,7 @@ describe('tessera audit', () => {
 
 /** The CLI refuses what it cannot do safely, and its exit code says why. */
 describe('CLI safety', () => {
-  const cli = resolve(import.meta.dirname, '..', '..', 'apps', 'cli', 'bin', 'tessera.js');
+  const cli = resolve(import.meta.dirname, '..', '..', 'services', 'cli', 'bin', 'tessera.js');
   /** The CLI with the server's environment, or another data folder; the exit code instead of a throw. */
   const runCli = (args: string[], env: NodeJS.ProcessEnv = tessera.env) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((done) => {

@@ -16,7 +16,7 @@ import { startTessera, type Credentials, type TesseraProcess } from '../support/
  * servers, as a user runs them.
  */
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'services', 'cli', 'bin', 'tessera.js');
 const scratch = mkdtempSync(join(tmpdir(), 'tessera-hashing-key-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -15,7 +15,7 @@ import { until } from '../support/until.js';
  * problem+json with Retry-After, and it recovers without a restart.
  */
 const run = promisify(execFile);
-const cli = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(resolve(import.meta.dirname, '..', '..'), 'services', 'cli', 'bin', 'tessera.js');
 let tessera: TesseraProcess | undefined;
 afterEach(async () => {
   await tessera?.stop();

@@ -174,7 +174,7 @@ export function describeCut(report: CutReport): string {
 }
 
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'services', 'cli', 'bin', 'tessera.js');
 const sessionRevoked = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
 
 /** Seconds: tokens outlive a cut's load, restart and checks; families then close soon enough to be archived a cut or two later. */

@@ -16,7 +16,7 @@ import { until } from './until.js';
  * from the server's start line (`tessera listening`), checked against what /readyz answers.
  */
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'services', 'cli', 'bin', 'tessera.js');
 const run = promisify(execFile);
 
 export interface HttpAnswer {
