@@ -1,8 +1,8 @@
 // Tessera's layering, as rules CI checks (`npm run layering`). docs/architecture.md's package map is
 // generated from the same rules and the same cruise (`npm run architecture`), so the map cannot drift.
 //
-// The rooms: `packages/` holds libraries only; `apps/` holds the runnable roles, each a `main` that
-// runs its role's wiring (a `compose…(host)` library function) on a host. The published packages
+// The rooms: `packages/` holds libraries only; `services/` holds the runnable roles, each a `main` and
+// its role's wiring (its composition root), run on a host. The published packages
 // are the ones downstream teams install.
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -11,36 +11,48 @@ const { join } = require('node:path');
 const published = readdirSync(join(__dirname, 'packages')).filter((name) => JSON.parse(readFileSync(join(__dirname, 'packages', name, 'package.json'), 'utf8')).private !== true);
 const publishedPath = `^packages/(${published.join('|')})/`;
 
+/** The one wiring two services share: the issuer process, with or without a verifier beside it. */
+const sharedIssuerProcess = 'services/issuer/src/issuer-process\\.ts';
+/** The libraries of the roles, which the services compose: none of them wires another in. */
+const roleLibraries = 'issuer|verifier|relay|ssf|mirror|admin';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
-      name: 'library-imports-no-app',
-      comment: 'A library (packages/) never imports a runnable role (apps/): roles are composition roots, and nothing builds on them.',
+      name: 'library-imports-no-service',
+      comment: 'A library (packages/) never imports a service (services/): services are composition roots, and nothing builds on them.',
       severity: 'error',
       from: { path: '^packages/' },
-      to: { path: '^apps/' },
+      to: { path: '^services/' },
     },
     {
-      name: 'app-imports-no-other-app',
-      comment: 'A role never imports another role: the all-in-one calls the roles\' compose functions, not their mains.',
+      name: 'service-imports-no-other-service',
+      comment: 'A service never imports another service, but for the one declared shared wiring: the issuer process (services/issuer/src/issuer-process.ts), which `tessera issuer` runs alone and `tessera start` runs with a verifier, so the two are never written twice.',
       severity: 'error',
-      from: { path: '^apps/([^/]+)/', pathNot: '^apps/cli/' },
-      to: { path: '^apps/', pathNot: '^apps/$1/' },
+      from: { path: '^services/([^/]+)/', pathNot: '^services/cli/' },
+      to: { path: '^services/', pathNot: ['^services/$1/', `^${sharedIssuerProcess}$`] },
+    },
+    {
+      name: 'role-libraries-compose-no-role',
+      comment: 'A role\'s library (issuer, verifier, relay, ssf, mirror, admin) exposes parts and declares the small interfaces it needs; it never imports another role\'s library to wire it in: the services do the wiring.',
+      severity: 'error',
+      from: { path: `^packages/(${roleLibraries})/` },
+      to: { path: `^packages/(${roleLibraries})/`, pathNot: '^packages/$1/' },
     },
     {
       name: 'cli-loads-mains-lazily',
       comment: 'The CLI is the one dispatcher: it may load a role\'s main, but only with import() by subcommand, so an admin command loads no server.',
       severity: 'error',
-      from: { path: '^apps/cli/' },
-      to: { path: '^apps/(?!cli/)', dependencyTypesNot: ['dynamic-import'] },
+      from: { path: '^services/cli/' },
+      to: { path: '^services/(?!cli/)', dependencyTypesNot: ['dynamic-import'] },
     },
     {
       name: 'domain-is-pure',
-      comment: 'The domain decides and evolves, with time passed in: it imports the event contracts and nothing with I/O.',
+      comment: 'The domain decides and evolves, with time passed in: it imports the events (public and internal) and nothing with I/O.',
       severity: 'error',
       from: { path: '^packages/domain/' },
-      to: { pathNot: ['^packages/(domain|contracts)/', '^(node:)?crypto$'] },
+      to: { pathNot: ['^packages/(domain|contracts|events)/', '^(node:)?crypto$'] },
     },
     {
       name: 'published-needs-only-published',
@@ -72,10 +84,10 @@ module.exports = {
     },
     {
       name: 'archiving-knows-no-read-model',
-      comment: 'Archiving depends on the archive, the event contracts and the store\'s port only: the audit thread composes it, and it reaches the audit index through the interface it declares (HotIndex).',
+      comment: 'Archiving depends on the archive, the events and the store\'s port only: the audit thread composes it, and it reaches the audit index through the interface it declares (HotIndex).',
       severity: 'error',
       from: { path: '^packages/archiving/' },
-      to: { path: '^packages/', pathNot: '^packages/(archiving|archive|contracts|event-store)/' },
+      to: { path: '^packages/', pathNot: '^packages/(archiving|archive|contracts|events|event-store)/' },
     },
     {
       name: 'no-circular',

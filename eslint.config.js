@@ -18,7 +18,7 @@ export default tseslint.config(
     // Every error carries a stable code (docs/architecture.md, "Errors"): product code throws a
     // subclass of CodedError (@tessera/contracts), never a bare Error, TypeError or RangeError, so
     // the problem table and the CLI's exit codes can answer it by code. Tests and test support may.
-    files: ['packages/*/src/**/*.{ts,js}', 'apps/*/src/**/*.{ts,js}'],
+    files: ['packages/*/src/**/*.{ts,js}', 'services/*/src/**/*.{ts,js}'],
     ignores: ['**/*.test.ts', '**/testing/**'],
     rules: {
       'no-restricted-syntax': [

@@ -23,12 +23,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'apps/**/src/**/*.unit.test.ts', 'test/compose/**/*.test.ts', 'test/architecture/**/*.test.ts', 'test/sim/**/*.unit.test.ts'] },
+        test: { name: 'unit', include: ['packages/**/src/**/*.unit.test.ts', 'services/**/src/**/*.unit.test.ts', 'test/compose/**/*.test.ts', 'test/architecture/**/*.test.ts', 'test/sim/**/*.unit.test.ts'] },
       },
       {
         extends: true,
         // infra/: the real parts' own tests (MirrorMaker 2 and Toxiproxy between two brokers they start themselves).
-        test: { name: 'integration', include: ['packages/**/src/**/*.int.test.ts', 'apps/**/src/**/*.int.test.ts', 'infra/**/*.int.test.ts'] },
+        test: { name: 'integration', include: ['packages/**/src/**/*.int.test.ts', 'services/**/src/**/*.int.test.ts', 'infra/**/*.int.test.ts'] },
       },
       {
         extends: true,
@@ -39,7 +39,7 @@ export default defineConfig({
         // Heap budgets and the benchmarks' own tooling (paced load against a local server): they
         // measure this machine, so they run alone, one file at a time, and not in `npm test`
         // (its script leaves this project out); CI runs them in a step of their own.
-        test: { name: 'perf', include: ['packages/**/src/**/*.perf.test.ts', 'apps/**/src/**/*.perf.test.ts', 'test/bench/**/*.perf.test.ts'], fileParallelism: false },
+        test: { name: 'perf', include: ['packages/**/src/**/*.perf.test.ts', 'services/**/src/**/*.perf.test.ts', 'test/bench/**/*.perf.test.ts'], fileParallelism: false },
       },
     ],
   },

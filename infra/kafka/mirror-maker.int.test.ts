@@ -5,6 +5,7 @@ import { canRunKafkaBroker, ensureKafkaJars } from './kafka-broker.js';
 import { canRunMirrorMaker, ensureMirrorMakerJars } from './mirror-maker.js';
 import { startMirrorLink, type MirrorLink } from './mirror-link.js';
 import { canRunToxiproxy, ensureToxiproxy } from '../toxiproxy/toxiproxy.js';
+import { until } from '../../test/support/until.js';
 
 /**
  * Two real brokers, Toxiproxy on the link and MirrorMaker 2 pulling a → b: what MM2 promises
@@ -70,14 +71,6 @@ function byPartition(records: readonly Seen[], firstOnly = false): string[][] {
   return lists;
 }
 
-async function until(what: string, condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe.skipIf(missing.length > 0)('MirrorMaker 2 between two brokers, through Toxiproxy', () => {
   let link: MirrorLink;
   let producer: Producer;
@@ -117,8 +110,8 @@ describe.skipIf(missing.length > 0)('MirrorMaker 2 between two brokers, through 
 
   it('mirrors every keyed record into a.tessera.revocations on its source partition, in the source order, once', async () => {
     const values = await produce(300, 'first');
-    await until('all 300 records mirrored into b', () => values.every((v) => target.values().has(v)), 60_000);
-    await until('all 300 records read back in a', () => values.every((v) => source.values().has(v)), 30_000);
+    await until(() => values.every((v) => target.values().has(v)), 'all 300 records mirrored into b', { timeoutMs: 60_000, everyMs: 20 });
+    await until(() => values.every((v) => source.values().has(v)), 'all 300 records read back in a', { timeoutMs: 30_000, everyMs: 20 });
 
     expect(byPartition(target.records)).toEqual(byPartition(source.records));
     expect(target.records).toHaveLength(values.length);
@@ -132,13 +125,13 @@ describe.skipIf(missing.length > 0)('MirrorMaker 2 between two brokers, through 
   it('mirrors nothing while the proxy is disabled, then every record held back once it is enabled again', async () => {
     await link.toxiproxy.setEnabled(link.proxyName, false);
     const heldBack = await produce(60, 'partitioned');
-    await until('records read back in a', () => heldBack.every((v) => source.values().has(v)), 30_000);
-    // MM2 reaches a only through the proxy: with it disabled, nothing gets across.
-    await new Promise((r) => setTimeout(r, 5_000));
+    // The sentinel: a consumer of a, as MM2's own consumer is, has read every held-back record, so
+    // they were there to fetch. MM2 reaches a only through the proxy: with it disabled, none crossed.
+    await until(() => heldBack.every((v) => source.values().has(v)), 'records read back in a', { timeoutMs: 30_000, everyMs: 20 });
     expect(heldBack.filter((v) => target.values().has(v))).toEqual([]);
 
     await link.toxiproxy.setEnabled(link.proxyName, true);
-    await until('the held-back records mirrored after the link came back', () => heldBack.every((v) => target.values().has(v)), 60_000);
+    await until(() => heldBack.every((v) => target.values().has(v)), 'the held-back records mirrored after the link came back', { timeoutMs: 60_000, everyMs: 20 });
     expect(byPartition(target.records)).toEqual(byPartition(source.records));
   }, 120_000);
 
@@ -154,7 +147,7 @@ describe.skipIf(missing.length > 0)('MirrorMaker 2 between two brokers, through 
       }
     })();
     // Kill once some of the stream has crossed, so the crash falls between offset commits.
-    await until('part of the stream mirrored', () => stream.length >= 100 && target.values().has(stream[50]!), 60_000);
+    await until(() => stream.length >= 100 && target.values().has(stream[50]!), 'part of the stream mirrored', { timeoutMs: 60_000, everyMs: 20 });
     const mirroredAtKill = stream.filter((v) => target.values().has(v)).length;
     await link.mirrorMaker.stop({ signal: 'SIGKILL' });
     const sentAtKill = stream.length;
@@ -165,8 +158,8 @@ describe.skipIf(missing.length > 0)('MirrorMaker 2 between two brokers, through 
     // The kill fell inside the stream: records were sent after it, while MM2 was down or restarting.
     expect(sentAtKill).toBeLessThan(batches * 10);
 
-    await until('every record of the stream mirrored after the restart', () => stream.every((v) => target.values().has(v)), 90_000);
-    await until('the stream read back in a', () => stream.every((v) => source.values().has(v)), 30_000);
+    await until(() => stream.every((v) => target.values().has(v)), 'every record of the stream mirrored after the restart', { timeoutMs: 90_000, everyMs: 20 });
+    await until(() => stream.every((v) => source.values().has(v)), 'the stream read back in a', { timeoutMs: 30_000, everyMs: 20 });
     const duplicates = target.records.length - target.values().size;
     console.info(
       `[mirror] SIGKILL after ${mirroredAtKill} of ${sentAtKill} sent records had crossed (${stream.length} in all); restart replicating in ${restartMs} ms; ${duplicates} duplicates in b (${target.records.length - before} records delivered for ${stream.length} sent)`,

@@ -26,8 +26,8 @@ export function layeringRules(): IConfiguration {
   return createRequire(import.meta.url)(join(repositoryRoot, '.dependency-cruiser.cjs')) as IConfiguration;
 }
 
-/** Cruises the given folders (default: every library and app) with the layering rules. */
-export async function cruiseHouse(folders: readonly string[] = ['packages', 'apps'], baseDir = repositoryRoot): Promise<ICruiseResult> {
+/** Cruises the given folders (default: every library and service) with the layering rules. */
+export async function cruiseHouse(folders: readonly string[] = ['packages', 'services'], baseDir = repositoryRoot): Promise<ICruiseResult> {
   const rules = layeringRules();
   const previous = process.cwd();
   // dependency-cruiser reads paths relative to the working folder, as its command does.
@@ -42,7 +42,7 @@ export async function cruiseHouse(folders: readonly string[] = ['packages', 'app
 }
 
 function workspaces(): Workspace[] {
-  return ['apps', 'packages'].flatMap((room) =>
+  return ['services', 'packages'].flatMap((room) =>
     readdirSync(join(repositoryRoot, room)).map((name) => {
       const folder = `${room}/${name}`;
       // Cast: a package.json of this repository; the fields read are ones npm requires or we set.
@@ -73,7 +73,7 @@ const nodeId = (folder: string) => folder.replace(/[^a-z0-9]/g, '_');
 export function renderMap(result: ICruiseResult): string {
   const all = workspaces();
   const graph = edges(result, all);
-  const apps = all.filter((workspace) => workspace.folder.startsWith('apps/'));
+  const services = all.filter((workspace) => workspace.folder.startsWith('services/'));
   const published = all.filter((workspace) => workspace.folder.startsWith('packages/') && workspace.published);
   const internal = all.filter((workspace) => workspace.folder.startsWith('packages/') && !workspace.published);
   const dependsOn = (workspace: Workspace) =>
@@ -92,13 +92,13 @@ export function renderMap(result: ICruiseResult): string {
   return [
     start,
     '',
-    'The rules CI checks (`npm run layering`), each a fact about every import in `packages/` and `apps/`:',
+    'The rules CI checks (`npm run layering`), each a fact about every import in `packages/` and `services/`:',
     '',
     ...rules.map((rule) => `- **${rule.name}**: ${rule.comment ?? ''}`),
     '',
-    '### Runnable roles (`apps/`)',
+    '### Runnable roles (`services/`)',
     '',
-    ...table(apps),
+    ...table(services),
     '',
     '### Libraries downstream teams install (`packages/`, published)',
     '',
@@ -112,7 +112,7 @@ export function renderMap(result: ICruiseResult): string {
     '',
     '```mermaid',
     'graph TD',
-    ...subgraph('apps: runnable roles', apps),
+    ...subgraph('services: runnable roles', services),
     ...subgraph('packages: internal libraries', internal),
     ...subgraph('packages: published libraries', published),
     ...arrows,

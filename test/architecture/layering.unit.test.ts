@@ -9,7 +9,7 @@ import { cruiseHouse, currentDocument, renderMap, withMap } from './architecture
  * draws, and each rule fires on the import it forbids (checked on a small house built here).
  */
 describe('the layering', () => {
-  it('no import in packages/ or apps/ breaks a rule, and the map in docs/architecture.md is the one the code draws', async () => {
+  it('no import in packages/ or services/ breaks a rule, and the map in docs/architecture.md is the one the code draws', async () => {
     const result = await cruiseHouse();
     expect(result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`)).toEqual([]);
     expect(result.summary.totalCruised).toBeGreaterThan(150);
@@ -24,10 +24,10 @@ describe('the layering', () => {
       writeFileSync(join(house, path), text);
     };
     // A house with one of each broken import, resolved by relative paths so no workspace is needed.
-    write('packages/lib/src/index.ts', "import { run } from '../../../apps/issuer/src/main.js';\nexport const x = run;\n");
-    write('apps/issuer/src/main.ts', "import { other } from '../../relay/src/main.js';\nexport const run = other;\n");
-    write('apps/relay/src/main.ts', 'export const other = 1;\n');
-    write('apps/cli/src/main.ts', "import { run } from '../../issuer/src/main.js';\nexport const cli = run;\nexport const lazy = () => import('../../relay/src/main.js');\n");
+    write('packages/lib/src/index.ts', "import { run } from '../../../services/issuer/src/main.js';\nexport const x = run;\n");
+    write('services/issuer/src/main.ts', "import { other } from '../../relay/src/main.js';\nexport const run = other;\n");
+    write('services/relay/src/main.ts', 'export const other = 1;\n');
+    write('services/cli/src/main.ts', "import { run } from '../../issuer/src/main.js';\nexport const cli = run;\nexport const lazy = () => import('../../relay/src/main.js');\n");
     write('packages/domain/src/decide.ts', "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n");
     write('packages/tokens/src/index.ts', "import { host } from '../../host/src/index.js';\nexport const t = host;\n");
     write('packages/host/src/index.ts', "import { app } from '../../server/src/index.js';\nexport const host = app;\n");
@@ -37,15 +37,20 @@ describe('the layering', () => {
     write('packages/event-store/src/index.ts', 'export const store = 1;\n');
     write('packages/archiving/src/index.ts', "import { index } from '../../audit/src/index.js';\nexport const archiving = index;\n");
     write('packages/audit/src/index.ts', 'export const index = 1;\n');
+    write('packages/issuer/src/index.ts', "import { api } from '../../admin/src/index.js';\nexport const issuer = api;\n");
+    write('packages/admin/src/index.ts', 'export const api = 1;\n');
+    write('services/issuer/src/issuer-process.ts', 'export const issuerProcess = 1;\n');
+    write('services/all-in-one/src/main.ts', "import { issuerProcess } from '../../issuer/src/issuer-process.js';\nexport const allInOne = issuerProcess;\n");
     write('packages/a/src/index.ts', "import { b } from '../../b/src/index.js';\nexport const a = b;\n");
     write('packages/b/src/index.ts', "import { a } from '../../a/src/index.js';\nexport const b = a;\n");
     // The published set is the repository's (tokens is in it, host is not).
     write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }));
 
     it.each([
-      ['library-imports-no-app', 'packages/lib/src/index.ts'],
-      ['app-imports-no-other-app', 'apps/issuer/src/main.ts'],
-      ['cli-loads-mains-lazily', 'apps/cli/src/main.ts'],
+      ['library-imports-no-service', 'packages/lib/src/index.ts'],
+      ['service-imports-no-other-service', 'services/issuer/src/main.ts'],
+      ['role-libraries-compose-no-role', 'packages/issuer/src/index.ts'],
+      ['cli-loads-mains-lazily', 'services/cli/src/main.ts'],
       ['domain-is-pure', 'packages/domain/src/decide.ts'],
       ['published-needs-only-published', 'packages/tokens/src/index.ts'],
       ['kernel-knows-no-http', 'packages/host/src/index.ts'],
@@ -54,13 +59,18 @@ describe('the layering', () => {
       ['archiving-knows-no-read-model', 'packages/archiving/src/index.ts'],
       ['no-circular', 'packages/a/src/index.ts'],
     ])('%s fires on %s', async (rule, from) => {
-      const result = await cruiseHouse(['packages', 'apps'], house);
+      const result = await cruiseHouse(['packages', 'services'], house);
       expect(result.summary.violations.filter((violation) => violation.rule.name === rule).map((violation) => violation.from)).toContain(from);
     });
 
+    it('a service importing the shared issuer-process wiring breaks no rule', async () => {
+      const result = await cruiseHouse(['packages', 'services'], house);
+      expect(result.summary.violations.filter((violation) => violation.from === 'services/all-in-one/src/main.ts')).toEqual([]);
+    });
+
     it('the CLI loading a main lazily, with import(), breaks no rule', async () => {
-      const result = await cruiseHouse(['packages', 'apps'], house);
-      expect(result.summary.violations.filter((violation) => violation.from === 'apps/cli/src/main.ts').map((violation) => violation.to)).toEqual(['apps/issuer/src/main.ts']);
+      const result = await cruiseHouse(['packages', 'services'], house);
+      expect(result.summary.violations.filter((violation) => violation.from === 'services/cli/src/main.ts').map((violation) => violation.to)).toEqual(['services/issuer/src/main.ts']);
     });
   });
 });

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { auditRoutes } from '@tessera/admin';
 import { AuditIndex, followIntoIndex } from '@tessera/audit';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { streams, type TesseraEvent } from '@tessera/contracts';
+import { streams, type TesseraEvent } from '@tessera/events';
 import { writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { progress } from './children.js';
 import { load, warmUp, type LoadResult } from './load.js';

@@ -42,7 +42,7 @@ import { AuditIndex, AuditQueries, catchUpIndex } from '@tessera/audit';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { newEventId } from '@tessera/event-store';
 import { newFamilyId } from '@tessera/tokens';
-import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
+import type { EventMetadata, TesseraEvent } from '@tessera/events';
 import { progress } from './children.js';
 import { load, type LoadResult } from './load.js';
 import { atMost, type Row } from './report.js';

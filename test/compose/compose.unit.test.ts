@@ -180,7 +180,7 @@ describe('infra/docker/Dockerfile', () => {
   });
 
   it('runs node itself on the compiled CLI under tini as PID 1: no npm or npx at run time', () => {
-    expect(dockerfile).toMatch(/ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/apps\/cli\/bin\/tessera\.js"\]/);
+    expect(dockerfile).toMatch(/ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/services\/cli\/bin\/tessera\.js"\]/);
     expect(lastStage.join('\n')).toMatch(/apt-get install -y --no-install-recommends tini/);
   });
 });

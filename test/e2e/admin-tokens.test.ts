@@ -12,7 +12,7 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
  * revokes stops within a second, and operator revocation takes effect before the answer returns.
  */
 const run = promisify(execFile);
-const cli = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(resolve(import.meta.dirname, '..', '..'), 'services', 'cli', 'bin', 'tessera.js');
 let server: TesseraProcess;
 const tessera = (args: string[]) => server.tessera(args);
 beforeAll(async () => {

@@ -17,7 +17,7 @@ import { issuedFamily, writeBulkLog, type BulkEntry } from '@tessera/event-store
  * answering from it, and docs/audit.md's auditor walkthrough run as printed, with bash, openssl,
  * sha256sum and jq, catching a flipped byte and a removed segment.
  */
-const cli = resolve(import.meta.dirname, '..', '..', 'apps', 'cli', 'bin', 'tessera.js');
+const cli = resolve(import.meta.dirname, '..', '..', 'services', 'cli', 'bin', 'tessera.js');
 const day = 86_400_000;
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 const accountId = randomUUID();

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { streams, type TesseraEvent } from '@tessera/contracts';
+import { streams, type TesseraEvent } from '@tessera/events';
 import { revocations, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 
 /**
@@ -12,7 +12,7 @@ import { revocations, writeBulkLog, type BulkEntry } from '@tessera/event-store-
  */
 const T = Math.floor(Date.parse('2026-11-01T00:00:00Z') / 1000);
 const hash = 'H'.repeat(43);
-const cli = resolve(import.meta.dirname, '..', '..', 'apps', 'cli', 'bin', 'tessera.js');
+const cli = resolve(import.meta.dirname, '..', '..', 'services', 'cli', 'bin', 'tessera.js');
 let dataDir: string;
 const runCli = (args: string[], env: Record<string, string> = {}) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((done) => {

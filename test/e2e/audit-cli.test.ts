@@ -18,7 +18,7 @@ let account: Credentials;
 let familyId: string;
 let revokedFamilyId: string;
 let scratch: string;
-const cli = resolve(import.meta.dirname, '..', '..', 'apps', 'cli', 'bin', 'tessera.js');
+const cli = resolve(import.meta.dirname, '..', '..', 'services', 'cli', 'bin', 'tessera.js');
 const runCli = (args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
     execFile(process.execPath, [cli, ...args], { env: tessera.env }, (error, stdout, stderr) => done({ code: error ? Number((error as { code?: unknown }).code) : 0, stdout, stderr }));

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { liveSegments, readManifest } from '@tessera/archive';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * docs/operations.md's backup and restore, run as printed (its `backup-drill-test` blocks, with
@@ -62,9 +63,6 @@ async function load(tessera: TesseraProcess, account: Credentials, acknowledged:
   await Promise.all([0, 1, 2, 3].map(worker));
 }
 
-async function waitFor(condition: () => boolean): Promise<void> {
-  await vi.waitFor(() => expect(condition()).toBe(true), { timeout: 30_000, interval: 50 });
-}
 
 const running: TesseraProcess[] = [];
 const folders: string[] = [];
@@ -105,7 +103,7 @@ beforeAll(async () => {
     backupOutput = await runDrill('backup', { DATA: source.dataDir, BACKUP: backup });
     // Work acknowledged after the backup: what losing the machine now costs.
     const after = acknowledged.length;
-    await waitFor(() => acknowledged.length > after + 20);
+    await until(() => acknowledged.length > after + 20, 'twenty more acknowledged writes after the backup', { timeoutMs: 30_000, everyMs: 50 });
   })();
   await load(source, account, acknowledged, outside);
   await outside;

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /** The admin CLI against the data folder of a running server, as the README's Commands section documents it. */
 let tessera: TesseraProcess;
@@ -24,16 +25,13 @@ describe('tessera accounts', () => {
     const { stdout } = await tessera.tessera(['accounts', 'create', '--name', 'Acme', '--permission', 'transaction:charge', '--json']);
     const created = JSON.parse(stdout) as Record<string, string>;
     expect(Object.keys(created).sort()).toEqual(['account_id', 'api_login_id', 'transaction_key']);
-    const deadline = Date.now() + 1000;
-    let status = 0;
     // Paced: every 401 before the server has followed the CLI's write is charged to this
     // credential's failure budget (10 at this address), and a tight loop spends it in ~150 ms.
-    for (;;) {
-      status = (await getToken(created.api_login_id!, created.transaction_key!)).status;
-      if (status === 200 || Date.now() >= deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 120));
-    }
-    expect(status).toBe(200);
+    await until(() => getToken(created.api_login_id!, created.transaction_key!), 'the server to accept the new account', {
+      done: (answer) => answer.status === 200,
+      timeoutMs: 1000,
+      everyMs: 120,
+    });
   });
 
   it('create without --json prints the secrets once, in human text', async () => {
@@ -136,7 +134,7 @@ describe('tessera audit', () => {
 
 /** The CLI refuses what it cannot do safely, and its exit code says why. */
 describe('CLI safety', () => {
-  const cli = resolve(import.meta.dirname, '..', '..', 'apps', 'cli', 'bin', 'tessera.js');
+  const cli = resolve(import.meta.dirname, '..', '..', 'services', 'cli', 'bin', 'tessera.js');
   /** The CLI with the server's environment, or another data folder; the exit code instead of a throw. */
   const runCli = (args: string[], env: NodeJS.ProcessEnv = tessera.env) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((done) => {

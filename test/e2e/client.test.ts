@@ -4,9 +4,11 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileTokenLock, LegacyTesseraClient, TesseraClient, TesseraError, type FetchLike } from '@tessera/client';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * @tessera/client against the real all-in-one server over HTTPS. Request counts are taken
@@ -114,10 +116,15 @@ function requestsSince(server: TesseraProcess, mark: number): LoggedRequest[] {
   return requests;
 }
 
-/** The requests logged since `mark`, once their lines have had time to arrive. */
+/**
+ * The requests logged since `mark`, once every line of the requests made so far has arrived: a
+ * sentinel request goes last, and the server writes its line after theirs.
+ */
 async function settledRequestsSince(server: TesseraProcess, mark: number): Promise<LoggedRequest[]> {
-  await sleep(250);
-  return requestsSince(server, mark);
+  const sentinel = `/sentinel-${randomUUID()}`;
+  await server.request(sentinel);
+  await until(() => requestsSince(server, mark).some(to(sentinel)), 'the sentinel request\'s access line');
+  return requestsSince(server, mark).filter((request) => request.url !== sentinel);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -10,7 +10,7 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
  * Region a starts as the control region; `tessera regions promote-control --region b`, run in a,
  * moves it, and from then on a's CLI and a's admin API refuse account writes, naming b.
  */
-const cliPath = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
+const cliPath = join(resolve(import.meta.dirname, '..', '..'), 'services', 'cli', 'bin', 'tessera.js');
 const run = promisify(execFile);
 const regionEnv = {
   TESSERA_REGION: 'a',

@@ -5,7 +5,7 @@ import { startTessera, type Credentials, type TesseraProcess } from '../support/
  * An access token expiring on the real server, by the machine's clock: the one expiry here that
  * takes its time (a second), as only the real process can show it. Every time-driven row of the
  * token states, each boundary from both sides, is walked on a clock the test moves in
- * packages/all-in-one/src/expiry.int.test.ts.
+ * services/all-in-one/src/expiry.int.test.ts.
  */
 let tessera: TesseraProcess;
 let account: Credentials;

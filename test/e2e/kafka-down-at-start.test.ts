@@ -4,6 +4,7 @@ import { createKafkaFeed, silentLogger } from '@tessera/feed';
 import { kafkaTestEnvironment, warmUpKafka } from '@tessera/feed/testing';
 import { startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * `tessera start` with TESSERA_KAFKA_BROKERS set while the broker is down. Before, the relay's
@@ -46,16 +47,15 @@ describe.skipIf(!controllable)('tessera start while its Kafka broker is down', (
     const seen: string[] = [];
     const feed = createKafkaFeed({ brokers: broker.bootstrap, topic, logger: silentLogger });
     // The topic appears once the relay has made it; consume() fails until then.
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const started = await feed
-        .consume({ groupId: `down-at-start-${Date.now()}`, since: 0, onEvent: ({ event }) => void seen.push(`${event.type}:${'familyId' in event ? event.familyId : ''}`) })
-        .then(() => true)
-        .catch(() => false);
-      if (started) break;
-      if (Date.now() > deadline) throw new Error(`topic ${topic} not created within 60 s of the broker's return`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    await until(
+      () =>
+        feed
+          .consume({ groupId: `down-at-start-${Date.now()}`, since: 0, onEvent: ({ event }) => void seen.push(`${event.type}:${'familyId' in event ? event.familyId : ''}`) })
+          .then(() => true)
+          .catch(() => false),
+      `topic ${topic} created after the broker's return`,
+      { timeoutMs: 60_000, everyMs: 500 },
+    );
     try {
       await expect.poll(() => seen.includes(`TokenRevoked:${familyId}`), { timeout: 60_000, interval: 100 }).toBe(true);
       const admin = new kafkajs.Kafka({ brokers: [broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING }).admin();

@@ -5,6 +5,7 @@ import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { startKafkaBroker } from '../../infra/kafka/kafka-broker.js';
 import { startCoordinatorLoadingProxy } from '../support/coordinator-loading-proxy.js';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * `tessera verifier` fed from Kafka, started while the group coordinator is loading. A fresh broker
@@ -131,12 +132,10 @@ describe.skipIf(!controllable)('a Kafka-fed verifier started on a fresh broker',
       }
       const readyMs = Date.now() - began;
       // The relay may still be publishing: the revocation arrives within moments, live or in the rebuild.
-      const deadline = Date.now() + 15_000;
-      let refused = false;
-      while (!refused && Date.now() < deadline) {
-        refused = (await charge(verifier.value, revoked)).status === 401;
-        if (!refused) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const refused = await until(async () => (await charge(verifier.value, revoked)).status, 'the revoked token refused', { done: (status) => status === 401 }).then(
+        () => true,
+        () => false,
+      );
       const waitedForCoordinator = verifier.value.logs().includes('the group coordinator is loading or moving');
       return { start, rejectsRevoked: refused && (await charge(verifier.value, live)).status === 200, readyMs, waitedForCoordinator };
     } finally {

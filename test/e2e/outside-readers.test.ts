@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * Other programs open the log while the server serves: Debian's `sqlite3` taking the online backups
@@ -73,7 +74,7 @@ beforeAll(async () => {
   vacuumFile = join(dataDir, '..', `${dataDir.split('/').pop()}-vacuum.db`);
   const outside = (async () => {
     // The load runs first for a while, so the log has a WAL full of commits the readers must not lose.
-    while (issued.length + revoked.length < 60) await new Promise((r) => setTimeout(r, 20));
+    await until(() => issued.length + revoked.length >= 60, 'sixty acknowledged writes', { timeoutMs: 60_000, everyMs: 20 });
     for (let round = 0; round < 3; round += 1) {
       const { stdout } = await run('python3', ['-c', 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute("SELECT COUNT(*) FROM events").fetchone()[0]); c.close()', log]);
       pythonCounts.push(Number(stdout.trim()));
@@ -88,7 +89,7 @@ beforeAll(async () => {
     }
     // And the load goes on after the last reader closed: these commits too must reach the live WAL.
     const after = issued.length + revoked.length;
-    while (issued.length + revoked.length < after + 60) await new Promise((r) => setTimeout(r, 20));
+    await until(() => issued.length + revoked.length >= after + 60, 'sixty more acknowledged writes', { timeoutMs: 60_000, everyMs: 20 });
   })();
   await load(first, outside);
   await outside;
@@ -116,13 +117,12 @@ describe('an online backup and an outside reader beside a serving all-in-one', (
     const tessera = running[0]!;
     const { admin_token: token } = JSON.parse((await tessera.tessera(['admin-tokens', 'create', '--name', 'after the backup', '--scope', 'audit:read', '--json'])).stdout) as { admin_token: string };
     // The token is checked before anything else: a 401 is a token the server has not read (yet).
-    const until = Date.now() + 1000;
-    let status = 401;
-    while (status === 401 && Date.now() < until) {
-      status = (await tessera.adminRequest('/admin/v1/events?limit=1', { headers: { authorization: `Bearer ${token}` } })).status;
-      if (status === 401) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(status).toBe(200);
+    const { answer } = await until(() => tessera.adminRequest('/admin/v1/events?limit=1', { headers: { authorization: `Bearer ${token}` } }), 'the new admin token to be read', {
+      done: (answer) => answer.status !== 401,
+      timeoutMs: 1000,
+      everyMs: 50,
+    });
+    expect(answer.status).toBe(200);
   });
 
   for (const method of ['.backup', 'VACUUM INTO'] as const) {

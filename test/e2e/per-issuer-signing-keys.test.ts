@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type Credentials, type HttpAnswer, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * Two issuer processes on one SQLite data folder, each with its own
@@ -25,11 +26,7 @@ beforeAll(async () => {
   issuerB = await startTessera({ TESSERA_KEYS_DIR: keysB }, { command: 'issuer', dataDir, keepData: true });
   account = await issuerA.createAccount();
   // createAccount waits for issuer A; issuer B follows the same log on its own poll.
-  const deadline = Date.now() + 5_000;
-  while ((await getToken(issuerB)).status !== 200) {
-    if (Date.now() > deadline) throw new Error('issuer B did not accept the new account within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(() => getToken(issuerB), 'issuer B to accept the new account', { done: (answer) => answer.status === 200, timeoutMs: 5_000, everyMs: 50 });
 });
 afterAll(async () => {
   await issuerB?.stop();
@@ -78,8 +75,11 @@ describe('per-issuer signing keys on one store', () => {
     expect(rotation.retired).toEqual([kidA]);
     expect(existsSync(join(keysA, `${rotation.kid}.jwk.json`))).toBe(true);
     await expect.poll(async () => kidOf(tokenOf(await getToken(issuerA))), { timeout: 2_000, interval: 50 }).toBe(rotation.kid);
-    // Give issuer B time to have seen the rotation in the log.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Issuer B has read the rotation from the log once its JWKS publishes the new key: its answers
+    // up to then and beyond must all still carry its own key.
+    await until(async () => (await issuerB.request('/.well-known/jwks.json')).json() as unknown as JSONWebKeySet, 'issuer B to publish the rotated key', {
+      done: (jwks) => jwks.keys.some((key) => key.kid === rotation.kid),
+    });
     const [fromA, fromB] = await Promise.all([askingA.stop(), askingB.stop()]);
     expect(fromA.map((a) => a.status).filter((s) => s !== 200)).toEqual([]);
     expect(fromB.map((a) => a.status).filter((s) => s !== 200)).toEqual([]);

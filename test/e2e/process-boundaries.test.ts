@@ -14,7 +14,7 @@ import { startTessera, type TesseraProcess } from '../support/tessera-process.js
  */
 const run = promisify(execFile);
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'services', 'cli', 'bin', 'tessera.js');
 const recorder = join(repositoryRoot, 'test', 'support', 'record-imports.mjs');
 const scratch = mkdtempSync(join(tmpdir(), 'tessera-imports-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

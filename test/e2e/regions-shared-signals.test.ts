@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { writeSharedCertificate } from '../support/shared-certificate.js';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * Another region's revocations reach this region's Shared Signals receivers like local ones,
@@ -48,10 +49,14 @@ describe.skipIf(!brokers)("another region's revocations reach this region's Shar
   /** Polls until `count` SETs are waiting (each poll waits up to TESSERA_SSF_POLL_WAIT), then acknowledges them. */
   const receive = async (server: TesseraProcess, count: number): Promise<Set[]> => {
     const received = new Map<string, string>();
-    const deadline = Date.now() + 60_000;
-    while (received.size < count && Date.now() < deadline) {
-      for (const [jti, jwt] of Object.entries((await poll(server, { returnImmediately: false, maxEvents: 10 })).sets)) received.set(jti, jwt);
-    }
+    await until(
+      async () => {
+        for (const [jti, jwt] of Object.entries((await poll(server, { returnImmediately: false, maxEvents: 10 })).sets)) received.set(jti, jwt);
+        return received.size >= count;
+      },
+      `${count} SETs waiting`,
+      { timeoutMs: 60_000, everyMs: 0 },
+    );
     await poll(server, { ack: [...received.keys()], returnImmediately: true });
     return [...received.values()].map(claimsOf);
   };
@@ -90,12 +95,11 @@ describe.skipIf(!brokers)("another region's revocations reach this region's Shar
     account = await a.createAccount();
     receiverToken = (JSON.parse((await b.tessera(['ssf-receivers', 'create', '--name', 'regional receiver', '--json'])).stdout) as { token: string }).token;
     const headers = { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' };
-    let created = await b.request('/ssf/streams', { method: 'POST', headers, body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8936' } }) });
-    for (let tries = 0; created.status === 401 && tries < 50; tries += 1) {
-      // The receiver was created by the CLI; the server reads it from the log within a poll.
-      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-      created = await b.request('/ssf/streams', { method: 'POST', headers, body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8936' } }) });
-    }
+    // The receiver was created by the CLI; the server reads it from the log within a poll.
+    const { answer: created } = await until(() => b.request('/ssf/streams', { method: 'POST', headers, body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8936' } }) }), 'the receiver token to be read', {
+      done: (answer) => answer.status !== 401,
+      timeoutMs: 5_000,
+    });
     expect(created.status).toBe(201);
     streamId = (created.json() as { stream_id: string }).stream_id;
     const subject = { stream_id: streamId, subject: { format: 'iss_sub', iss: `https://localhost:${portB}`, sub: account.account_id } };
@@ -133,9 +137,7 @@ describe.skipIf(!brokers)("another region's revocations reach this region's Shar
       return line === undefined ? Number.NaN : Number(line.slice(series.length + 1));
     };
     // Read back through a's revocation topic: both events are applied again, and neither is recorded.
-    const deadline = Date.now() + 30_000;
-    while ((await metric('tessera_mirrored_events_applied_total')) < 2 && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 200));
-    expect(await metric('tessera_mirrored_events_applied_total')).toBeGreaterThanOrEqual(2);
+    await until(() => metric('tessera_mirrored_events_applied_total'), 'both events applied again from a\'s topic', { done: (applied) => applied >= 2, timeoutMs: 30_000, everyMs: 200 });
     // A long poll (TESSERA_SSF_POLL_WAIT, 1 s) gives a second recording the time to happen and be sent.
     expect((await poll(b, { returnImmediately: false })).sets).toEqual({});
     expect(await metric('tessera_ssf_mirrored_revocations_total')).toBe(0);

@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/contracts';
+import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/events';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createHashingKey, createSecretHasher, newApiLoginId, newHashingKey, newTransactionKey, secretHashingKeyFingerprint } from '@tessera/tokens';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
@@ -16,7 +16,7 @@ import { startTessera, type Credentials, type TesseraProcess } from '../support/
  * servers, as a user runs them.
  */
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'services', 'cli', 'bin', 'tessera.js');
 const scratch = mkdtempSync(join(tmpdir(), 'tessera-hashing-key-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

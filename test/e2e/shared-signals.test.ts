@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * The Shared Signals transmitter end to end, against an independent receiver written in Python
@@ -151,7 +152,7 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
       account = { ...account, transaction_key: (JSON.parse(stdout) as { transaction_key: string }).transaction_key, api_login_id: (JSON.parse(stdout) as { api_login_id: string }).api_login_id };
     });
     // The server follows the log: the new key works within a poll (each miss is one of the credential's 10 failures).
-    await until(async () => (await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).status === 200, 'the rotated key', 1_500);
+    await until(async () => (await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).status === 200, 'the rotated key', { timeoutMs: 1_500 });
     expect((await streamsRequest('POST', '/ssf/verify', { stream_id: streamId, state: 'state-from-python' })).status).toBe(204);
     await until(() => receipts(record).length >= 4, 'four SETs');
     expectVerifiedAndDeduplicable(record);
@@ -201,7 +202,7 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     }
     await startPushReceiver(receiverPort, record, aud);
     revoked.push(await revokeFamily());
-    await until(() => sessionsIn(record).size === revoked.length, `all ${revoked.length} SETs`, 60_000);
+    await until(() => sessionsIn(record).size === revoked.length, `all ${revoked.length} SETs`, { timeoutMs: 60_000 });
     expect(sessionsIn(record)).toEqual(new Set(revoked));
     expectVerifiedAndDeduplicable(record);
   }, 120_000);
@@ -224,7 +225,7 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     const started = Date.now();
     const revoked: string[] = [];
     for (let index = 0; index < 5; index += 1) revoked.push(await revokeFamily());
-    await until(() => [...revoked].every((family) => sessionsIn(record).has(family)), 'the healthy stream\'s SETs', 10_000);
+    await until(() => [...revoked].every((family) => sessionsIn(record).has(family)), 'the healthy stream\'s SETs', { timeoutMs: 10_000 });
     // The black hole holds its SETs: it is hanging all the while (a push waits TESSERA_SSF_PUSH_TIMEOUT=2 s).
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(sockets.size).toBeGreaterThan(0);
@@ -246,19 +247,11 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     tessera.signal('SIGKILL');
     await tessera.exited;
     tessera = await startTessera(env, { dataDir, keepData: true });
-    await until(() => sessionsIn(record).size === revoked.length, `all ${revoked.length} SETs after the restart`, 60_000);
+    await until(() => sessionsIn(record).size === revoked.length, `all ${revoked.length} SETs after the restart`, { timeoutMs: 60_000 });
     expect(sessionsIn(record)).toEqual(new Set(revoked));
     expectVerifiedAndDeduplicable(record);
   }, 120_000);
 });
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 150));
-  }
-}
 
 describe('TESSERA_SSF_ALLOW_HTTP_PUSH', () => {
   it('=true lets a stream push to an http endpoint, and is named in the development-only warning at start', async () => {

@@ -10,7 +10,7 @@ import { freePort } from '../support/tessera-process.js';
  * A process that cannot start must say why in one line and exit non-zero within seconds,
  * never linger half-started. Each case runs `tessera start` as a user does.
  */
-const cli = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(resolve(import.meta.dirname, '..', '..'), 'services', 'cli', 'bin', 'tessera.js');
 
 async function startExpectingExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-start-fail-'));

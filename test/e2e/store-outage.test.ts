@@ -2,10 +2,12 @@ import { execFile } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, rmdirSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { freePort, startTessera, type HttpAnswer, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /**
  * A store that is unreachable or lost is an outage the process lives through:
@@ -13,7 +15,7 @@ import { freePort, startTessera, type HttpAnswer, type TesseraProcess } from '..
  * problem+json with Retry-After, and it recovers without a restart.
  */
 const run = promisify(execFile);
-const cli = join(resolve(import.meta.dirname, '..', '..'), 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(resolve(import.meta.dirname, '..', '..'), 'services', 'cli', 'bin', 'tessera.js');
 let tessera: TesseraProcess | undefined;
 afterEach(async () => {
   await tessera?.stop();
@@ -30,26 +32,27 @@ function expectOutageAnswer(answer: HttpAnswer): void {
 const getToken = (server: TesseraProcess, account: { api_login_id: string; transaction_key: string }) =>
   server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
 
-async function until<T>(attempt: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('EventStoreDB with nothing listening', () => {
   it('the issuer starts and listens: /healthz 200, /readyz 503 naming the store, tokens 503 with Retry-After', async () => {
-    const esdb = `esdb://127.0.0.1:${await freePort()}?tls=false`;
+    // A port that takes each connection and closes it at once: no EventStoreDB answers, and the
+    // count of connections shows the issuer trying again.
+    let attempts = 0;
+    const refuser = createServer((socket) => {
+      attempts += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((listening) => refuser.listen(0, '127.0.0.1', listening));
+    onTestFinished(() => new Promise<void>((closed) => refuser.close(() => closed())));
+    const esdb = `esdb://127.0.0.1:${(refuser.address() as AddressInfo).port}?tls=false`;
     tessera = await startTessera({ TESSERA_EVENT_STORE: esdb }, { command: 'issuer', until: 'listening' });
     expect((await tessera.request('/healthz')).status).toBe(200);
     const ready = await tessera.request('/readyz');
     expectOutageAnswer(ready);
     expect(String(ready.json().detail)).toMatch(/event store unavailable: .*EventStoreDB unavailable/);
     expectOutageAnswer(await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: 'tsl_x', transaction_key: 'tsk_y' }));
-    // Still alive a few reconnection attempts later: the outage is waited out, not fatal.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Still alive three reconnection attempts later: the outage is waited out, not fatal.
+    const seen = attempts;
+    await until(() => attempts >= seen + 3, 'three more connection attempts to the store');
     expect((await tessera.request('/healthz')).status).toBe(200);
   });
 
@@ -84,7 +87,7 @@ describe('the embedded SQLite store', () => {
       holder.exec('ROLLBACK');
       holder.close();
     }
-    const recovered = await until(() => getToken(tessera!, account), (answer) => answer.status === 200, 15_000);
+    const { answer: recovered } = await until(() => getToken(tessera!, account), 'a token once the store is back', { done: (answer) => answer.status === 200 });
     expect(recovered.status).toBe(200);
     expect((await tessera.request('/readyz')).status).toBe(200);
   });
@@ -121,7 +124,7 @@ describe('the embedded SQLite store', () => {
       expect(String(ready.json().detail)).toMatch(/event store unavailable: .*(SQLITE_FULL|full)/i);
 
       rmSync(filler);
-      const recovered = await until(() => getToken(tessera!, account), (answer) => answer.status === 200, 15_000);
+      const { answer: recovered } = await until(() => getToken(tessera!, account), 'a token once the store is back', { done: (answer) => answer.status === 200 });
       expect(recovered.status).toBe(200);
       expect((await tessera.request('/readyz')).status).toBe(200);
       // Whatever was answered 200, before and during the outage, was durable: it refreshes.

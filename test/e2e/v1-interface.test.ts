@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /** The older interface (/v1/authenticate, its token's life and states, protected v1 requests), apart from v5, over HTTPS. */
 let tessera: TesseraProcess;
@@ -104,8 +105,9 @@ describe('protected v1 requests', () => {
     const answer = await authenticate({ apiid: account.apiid!, apikey: account.apikey! });
     const { authentication_token: token, expires_in_seconds: life } = answer.json().result as { authentication_token: string; expires_in_seconds: number };
     expect((await v1Account(token)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, life * 1000 + 1100));
-    const expired = await v1Account(token);
+    // Refused once its life has passed, and not before: the wait ends at the first 401.
+    const { answer: expired, elapsedMs } = await until(() => v1Account(token), 'the v1 token to expire', { done: (answer) => answer.status !== 200, timeoutMs: life * 1000 + 5_000, everyMs: 100 });
+    expect(elapsedMs).toBeGreaterThanOrEqual((life - 1) * 1000);
     expect(expired.status).toBe(401);
     expect(expired.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
   });

@@ -14,7 +14,7 @@ port=$(free_port)
 admin_port=$(free_port)
 
 TESSERA_DATA_DIR="$data" TESSERA_PORT="$port" TESSERA_ADMIN_PORT="$admin_port" TESSERA_LOG_LEVEL=warn \
-  node apps/cli/bin/tessera.js start >"$work/server.log" 2>&1 &
+  node services/cli/bin/tessera.js start >"$work/server.log" 2>&1 &
 server=$!
 cleanup() {
   kill "$server" 2>/dev/null || true
@@ -33,7 +33,7 @@ ca="$data/tls/self-signed.crt"
 
 # A real account and token, so protected routes are fuzzed past their 401. Neither is printed:
 # the token goes to schemathesis in a header, and --output-sanitize masks it in any report line.
-credentials=$(TESSERA_DATA_DIR="$data" node apps/cli/bin/tessera.js accounts create --name "Fuzz shop" --permission transaction:charge --json)
+credentials=$(TESSERA_DATA_DIR="$data" node services/cli/bin/tessera.js accounts create --name "Fuzz shop" --permission transaction:charge --json)
 sleep 1
 token=$(printf '%s' "$credentials" | NODE_EXTRA_CA_CERTS="$ca" node -e '
   let input = ""; process.stdin.on("data", (c) => (input += c)).on("end", async () => {
@@ -81,7 +81,7 @@ fuzz() { # name, bearer token, more schemathesis arguments...
 fuzz all "$token"
 # The Shared Signals routes once more with a receiver token of their own, past their 401. Not the
 # operations that set a push endpoint: a fuzzed endpoint would send SETs off this machine.
-receiver_token=$(TESSERA_DATA_DIR="$data" node apps/cli/bin/tessera.js ssf-receivers create --name "Fuzz receiver" --json |
+receiver_token=$(TESSERA_DATA_DIR="$data" node services/cli/bin/tessera.js ssf-receivers create --name "Fuzz receiver" --json |
   node -e 'let input = ""; process.stdin.on("data", (c) => (input += c)).on("end", () => process.stdout.write(JSON.parse(input).token));')
 sleep 1
 fuzz ssf "$receiver_token" --include-path-regex '^/ssf/' --exclude-name-regex '^(POST|PUT|PATCH) /ssf/streams$'

@@ -1,3 +1,4 @@
+import { NotWithin, until as pollUntil } from '../support/until.js';
 import type { HistoryRecorder, RecordingClient } from './history.js';
 import type { SeededRandom } from './seeded-random.js';
 
@@ -45,13 +46,15 @@ export const fidOf = (token: string) => claimsOf(token).fid;
 /** A bearer check at a region: forward-auth, the route a proxy in front of a downstream service calls. */
 export const check401 = (http: RecordingClient, token: string) => http.send('/forward-auth?permission=transaction:charge', { headers: { authorization: `Bearer ${token}` } });
 
-/** Polls until `probe` gives `want`, every `everyMs`; the time it took, or a failure after `timeoutMs`. */
+/**
+ * Polls until `probe` gives `want`, every `everyMs`: the time it took, or a ScenarioFailed after
+ * `timeoutMs`. The scenarios' form of the tests' one polling helper.
+ */
 export async function until<T>(probe: () => Promise<T>, want: T, what: string, timeoutMs: number, everyMs = 5): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if ((await probe()) === want) return performance.now() - started;
-    if (performance.now() - started > timeoutMs) throw new ScenarioFailed(`${what}: not within ${timeoutMs} ms`);
-    await sleep(everyMs);
+  try {
+    return (await pollUntil(probe, what, { done: (answer) => answer === want, timeoutMs, everyMs })).elapsedMs;
+  } catch (error) {
+    throw error instanceof NotWithin ? new ScenarioFailed(error.message) : error;
   }
 }
 

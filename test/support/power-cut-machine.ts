@@ -28,6 +28,7 @@ import {
   type ToldRevocation,
 } from './power-cut-ledger.js';
 import { freePort, startTessera, type TesseraProcess } from './tessera-process.js';
+import { until } from './until.js';
 
 /**
  * A machine that loses power, again and again: one all-in-one (`tessera start`, the compiled CLI)
@@ -173,7 +174,7 @@ export function describeCut(report: CutReport): string {
 }
 
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'services', 'cli', 'bin', 'tessera.js');
 const sessionRevoked = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
 
 /** Seconds: tokens outlive a cut's load, restart and checks; families then close soon enough to be archived a cut or two later. */
@@ -242,7 +243,7 @@ export async function startPowerCutMachine(options: PowerCutMachineOptions): Pro
   const receiverToken = cliJson<{ token: string }>(await server.tessera(['ssf-receivers', 'create', '--name', 'power-cut receiver', '--json'])).token;
   const adminToken = cliJson<{ admin_token: string }>(await server.tessera(['admin-tokens', 'create', '--name', 'power-cut auditor', '--scope', 'audit:read', '--json'])).admin_token;
   const receiverAuth = { authorization: `Bearer ${receiverToken}` };
-  await until(async () => (await client.get('/ssf/streams', receiverAuth)).status === 200, 'the receiver token to be accepted', 10_000);
+  await until(async () => (await client.get('/ssf/streams', receiverAuth)).status === 200, 'the receiver token to be accepted', { timeoutMs: 10_000 });
   const subject = { format: 'iss_sub', iss: `https://127.0.0.1:${env.TESSERA_PORT}`, sub: account.account_id };
   const pushStream = await client.post('/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: push.url } }, receiverAuth);
   const pollStream = await client.post('/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } }, receiverAuth);
@@ -331,7 +332,7 @@ export async function startPowerCutMachine(options: PowerCutMachineOptions): Pro
     const late = pidsUsing(mount.mountPoint).filter((pid) => !victims.includes(pid));
     late.forEach(kill);
     const pids = [...victims, ...late];
-    await until(() => pids.every(gone), `processes ${pids.join(', ')} to exit after SIGKILL`, 10_000);
+    await until(() => pids.every(gone), `processes ${pids.join(', ')} to exit after SIGKILL`, { timeoutMs: 10_000 });
     await server?.exited;
   }
 
@@ -434,7 +435,7 @@ export async function startPowerCutMachine(options: PowerCutMachineOptions): Pro
         return position !== null && BigInt(position) >= head;
       },
       'the audit index to catch up',
-      30_000,
+      { timeoutMs: 30_000 },
     ).then(
       () => true,
       () => false,
@@ -479,7 +480,7 @@ export async function startPowerCutMachine(options: PowerCutMachineOptions): Pro
         ...owed.rotations.filter(({ familyId, generation }) => !published.has(`${familyId}|TokenRotated|${generation}`)).map(({ familyId, generation }) => `the refresh of family ${familyId} to generation ${generation} is not on the topic`),
       ];
     };
-    await until(() => missing().length === 0, 'every acknowledged revocation and rotation to be delivered', deliveryDeadlineMs).catch(() => undefined);
+    await until(() => missing().length === 0, 'every acknowledged revocation and rotation to be delivered', { timeoutMs: deliveryDeadlineMs }).catch(() => undefined);
     findings.undelivered.push(...missing().map((line) => `${line} within ${deliveryDeadlineMs / 1000} s of the restart`));
     findings.undelivered.push(...jtisThatChanged([...push.received]), ...jtisThatChanged([...poller.received]));
     return owed.revocations.length * 3 + owed.rotations.length;
@@ -623,14 +624,6 @@ async function inTurns<T>(items: readonly T[], width: number, act: (item: T) => 
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await delay(100);
-  }
-}
-
 /** A process that has exited: no longer in /proc, or a zombie (which holds no file). */
 function gone(pid: number): boolean {
   try {
@@ -762,7 +755,7 @@ async function watchTopic(brokers: string, topic: string): Promise<{ published: 
   const admin = kafka.admin();
   await admin.connect();
   // The relay makes the topic once it reaches the broker.
-  await until(async () => (await admin.listTopics()).includes(topic), `the relay to create ${topic}`, 30_000).finally(() => admin.disconnect());
+  await until(async () => (await admin.listTopics()).includes(topic), `the relay to create ${topic}`, { timeoutMs: 30_000 }).finally(() => admin.disconnect());
   const consumer = kafka.consumer({ groupId: `power-cut-watch-${process.pid}-${Date.now()}`, maxWaitTimeInMs: 100 });
   const published: PublishedEvent[] = [];
   let joined!: () => void;

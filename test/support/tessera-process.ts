@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../infra/kafka/kafka-broker.js';
+import { until } from './until.js';
 
 /**
  * Runs Tessera the way a user does: `tessera start` as its own process, over HTTPS, with
@@ -15,7 +16,7 @@ import { freePort } from '../../infra/kafka/kafka-broker.js';
  * from the server's start line (`tessera listening`), checked against what /readyz answers.
  */
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
-const cli = join(repositoryRoot, 'apps', 'cli', 'bin', 'tessera.js');
+const cli = join(repositoryRoot, 'services', 'cli', 'bin', 'tessera.js');
 const run = promisify(execFile);
 
 export interface HttpAnswer {
@@ -262,17 +263,16 @@ export async function startTessera(env: Record<string, string> = {}, options: St
 
   /** The running server must accept CLI-made credentials within one second. */
   async function waitUntilAccepted(credentials: Credentials): Promise<void> {
-    const until = Date.now() + 1000;
-    for (;;) {
-      const answer = await send('/v5/Authorization/get-oauth-token', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ api_login_id: credentials.api_login_id, transaction_key: credentials.transaction_key }),
-      });
-      if (answer.status === 200) return;
-      if (Date.now() > until) throw new Error(`the server did not accept new credentials within 1 second (last answer ${answer.status})`);
-      // At most 9 tries in the second: each 401 is charged to this credential's failure budget (10).
-      await new Promise((r) => setTimeout(r, 120));
-    }
+    // At most 9 tries in the second: each 401 is charged to this credential's failure budget (10).
+    await until(
+      () =>
+        send('/v5/Authorization/get-oauth-token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ api_login_id: credentials.api_login_id, transaction_key: credentials.transaction_key }),
+        }),
+      'the server to accept new credentials',
+      { done: (answer) => answer.status === 200, timeoutMs: 1000, everyMs: 120 },
+    );
   }
 }

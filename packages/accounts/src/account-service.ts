@@ -1,4 +1,4 @@
-import { InvalidArgument, accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/contracts';
+import { InvalidArgument, accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/events';
 import {
   DomainError,
   accountDecider,

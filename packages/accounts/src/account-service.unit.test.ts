@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { streams } from '@tessera/contracts';
+import { streams } from '@tessera/events';
 import { DomainError } from '@tessera/domain';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createSecretHasher } from '@tessera/tokens';

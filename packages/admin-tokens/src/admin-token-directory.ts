@@ -1,4 +1,4 @@
-import { adminTokenEventTypes, type AdminTokenEvent } from '@tessera/contracts';
+import { adminTokenEventTypes, type AdminTokenEvent } from '@tessera/events';
 import { logReader, type LogReader } from '@tessera/event-store';
 import { SecretsByHash } from '@tessera/hashing-key';
 import type { SecretHashers } from '@tessera/tokens';

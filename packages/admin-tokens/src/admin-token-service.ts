@@ -1,4 +1,4 @@
-import { InvalidArgument, adminScopes, adminTokenEventTypes, isOneOf, streams, type AdminScope, type EventMetadata } from '@tessera/contracts';
+import { InvalidArgument, adminScopes, adminTokenEventTypes, isOneOf, streams, type AdminScope, type EventMetadata } from '@tessera/events';
 import { adminTokenDecider, unsafeNameCharacter, type AdminTokenCommand } from '@tessera/domain';
 import { handleCommand, readAllOf, type CommandStore, type EventStore } from '@tessera/event-store';
 import { newAdminToken, newAdminTokenId, type SecretHasher } from '@tessera/tokens';

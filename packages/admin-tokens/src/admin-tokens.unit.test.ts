@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { streams, type AdminTokenEvent } from '@tessera/contracts';
+import { streams, type AdminTokenEvent } from '@tessera/events';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createSecretHasher, SecretHashingKeyUnavailable, singleKeyHashers, type SecretHashers } from '@tessera/tokens';
 import { AdminTokenDirectory } from './admin-token-directory.js';

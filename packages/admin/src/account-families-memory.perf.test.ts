@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type { RecordedEvent, TokenIssued } from '@tessera/contracts';
+import type { RecordedEvent, TokenIssued } from '@tessera/events';
 import { AccountFamilies, familiesModelBudget } from './account-families.js';
 
 // A full collection on demand, so heap growth counts what the model holds, not garbage yet to go.

@@ -1,4 +1,4 @@
-import type { LegacyTokenIssued, RecordedEvent, TesseraEventType, TokenIssued, TokenRotated } from '@tessera/contracts';
+import type { LegacyTokenIssued, RecordedEvent, TesseraEventType, TokenIssued, TokenRotated } from '@tessera/events';
 import type { LogReader } from '@tessera/event-store';
 
 /** The events that issue an access token (v5 or v1). */

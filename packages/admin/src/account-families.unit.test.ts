@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streams, type RecordedEvent, type TesseraEvent, type TokenIssued } from '@tessera/contracts';
+import { streams, type RecordedEvent, type TesseraEvent, type TokenIssued } from '@tessera/events';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { AccountFamilies } from './account-families.js';
 import { longestLiveTokenLifetime } from './token-lifetimes.js';

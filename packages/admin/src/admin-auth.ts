@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import type { AdminScope, Problem } from '@tessera/contracts';
+import type { AdminScope, Problem } from '@tessera/events';
 import type { AdminTokenDirectory, AuthenticatedAdmin } from '@tessera/admin-tokens';
 import { problemTypes } from '@tessera/http';
 

@@ -1,4 +1,4 @@
-import type { FamilyEvent, TokenCutEvent } from '@tessera/contracts';
+import type { FamilyEvent, TokenCutEvent } from '@tessera/events';
 import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import type { AuditReadModel } from '@tessera/audit';
 import { archiveDirOf } from '@tessera/config';

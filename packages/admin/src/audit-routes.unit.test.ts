@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, FastifyReply, FastifyRequest, LightMyRequestResponse } from 'fastify';
-import { streams, type TesseraEvent } from '@tessera/contracts';
+import { streams, type TesseraEvent } from '@tessera/events';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { sendProblem, unauthorized } from '@tessera/http';
 import { AuditIndex, followIntoIndex, type AuditReadModel, type IndexFollower } from '@tessera/audit';

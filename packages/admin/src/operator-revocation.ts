@@ -1,4 +1,4 @@
-import { streams, type EventMetadata, type FamilyEvent, type TokenCutEvent } from '@tessera/contracts';
+import { streams, type EventMetadata, type FamilyEvent, type TokenCutEvent } from '@tessera/events';
 import { DomainError, accountDecider, familyDecider, type AccountCommand, type FamilyCommand } from '@tessera/domain';
 import { EventStoreUnavailable, handleCommand, type CommandStore } from '@tessera/event-store';
 import type { FamiliesReadModel } from './families-thread.js';

@@ -1,6 +1,4 @@
-import { readAllOf, type EventStore } from '@tessera/event-store';
-// The subpath alone: the CLI reads lifetimes without loading the verifier's HTTP parts.
-import { revocationRebuildAfter } from '@tessera/verifier/revocation-window';
+import { readAllOf, revocationRebuildAfter, type EventStore } from '@tessera/event-store';
 import { tokenIssuingTypes, tokenLifetimeOf } from './account-families.js';
 
 /**

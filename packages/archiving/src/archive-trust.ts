@@ -1,5 +1,5 @@
 import { pinsFromAnchors, type ArchiveHead, type ArchivePins } from '@tessera/archive';
-import { streams, type ArchiveTrustEvent, type RecordedEvent } from '@tessera/contracts';
+import { streams, type ArchiveTrustEvent, type RecordedEvent } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streams, type ArchiveTrustEvent, type RecordedEvent } from '@tessera/contracts';
+import { streams, type ArchiveTrustEvent, type RecordedEvent } from '@tessera/events';
 import { ExpectedRevisionConflict, InMemoryEventStore } from '@tessera/event-store';
 import { archiveTrustIn, logPinsSource, pinsOf, readArchivePins } from './archive-trust.js';
 

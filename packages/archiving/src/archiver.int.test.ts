@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { liveSegments, readManifest, readSegment, verifyArchive } from '@tessera/archive';
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import { SqliteEventStore, SqliteLogRetention } from '@tessera/event-store-sqlite';
 import { issuedFamily, writeBulkLog, type BulkEntry } from '@tessera/event-store-sqlite/testing';
 import { archiveTrustIn, readArchivePins } from './archive-trust.js';

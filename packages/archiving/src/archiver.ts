@@ -27,7 +27,7 @@ import {
   type SegmentEntry,
   type StoredEntry,
 } from '@tessera/archive';
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import type { EventStore, LogRemoval, LogRetention } from '@tessera/event-store';
 import type { ArchiveTrust } from './archive-trust.js';
 import type { HotIndex } from './hot-index.js';

@@ -1,4 +1,4 @@
-import type { TesseraEvent } from '@tessera/contracts';
+import { isEventOf, sharedSignalsEventTypes, type TesseraEvent } from '@tessera/events';
 import { assertNever } from '@tessera/domain';
 
 /**
@@ -44,6 +44,8 @@ export type AccessEvent =
  * type, so a new one does not compile until someone decides whether it issues or cuts tokens.
  */
 export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
+  // The Shared Signals transmitter's receivers and streams say who is told, not which tokens live.
+  if (isEventOf(sharedSignalsEventTypes, event)) return undefined;
   switch (event.type) {
     case 'TokenIssued':
     case 'TokenRotated':
@@ -85,17 +87,6 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     // Another region's revocation, kept for this region's Shared Signals receivers: the tokens it
     // ends were issued there, and that region's own trail answers for them.
     case 'RevocationMirrored':
-      return undefined;
-    // The shared signals transmitter's receivers and streams say who is told, not which tokens live.
-    case 'SsfReceiverRegistered':
-    case 'SsfReceiverRevoked':
-    case 'SsfStreamCreated':
-    case 'SsfStreamUpdated':
-    case 'SsfStreamStatusChanged':
-    case 'SsfSubjectAdded':
-    case 'SsfSubjectRemoved':
-    case 'SsfStreamDeleted':
-    case 'SsfVerificationRequested':
       return undefined;
     default:
       return newerThanThisReader(event);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { accessAt, accessEventOf, grantOf, type AccessEvent } from './access-at.js';
 
 const hash = 'h'.repeat(43);

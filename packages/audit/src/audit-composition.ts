@@ -26,13 +26,6 @@ export interface WiredAudit extends AuditReadModel {
   archiveNow(): Promise<ArchiveRunSummary>;
   /** The archive as last seen by the audit thread. */
   archiveState(): ArchiveState | undefined;
-  /**
-   * A follower of this process's read models: while it is catching up, nothing past the position
-   * it has applied is archived and removed. Once live it has applied every event of its types up
-   * to the head, and archiving only ever removes events older than the hot window, so it holds
-   * nothing back (docs/decisions/0017).
-   */
-  holdArchivingFor(follower: { live(): boolean; lastPosition(): bigint | undefined }): void;
 }
 
 /**
@@ -54,18 +47,19 @@ export function wireAudit(host: Host, options: { readonly relayInProcess?: boole
       read: () => Number(thread.state().position ?? 0n),
     },
   });
-  const holds: { live(): boolean; lastPosition(): bigint | undefined }[] = [];
   let archiveFailures = 0;
+  /**
+   * The index's own position is the thread's to hold. The process's read models, while they catch
+   * up, hold archiving at what they have applied: nothing past it is archived and removed. Once
+   * live they have applied every event of their types up to the head, and archiving only ever
+   * removes events older than the hot window, so they hold nothing back (docs/decisions/0017).
+   */
   const consumersPast = (): bigint | undefined => {
-    // The index's own position is the thread's to hold; each follower catching up holds at what it has applied.
-    let lowest = thread.state().position;
-    for (const follower of holds) {
-      if (follower.live()) continue;
-      const position = follower.lastPosition();
-      if (position === undefined) return undefined;
-      if (lowest === undefined || position < lowest) lowest = position;
-    }
-    return lowest;
+    const lowest = thread.state().position;
+    if (host.readModels.live()) return lowest;
+    const position = host.readModels.lastPosition();
+    if (position === undefined) return undefined;
+    return lowest === undefined || position < lowest ? position : lowest;
   };
   const archiveNow = () =>
     thread.archive(host.clock.now(), consumersPast()).catch((error: unknown) => {
@@ -114,7 +108,6 @@ export function wireAudit(host: Host, options: { readonly relayInProcess?: boole
   return {
     archiveNow,
     archiveState: archive,
-    holdArchivingFor: (position) => void holds.push(position),
     unavailable: () => {
       const { failure, caughtUp, position } = thread.state();
       if (failure !== undefined) return `the audit index failed: ${failure}`;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { streams, type TesseraEvent } from '@tessera/contracts';
+import { streams, type TesseraEvent } from '@tessera/events';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { AuditIndex } from './audit-index.js';
 import { catchUpIndex } from './catch-up.js';

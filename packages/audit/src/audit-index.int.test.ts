@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { streams, type TesseraEvent } from '@tessera/contracts';
+import { streams, type TesseraEvent } from '@tessera/events';
 import { InMemoryEventStore, type NewEvent, type SubscribeOptions } from '@tessera/event-store';
 import { locksHeldOn } from '@tessera/event-store-sqlite/testing/process-locks';
 import { AuditIndex } from './audit-index.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 import { builtFromAnotherLog } from './another-log.js';
 import type { EventQuery } from './event-query.js';

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import { accessEventOf, type AccessEvent } from './access-at.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventMetadata, RecordedEvent, TesseraEvent } from '@tessera/contracts';
+import type { EventMetadata, RecordedEvent, TesseraEvent } from '@tessera/events';
 import { indexedEventOf } from './audit-row.js';
 
 const recorded = (event: TesseraEvent, metadata: EventMetadata = {}): RecordedEvent => ({ eventId: 'e', stream: 's', revision: 0n, position: 7n, event, metadata, recordedAt: 1_800_000_000_000 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CodedError, TesseraEvent, isOneOf, type TesseraEventType } from '@tessera/contracts';
+import { CodedError, TesseraEvent, isOneOf, type TesseraEventType } from '@tessera/events';
 import { maxIndexedPosition } from './audit-index-schema.js';
 
 /**

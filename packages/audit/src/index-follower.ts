@@ -1,4 +1,4 @@
-import { errorCode, type RecordedEvent } from '@tessera/contracts';
+import { errorCode, type RecordedEvent } from '@tessera/events';
 import type { SubscribeOptions, Subscription } from '@tessera/event-store';
 import type { AuditIndex } from './audit-index.js';
 

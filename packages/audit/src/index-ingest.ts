@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import { grantOf } from './access-at.js';
 import { indexSchema, secondaryIndexes } from './audit-index-schema.js';
 import { indexedEventOf } from './audit-row.js';

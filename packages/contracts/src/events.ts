@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { sharedSignalsEvents } from './shared-signals-events.js';
+import { isOneOf } from './one-of.js';
 import { traceparentPattern } from './trace-context.js';
 
 /**
- * Every event Tessera writes. Payloads carry ids, times (epoch seconds) and keyed
- * hashes — never a secret. Each event is versioned by `type` + `v` so readers can
- * upcast old shapes without guessing.
+ * The events Tessera publishes on its Kafka topics (`tessera.revocations`, `tessera.accounts`,
+ * `tessera.families`), which downstream consumers read. Payloads carry ids, times (epoch seconds)
+ * and keyed hashes — never a secret. Each event is versioned by `type` + `v` so readers can
+ * upcast old shapes without guessing. Tessera writes other events to its log too; they are not
+ * published, so they are not part of this contract, and a consumer skips any type it does not know.
  */
 
 const epochSeconds = z.number().int().nonnegative();
@@ -184,17 +186,6 @@ export const CredentialTokensRevoked = z.object({
   at: epochSeconds,
 });
 
-export const LegacyTokenIssued = z.object({
-  type: z.literal('LegacyTokenIssued'),
-  v: z.literal(1),
-  accountId: id,
-  credentialId: id,
-  apiId: id,
-  jti: id,
-  issuedAt: epochSeconds,
-  expiresAt: epochSeconds,
-});
-
 export const SigningKeyPublished = z.object({
   type: z.literal('SigningKeyPublished'),
   v: z.literal(1),
@@ -213,107 +204,6 @@ export const SigningKeyRetired = z.object({
   /** Tokens signed by this key can be unexpired until this time; the JWKS keeps it until then. */
   retainUntil: epochSeconds,
 });
-
-/**
- * Failed authentications are audited as counts, never one event per failure, so an attacker
- * cannot fill the disk: one event per credential per minute, and one per minute for every
- * attempt that named no known credential (whose presented id is not kept: it may be a secret
- * pasted into the wrong field).
- */
-export const AuthenticationFailuresCounted = z.object({
-  type: z.literal('AuthenticationFailuresCounted'),
-  v: z.literal(1),
-  interface: z.enum(['v5', 'v1']),
-  /** Absent for attempts that named no known credential. */
-  accountId: id.optional(),
-  credentialId: id.optional(),
-  /** The API Login ID (v5) or API ID (v1) the attempts named, when it is a known one. */
-  clientId: id.optional(),
-  /** Epoch seconds at the start of the minute counted. */
-  minute: epochSeconds,
-  count: z.number().int().positive(),
-});
-
-/** Admin API scopes (docs/audit.md). Events hold strings, so a scope added later never breaks an older reader. */
-export const adminScopes = ['audit:read', 'tokens:revoke', 'ssf:receivers'] as const;
-export type AdminScope = (typeof adminScopes)[number];
-
-/** An admin token for /admin/v1/*: stored only as a keyed hash, like every other secret. */
-export const AdminTokenIssued = z.object({
-  type: z.literal('AdminTokenIssued'),
-  v: z.literal(1),
-  adminTokenId: id,
-  name: z.string().min(1).max(200),
-  scopes: z.array(z.string().min(1).max(64)),
-  tokenHash: keyedHash,
-  hashingKey,
-  at: epochSeconds,
-  /** From this instant on the token is refused. Absent: it never expires (every token issued before expiries existed). */
-  expiresAt: epochSeconds.optional(),
-});
-
-export const AdminTokenRevoked = z.object({
-  type: z.literal('AdminTokenRevoked'),
-  v: z.literal(1),
-  adminTokenId: id,
-  at: epochSeconds,
-});
-
-/**
- * The secret-hashing key the log is written with, recorded by the first writer that appends to a
- * log (a server also records it on a log written before this event existed): only its keyed
- * fingerprint, never the key. Every writer compares its own key with it before its first append.
- */
-export const SecretHashingKeyRecorded = z.object({
-  type: z.literal('SecretHashingKeyRecorded'),
-  v: z.literal(1),
-  fingerprint: keyFingerprint,
-  at: epochSeconds,
-});
-
-/**
- * `tessera keys rotate-hashing`: new hashes are made with the key `fingerprint` from now on. The
- * previous key is retired, and kept to check the hashes it made for as long as they can be presented.
- */
-export const SecretHashingKeyRotated = z.object({
-  type: z.literal('SecretHashingKeyRotated'),
-  v: z.literal(1),
-  fingerprint: keyFingerprint,
-  previousFingerprint: keyFingerprint,
-  at: epochSeconds,
-});
-
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'SHA-256, hex');
-
-/**
- * The archive's trust anchors, in a stream that is never archived (docs/audit.md, "The trust
- * model"): an archive signing key Tessera made in its data folder (`made`), or one that had signed
- * an archive written before anchors were recorded and was taken on first use (`adopted`). Only
- * entries signed by a key recorded here count; a public key dropped into the archive's `keys/` does not.
- */
-export const ArchiveKeyTrusted = z.object({
-  type: z.literal('ArchiveKeyTrusted'),
-  v: z.literal(1),
-  /** SHA-256 (hex) of the public key's DER (SubjectPublicKeyInfo), as the archive names its key files. */
-  fingerprint: sha256Hex,
-  source: z.enum(['made', 'adopted']),
-  at: epochSeconds,
-});
-
-/**
- * The archive manifest's head after an archiving run added to it: the manifest must still reach
- * this entry, unchanged, for the archive to be trusted, so a cut tail, a replaced `manifest/` or a
- * rollback to an older copy is seen.
- */
-export const ArchiveHeadRecorded = z.object({
-  type: z.literal('ArchiveHeadRecorded'),
-  v: z.literal(1),
-  sequence: z.number().int().positive(),
-  /** SHA-256 (hex) of that entry's file. */
-  sha256: sha256Hex,
-  at: epochSeconds,
-});
-
 /**
  * Which region writes accounts (docs/multi-region.md, "Control region"): `tessera regions
  * promote-control`. Each change carries an epoch one higher than any its writer had seen; every
@@ -333,25 +223,13 @@ export const ControlRegionChanged = z.object({
 });
 
 /**
- * A revocation another region made, as this region's Shared Signals transmitter received it from
- * the mirrored topic (docs/shared-signals.md, "Several regions"): recorded so that this region's
- * receivers get it like a local one, from the log, with the same durable delivery. Never published
- * by the relay (the other region already did), and read by nothing but the transmitter and the
- * audit trail: the revocation itself reached this region's read models from the topic.
+ * The field shapes events share. Tessera's internal events (never published) are built from the
+ * same shapes, so a field means the same everywhere in the log.
  */
-export const RevocationMirrored = z.object({
-  type: z.literal('RevocationMirrored'),
-  v: z.literal(1),
-  /** The region whose log recorded the revocation. */
-  region: z.string().regex(/^[a-z0-9]{1,16}$/),
-  /** Its event id there: a redelivery is recorded once. */
-  sourceEventId: id,
-  /** Epoch milliseconds when that region's log recorded it. */
-  sourceRecordedAt: z.number().int().nonnegative(),
-  revocation: z.discriminatedUnion('type', [TokenRevoked, AccountTokensRevoked, CredentialTokensRevoked]),
-});
+export const eventFields = { epochSeconds, id, keyedHash, keyFingerprint, hashingKey } as const;
 
-export const TesseraEvent = z.discriminatedUnion('type', [
+/** Every event type published on one of Tessera's topics, and nothing else. */
+export const PublishedEvent = z.discriminatedUnion('type', [
   AccountRegistered,
   ApiCredentialIssued,
   ApiCredentialRevoked,
@@ -363,19 +241,9 @@ export const TesseraEvent = z.discriminatedUnion('type', [
   TokenIssued,
   TokenRotated,
   TokenRevoked,
-  LegacyTokenIssued,
   SigningKeyPublished,
   SigningKeyRetired,
-  AuthenticationFailuresCounted,
-  AdminTokenIssued,
-  AdminTokenRevoked,
-  SecretHashingKeyRecorded,
-  SecretHashingKeyRotated,
-  ArchiveKeyTrusted,
-  ArchiveHeadRecorded,
-  ...sharedSignalsEvents,
   ControlRegionChanged,
-  RevocationMirrored,
 ]);
 
 export type AccountRegistered = z.infer<typeof AccountRegistered>;
@@ -389,28 +257,13 @@ export type CredentialTokensRevoked = z.infer<typeof CredentialTokensRevoked>;
 export type TokenIssued = z.infer<typeof TokenIssued>;
 export type TokenRotated = z.infer<typeof TokenRotated>;
 export type TokenRevoked = z.infer<typeof TokenRevoked>;
-export type LegacyTokenIssued = z.infer<typeof LegacyTokenIssued>;
-export type AuthenticationFailuresCounted = z.infer<typeof AuthenticationFailuresCounted>;
 export type SigningKeyPublished = z.infer<typeof SigningKeyPublished>;
 export type SigningKeyRetired = z.infer<typeof SigningKeyRetired>;
-export type AdminTokenIssued = z.infer<typeof AdminTokenIssued>;
-export type AdminTokenRevoked = z.infer<typeof AdminTokenRevoked>;
-export type SecretHashingKeyRecorded = z.infer<typeof SecretHashingKeyRecorded>;
-export type SecretHashingKeyRotated = z.infer<typeof SecretHashingKeyRotated>;
-export type ArchiveKeyTrusted = z.infer<typeof ArchiveKeyTrusted>;
-export type ArchiveHeadRecorded = z.infer<typeof ArchiveHeadRecorded>;
-export * from './shared-signals-events.js';
 export type ControlRegionChanged = z.infer<typeof ControlRegionChanged>;
-export type RevocationMirrored = z.infer<typeof RevocationMirrored>;
-export type TesseraEvent = z.infer<typeof TesseraEvent>;
-export type TesseraEventType = TesseraEvent['type'];
-/** The events whose `type` is one of `Types`. */
-export type EventOfType<Types extends TesseraEventType> = Extract<TesseraEvent, { type: Types }>;
-
-/** Narrows an event to one of the types listed: readers of a filtered read need no cast. */
-export function isEventOf<const Types extends readonly TesseraEventType[]>(types: Types, event: TesseraEvent): event is EventOfType<Types[number]> {
-  return types.some((type) => type === event.type);
-}
+export type PublishedEvent = z.infer<typeof PublishedEvent>;
+export type PublishedEventType = PublishedEvent['type'];
+/** The published event types, in the union's order: read off the union, so the two cannot differ. */
+export const publishedEventTypes: readonly PublishedEventType[] = PublishedEvent.options.map((schema) => schema.shape.type.value);
 
 export type AccountEvent =
   | AccountRegistered
@@ -425,8 +278,6 @@ export type AccountEvent =
 export type TokenCutEvent = AccountTokensRevoked | CredentialTokensRevoked;
 export type FamilyEvent = TokenIssued | TokenRotated | TokenRevoked;
 export type SigningKeyEvent = SigningKeyPublished | SigningKeyRetired;
-export type AdminTokenEvent = AdminTokenIssued | AdminTokenRevoked;
-export type SecretHashingKeyEvent = SecretHashingKeyRecorded | SecretHashingKeyRotated;
 
 export const accountEventTypes = [
   'AccountRegistered',
@@ -441,19 +292,26 @@ export const accountEventTypes = [
 export const tokenCutEventTypes = ['AccountTokensRevoked', 'CredentialTokensRevoked'] as const satisfies readonly TokenCutEvent['type'][];
 export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] as const satisfies readonly FamilyEvent['type'][];
 export const signingKeyEventTypes = ['SigningKeyPublished', 'SigningKeyRetired'] as const satisfies readonly SigningKeyEvent['type'][];
-export const adminTokenEventTypes = ['AdminTokenIssued', 'AdminTokenRevoked'] as const satisfies readonly AdminTokenEvent['type'][];
-export const secretHashingKeyEventTypes = ['SecretHashingKeyRecorded', 'SecretHashingKeyRotated'] as const satisfies readonly SecretHashingKeyEvent['type'][];
-export type ArchiveTrustEvent = ArchiveKeyTrusted | ArchiveHeadRecorded;
-export const archiveTrustEventTypes = ['ArchiveKeyTrusted', 'ArchiveHeadRecorded'] as const satisfies readonly ArchiveTrustEvent['type'][];
 /**
  * What another region needs to check a refresh token of a family homed here, and to see the family
  * end: every family event, with its keyed hash, generation and expiries (`tessera.families`).
  */
 export const familyCheckEventTypes = familyEventTypes;
 /** The account topic carries the account events and the control region's changes. */
-export const accountTopicEventTypes = [...accountEventTypes, 'ControlRegionChanged'] as const satisfies readonly TesseraEventType[];
-/** What a verifier needs: rotations, revocations and cuts, plus keys. The relay publishes these. */
-export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes, ...signingKeyEventTypes] as const;
+export const accountTopicEventTypes = [...accountEventTypes, 'ControlRegionChanged'] as const satisfies readonly PublishedEventType[];
+/** What a verifier needs: rotations, revocations and cuts, plus keys. */
+export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCutEventTypes, ...signingKeyEventTypes] as const satisfies readonly PublishedEventType[];
+/**
+ * What the relay publishes on the revocation topic: what a verifier elsewhere needs to reject a
+ * token or trust a key, and what changes what a live token may do (a revoked credential, a
+ * narrowed permission set).
+ */
+export const revocationTopicEventTypes = [...revocationEventTypes, 'ApiCredentialRevoked', 'LegacyCredentialRevoked', 'PermissionsChanged'] as const satisfies readonly PublishedEventType[];
+
+/** Whether a type names a published event: a consumer skips one that does not (a newer or an internal event). */
+export function isPublishedEventType(type: string): type is PublishedEventType {
+  return isOneOf(publishedEventTypes, type);
+}
 
 /**
  * Until when a rotation or revocation can reject an unexpired access token. An event written
@@ -462,11 +320,6 @@ export const revocationEventTypes = ['TokenRotated', 'TokenRevoked', ...tokenCut
  */
 export function rejectsUntilOf(event: TokenRotated | TokenRevoked): number {
   return event.rejectsUntil ?? event.accessExpiresAt;
-}
-
-/** Narrows a recorded event to one of the types listed, as `isEventOf` does for its payload. */
-export function isRecordedOf<const Types extends readonly TesseraEventType[]>(types: Types, recorded: RecordedEvent): recorded is RecordedEvent<EventOfType<Types[number]>> {
-  return isEventOf(types, recorded.event);
 }
 
 /** Metadata on every event, for the audit trail and for tracing. */
@@ -482,9 +335,11 @@ export const EventMetadata = z.object({
   traceparent: z.string().regex(traceparentPattern).optional(),
 });
 export type EventMetadata = z.infer<typeof EventMetadata>;
-
-/** An event as read back from the store: its payload plus where it sits in the log. */
-export interface RecordedEvent<E extends TesseraEvent = TesseraEvent> {
+/**
+ * An event as read back from the store: its payload plus where it sits in the log. Generic in its
+ * event so that Tessera's own log, which holds internal events too, uses the same shape.
+ */
+export interface RecordedEvent<E extends { readonly type: string } = PublishedEvent> {
   readonly eventId: string;
   readonly stream: string;
   readonly revision: bigint;
@@ -495,25 +350,3 @@ export interface RecordedEvent<E extends TesseraEvent = TesseraEvent> {
   readonly recordedAt: number;
 }
 
-export const streams = {
-  account: (accountId: string) => `account-${accountId}`,
-  family: (familyId: string) => `tokenfamily-${familyId}`,
-  /**
-   * A revocation of a family homed in another region, recorded where it arrived while the home
-   * region was out of reach (docs/decisions/0018). Archived like family streams: keep the prefix.
-   */
-  revocations: (familyId: string) => `revocations-${familyId}`,
-  /** Revocations another region made, received for this region's Shared Signals receivers; rolling, archived by age. */
-  mirroredRevocations: (region: string) => `mirroredrevocations-${region}`,
-  /** This region's record of the control region's changes (`tessera regions promote-control`). */
-  controlRegion: () => 'controlregion',
-  legacyTokens: (accountId: string) => `legacytokens-${accountId}`,
-  signingKeys: () => 'signingkeys',
-  /** Failed-authentication counts of one account, or of attempts that named no known credential. */
-  authenticationFailures: (accountId: string | undefined) => `authfailures-${accountId ?? 'unknown'}`,
-  adminToken: (adminTokenId: string) => `admintoken-${adminTokenId}`,
-  /** The log's one record of its secret-hashing key: fingerprints and rotations. */
-  secretHashingKey: () => 'secrethashingkey',
-  /** The archive's trust anchors: the keys Tessera made and the manifest's head after each run. Never archived. */
-  archiveTrust: () => 'archivetrust',
-} as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adminScopes } from './events.js';
+import { accountTopicEventTypes } from './events.js';
 import { CodedError, InvalidArgument, InvariantBroken, errorCode, errorCodes, isErrorCode, tesseraErrorCode } from './error-code.js';
 import { isOneOf } from './one-of.js';
 
@@ -24,9 +24,9 @@ describe('errorCode', () => {
 
 describe('isOneOf', () => {
   it('accepts a listed name and refuses one that is not listed', () => {
-    expect(isOneOf(adminScopes, 'audit:read')).toBe(true);
-    expect(isOneOf(adminScopes, 'audit:write')).toBe(false);
-    expect(isOneOf(adminScopes, '')).toBe(false);
+    expect(isOneOf(accountTopicEventTypes, 'ControlRegionChanged')).toBe(true);
+    expect(isOneOf(accountTopicEventTypes, 'AdminTokenIssued')).toBe(false);
+    expect(isOneOf(accountTopicEventTypes, '')).toBe(false);
   });
 });
 

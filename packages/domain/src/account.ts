@@ -1,4 +1,4 @@
-import { accountEventTypes, isEventOf, type AccountEvent, type AccountTokensRevoked, type CredentialTokensRevoked } from '@tessera/contracts';
+import { accountEventTypes, isEventOf, type AccountEvent, type AccountTokensRevoked, type CredentialTokensRevoked } from '@tessera/events';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 import { cutTimes, type TokenCut } from './token-cut.js';

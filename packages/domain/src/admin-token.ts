@@ -1,4 +1,4 @@
-import { adminTokenEventTypes, isEventOf, type AdminTokenEvent } from '@tessera/contracts';
+import { adminTokenEventTypes, isEventOf, type AdminTokenEvent } from '@tessera/events';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AdminTokenEvent } from '@tessera/contracts';
+import type { AdminTokenEvent } from '@tessera/events';
 import { decideAdminToken, evolveAdminToken, initialAdminTokenState, type AdminTokenCommand } from './admin-token.js';
 
 const issue: AdminTokenCommand = { type: 'IssueAdminToken', adminTokenId: 'adm', name: 'ops', scopes: ['audit:read', 'audit:read', 'tokens:revoke'], tokenHash: 'h'.repeat(43), hashingKey: 'K'.repeat(22), now: 100 };

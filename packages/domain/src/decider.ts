@@ -1,4 +1,4 @@
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 
 /**
  * A stream's rules as three pure functions (emmett's decider): what a command turns into, how

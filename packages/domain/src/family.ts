@@ -1,4 +1,4 @@
-import { familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
+import { familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/events';
 import { presentedMatches, type KeyedHash, type PresentedSecret } from './constant-time.js';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';

@@ -1,4 +1,4 @@
-import type { AccountEvent, AdminTokenEvent, FamilyEvent, SsfReceiverEvent, SsfStreamEvent, SsfStreamConfiguration } from '@tessera/contracts';
+import type { AccountEvent, AdminTokenEvent, FamilyEvent, SsfReceiverEvent, SsfStreamEvent, SsfStreamConfiguration } from '@tessera/events';
 import { assertNever } from './errors.js';
 
 /** What still holds a hash made with one secret-hashing key, and so needs that key to be checked. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccountEvent, AdminTokenEvent, FamilyEvent, SsfReceiverEvent, SsfStreamEvent } from '@tessera/contracts';
+import type { AccountEvent, AdminTokenEvent, FamilyEvent, SsfReceiverEvent, SsfStreamEvent } from '@tessera/events';
 import { HashingKeyUse, noDependents } from './hashing-key-use.js';
 
 const [original, next] = ['O'.repeat(22), 'N'.repeat(22)];

@@ -1,4 +1,4 @@
-import { isEventOf, secretHashingKeyEventTypes, type SecretHashingKeyEvent } from '@tessera/contracts';
+import { isEventOf, secretHashingKeyEventTypes, type SecretHashingKeyEvent } from '@tessera/events';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SecretHashingKeyEvent } from '@tessera/contracts';
+import type { SecretHashingKeyEvent } from '@tessera/events';
 import { DomainError } from './errors.js';
 import {
   decideSecretHashingKey,

@@ -1,4 +1,4 @@
-import { isEventOf, signingKeyEventTypes, type SigningKeyEvent, type SigningKeyPublished, type SigningKeyRetired } from '@tessera/contracts';
+import { isEventOf, signingKeyEventTypes, type SigningKeyEvent, type SigningKeyPublished, type SigningKeyRetired } from '@tessera/events';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 

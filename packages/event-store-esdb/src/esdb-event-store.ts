@@ -1,5 +1,5 @@
 import { BACKWARDS, END, EventStoreDBClient, FORWARDS, START, type AllStreamResolvedEvent } from '@eventstore/db-client';
-import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
+import type { RecordedEvent, TesseraEventType } from '@tessera/events';
 import {
   EventStoreUnavailable,
   newEventId,

@@ -1,8 +1,9 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AllStreamResolvedEvent } from '@eventstore/db-client';
-import { InvalidArgument, type TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { EventStoreUnavailable, InvalidEvent } from '@tessera/event-store';
+import { InvalidArgument } from '@tessera/events';
 import { EsdbEventStore, type EsdbClient } from './esdb-event-store.js';
 import { allRecord, fakeSubscription, readLog, streamingRead, type PageRequest } from './testing/esdb-fakes.js';
 

@@ -10,8 +10,8 @@ import {
   type ReadPosition,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { InvalidArgument, InvariantBroken, TesseraEvent, isOneOf, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
-import { EventStoreUnavailable, ExpectedRevisionConflict, InvalidEvent, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
+import { InvalidArgument, InvariantBroken, TesseraEvent, isOneOf, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/events';
+import { EventStoreUnavailable, InvalidEvent, ExpectedRevisionConflict, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
 
 /**
  * Pure translation between the EventStore port and @eventstore/db-client. Nothing here

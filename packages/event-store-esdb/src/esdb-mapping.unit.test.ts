@@ -9,8 +9,9 @@ import {
   type AllStreamResolvedEvent,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { InvalidArgument, type TesseraEvent } from '@tessera/contracts';
-import { EventStoreUnavailable, ExpectedRevisionConflict, InvalidEvent } from '@tessera/event-store';
+import type { TesseraEvent } from '@tessera/events';
+import { EventStoreUnavailable, InvalidEvent, ExpectedRevisionConflict } from '@tessera/event-store';
+import { InvalidArgument } from '@tessera/events';
 import {
   eventTypeRegex,
   fromEsdbRevision,

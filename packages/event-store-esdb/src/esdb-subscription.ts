@@ -1,5 +1,5 @@
 import { eventTypeFilter, excludeSystemEvents, type AllStreamResolvedEvent, type AllStreamSubscription, type Filter, type ReadPosition } from '@eventstore/db-client';
-import type { TesseraEventType } from '@tessera/contracts';
+import type { TesseraEventType } from '@tessera/events';
 import { EventStoreUnavailable, TimeSlices, type SubscribeOptions, type Subscription } from '@tessera/event-store';
 import { eventTypeRegex, fromResolvedEvent, isAfter, toReadPosition, translateSubscriptionError } from './esdb-mapping.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { UnavailableError, type AllStreamSubscription } from '@eventstore/db-client';
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import { EventStoreUnavailable, type SubscribeOptions } from '@tessera/event-store';
 import { createEsdbSubscription } from './esdb-subscription.js';
 import { allRecord, fakeSubscription } from './testing/esdb-fakes.js';

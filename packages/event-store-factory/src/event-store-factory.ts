@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { archivedThrough, pinsFromAnchors } from '@tessera/archive';
 import { archiveDirOf, type TesseraConfig } from '@tessera/config';
-import { CodedError, streams } from '@tessera/contracts';
+import { CodedError, streams } from '@tessera/events';
 import type { SqliteEventStore } from '@tessera/event-store-sqlite';
 import type { EventStore, LogRetention } from '@tessera/event-store';
 import type { Clock } from '@tessera/timing';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { appendEntry, loadOrCreateArchiveKey, segmentEntryBody, type StoredEntry } from '@tessera/archive';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { openEventStore } from './event-store-factory.js';
 
 /**

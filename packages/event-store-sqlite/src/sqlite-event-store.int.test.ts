@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { eventStoreContract } from '@tessera/event-store/contract';
 import { ExpectedRevisionConflict, type AppendResult } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { InvalidArgument, TesseraEvent, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { InvalidArgument, TesseraEvent, type EventMetadata, type RecordedEvent, type TesseraEventType } from '@tessera/events';
 import {
   EventStoreReadOnly,
   EventStoreUnavailable,

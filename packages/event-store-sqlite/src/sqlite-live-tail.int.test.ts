@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
+import type { RecordedEvent, TesseraEvent } from '@tessera/events';
 import { SqliteEventStore } from './sqlite-event-store.js';
 
 const registered = (accountId: string): TesseraEvent => ({ type: 'AccountRegistered', v: 1, accountId, name: 'n', permissions: [], at: 1 });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { SqliteEventStore } from './sqlite-event-store.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
+import type { RecordedEvent, TesseraEventType } from '@tessera/events';
 import { EventStoreUnavailable, TimeSlices, Wakeup, settledFromOutside, type SubscribeOptions } from '@tessera/event-store';
 
 /** The live tail of the log after a position: its events of the wanted types, and how far it was read. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 import { EventStoreUnavailable } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { guardAvailability } from '@tessera/event-store';

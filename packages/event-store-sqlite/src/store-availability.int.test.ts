@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
+import type { RecordedEvent, TesseraEvent } from '@tessera/events';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { guardAvailability, type Availability } from '@tessera/event-store';

@@ -1,4 +1,4 @@
-import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
+import type { EventMetadata, TesseraEvent } from '@tessera/events';
 import type { Decider } from '@tessera/domain';
 import { ExpectedRevisionConflict, type AppendResult, type EventStore, type ExpectedRevision } from './event-store.js';
 import { InvariantBroken } from '@tessera/contracts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streams, type AccountEvent, type TokenIssued, type TokenRotated } from '@tessera/contracts';
+import { streams, type AccountEvent, type TokenIssued, type TokenRotated } from '@tessera/events';
 import { DomainError, accountDecider, familyDecider, type AccountCommand, type AccountState, type Decider, type FamilyState } from '@tessera/domain';
 import { handleCommand, type CommandStore } from './command-handler.js';
 import { ExpectedRevisionConflict, type ReadStreamOptions } from './event-store.js';

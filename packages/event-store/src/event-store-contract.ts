@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
-import type { RecordedEvent, TesseraEvent } from '@tessera/contracts';
+import type { RecordedEvent, TesseraEvent } from '@tessera/events';
 import { EventStoreUnavailable, ExpectedRevisionConflict, type EventStore } from './event-store.js';
 import { systemClock } from '@tessera/timing';
 

@@ -1,5 +1,5 @@
-import type { EventMetadata, RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/contracts';
-import { CodedError } from '@tessera/contracts';
+import type { EventMetadata, RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/events';
+import { CodedError } from '@tessera/events';
 
 /**
  * The EventStore port. Revisions are 0-based per stream and positions are global and

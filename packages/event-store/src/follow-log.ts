@@ -1,4 +1,4 @@
-import { isRecordedOf, type EventOfType, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { isRecordedOf, type EventOfType, type RecordedEvent, type TesseraEventType } from '@tessera/events';
 import type { SubscribeOptions, Subscription } from './event-store.js';
 
 /** A read model fed from the global log: the event types it wants and how it folds one in. */

@@ -1,4 +1,4 @@
-import { InvalidArgument, TesseraEvent, type EventMetadata, type RecordedEvent } from '@tessera/contracts';
+import { InvalidArgument, TesseraEvent, type EventMetadata, type RecordedEvent } from '@tessera/events';
 import { systemClock, type Clock } from '@tessera/timing';
 import {
   EventStoreUnavailable,

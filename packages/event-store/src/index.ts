@@ -6,3 +6,4 @@ export { readAllOf } from './read-all-of.js';
 export { newEventId } from './event-id.js';
 export { guardAvailability, type Availability, type AvailabilityOptions, type GuardedEventStore, type ResilientSubscription } from './store-availability.js';
 export { TimeSlices, Wakeup, settledFromOutside, type Settled } from './delivery-signals.js';
+export { earliestUsableKeyPublication, revocationRebuildAfter } from './revocation-window.js';

@@ -1,4 +1,4 @@
-import { isRecordedOf, type EventOfType, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { isRecordedOf, type EventOfType, type RecordedEvent, type TesseraEventType } from '@tessera/events';
 import type { EventStore } from './event-store.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import { Retry, systemClock, type Clock } from '@tessera/timing';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from './event-store.js';
 import { CodedError } from '@tessera/contracts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TesseraEvent, type RecordedEvent } from '@tessera/contracts';
+import { isPublishedEventType, PublishedEvent, type RecordedEvent } from '@tessera/contracts';
 import { FeedMessageInvalid, feedKey, type FeedEvent } from './revocation-feed.js';
 
 /**
@@ -7,16 +7,27 @@ import { FeedMessageInvalid, feedKey, type FeedEvent } from './revocation-feed.j
  * travel as decimal strings: JSON numbers lose precision past 2^53 in most parsers.
  */
 const decimal = z.string().regex(/^(0|[1-9]\d*)$/);
-export const FeedMessageValue = z.object({
+const envelope = {
   eventId: z.string().min(1).max(128),
   position: decimal,
   stream: z.string().min(1).max(256),
   revision: decimal,
   recordedAt: z.number().int().nonnegative(),
   requestId: z.string().max(128).optional(),
-  event: TesseraEvent,
-});
+};
+export const FeedMessageValue = z.object({ ...envelope, event: PublishedEvent });
 export type FeedMessageValue = z.infer<typeof FeedMessageValue>;
+/** The same message with its event read only as far as its type, to decide whether this version knows it. */
+const FeedMessageEnvelope = z.object({ ...envelope, event: z.looseObject({ type: z.string().min(1).max(128) }) });
+
+/**
+ * A message decoded: a published event this version knows, or one it does not (a newer Tessera's
+ * event, or one added to a topic later), which a consumer skips. Never an error: a new event type
+ * on a topic must not stop a consumer.
+ */
+export type DecodedFeedMessage =
+  | { readonly known: true; readonly feedEvent: FeedEvent }
+  | { readonly known: false; readonly type: string; readonly eventId: string; readonly position: bigint; readonly recordedAt: number };
 
 export interface EncodedFeedMessage {
   readonly key: string;
@@ -45,7 +56,12 @@ export function encodeFeedMessage(recorded: RecordedEvent): EncodedFeedMessage {
   };
 }
 
-export function decodeFeedMessage(value: string | Buffer | null): FeedEvent {
+/**
+ * Reads a message value. A value that is not a Tessera feed message, or a known event type in a
+ * shape this version does not accept, throws FeedMessageInvalid (reported, then skipped); an event
+ * type this version does not know decodes as `known: false`.
+ */
+export function decodeFeedMessage(value: string | Buffer | null): DecodedFeedMessage {
   if (value === null) throw new FeedMessageInvalid('message has no value');
   let json: unknown;
   try {
@@ -53,16 +69,23 @@ export function decodeFeedMessage(value: string | Buffer | null): FeedEvent {
   } catch (error) {
     throw new FeedMessageInvalid('message value is not JSON', { cause: error });
   }
-  const parsed = FeedMessageValue.safeParse(json);
-  if (!parsed.success) throw new FeedMessageInvalid(`message value is not a feed event: ${parsed.error.message}`);
-  const { eventId, position, stream, revision, recordedAt, requestId, event } = parsed.data;
+  const envelope = FeedMessageEnvelope.safeParse(json);
+  if (!envelope.success) throw new FeedMessageInvalid(`message value is not a feed event: ${envelope.error.message}`);
+  const { eventId, position, stream, revision, recordedAt, requestId } = envelope.data;
+  const type = envelope.data.event.type;
+  if (!isPublishedEventType(type)) return { known: false, type, eventId, position: BigInt(position), recordedAt };
+  const event = PublishedEvent.safeParse(envelope.data.event);
+  if (!event.success) throw new FeedMessageInvalid(`message value is not a feed event: ${event.error.message}`);
   return {
-    eventId,
-    position: BigInt(position),
-    stream,
-    revision: BigInt(revision),
-    recordedAt,
-    ...(requestId === undefined ? {} : { requestId }),
-    event,
+    known: true,
+    feedEvent: {
+      eventId,
+      position: BigInt(position),
+      stream,
+      revision: BigInt(revision),
+      recordedAt,
+      ...(requestId === undefined ? {} : { requestId }),
+      event: event.data,
+    },
   };
 }

@@ -58,9 +58,10 @@ export class InProcessRevocationFeed implements RevocationFeed {
         const offset = next;
         next += 1;
         try {
-          const event = decodeFeedMessage(message.value);
-          await onEvent(event, { partition: 0, offset: String(offset) });
-          lastRecordedAt = event.recordedAt;
+          const decoded = decodeFeedMessage(message.value);
+          // An event type this version does not know is skipped, as the Kafka adapter skips it.
+          if (decoded.known) await onEvent(decoded.feedEvent, { partition: 0, offset: String(offset) });
+          lastRecordedAt = decoded.known ? decoded.feedEvent.recordedAt : decoded.recordedAt;
         } catch (error) {
           onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
         }

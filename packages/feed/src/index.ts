@@ -1,5 +1,5 @@
 export * from './revocation-feed.js';
-export { decodeFeedMessage, encodeFeedMessage, FeedMessageValue, type EncodedFeedMessage } from './feed-message.js';
+export { decodeFeedMessage, encodeFeedMessage, FeedMessageValue, type DecodedFeedMessage, type EncodedFeedMessage } from './feed-message.js';
 export { InProcessRevocationFeed, createInProcessFeed } from './in-process-feed.js';
 export {
   KafkaRevocationFeed,

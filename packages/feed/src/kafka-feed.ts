@@ -335,10 +335,14 @@ async function createKafkaConsumer(kafka: Kafka, topic: string, options: Consume
       // Events read again to rebuild at start get no span: a restart would add one to the old trace of every retained event.
       const rebuilding = BigInt(message.offset) < (pending.get(batch.partition)?.target ?? 0n);
       try {
-        const event = decodeFeedMessage(message.value);
-        const delivery = { partition: batch.partition, offset: message.offset };
-        await (rebuilding ? onEvent(event, delivery) : inProcessSpan(topic, groupId, message.headers, event, delivery, () => onEvent(event, delivery)));
-        lastRecordedAt = event.recordedAt;
+        const decoded = decodeFeedMessage(message.value);
+        if (decoded.known) {
+          const event = decoded.feedEvent;
+          const delivery = { partition: batch.partition, offset: message.offset };
+          await (rebuilding ? onEvent(event, delivery) : inProcessSpan(topic, groupId, message.headers, event, delivery, () => onEvent(event, delivery)));
+        }
+        // An event type this version does not know is skipped: handed on all the same, so lag and offsets move past it.
+        lastRecordedAt = decoded.known ? decoded.feedEvent.recordedAt : decoded.recordedAt;
       } catch (error) {
         onError?.(error instanceof FeedMessageInvalid ? error : new FeedHandlerFailed('onEvent threw', { cause: error }));
       }

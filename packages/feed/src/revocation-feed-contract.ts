@@ -40,7 +40,7 @@ export function revocationFeedContract(name: string, createFixture: () => Promis
         ...(options.since === undefined ? {} : { since: options.since }),
         onEvent: (delivered) => {
           const event = delivered.event;
-          const id = 'familyId' in event ? event.familyId : 'kid' in event ? event.kid : 'adminTokenId' in event ? event.adminTokenId : 'fingerprint' in event ? event.fingerprint : 'epoch' in event ? 'controlregion' : 'accountId' in event ? (event.accountId ?? 'unknown') : 'unknown';
+          const id = 'familyId' in event ? event.familyId : 'kid' in event ? event.kid : 'accountId' in event ? event.accountId : 'controlregion';
           if (ids.has(id)) received.push(delivered);
         },
       });

@@ -1,5 +1,5 @@
-import type { RecordedEvent, TesseraEvent, TesseraEventType } from '@tessera/contracts';
-import { InvariantBroken, CodedError, isOneOf, revocationEventTypes } from '@tessera/contracts';
+import type { PublishedEvent, RecordedEvent } from '@tessera/contracts';
+import { CodedError, InvariantBroken, isOneOf, revocationTopicEventTypes } from '@tessera/contracts';
 
 /**
  * The RevocationFeed port: the relay publishes revocation-relevant events from the log,
@@ -9,20 +9,14 @@ import { InvariantBroken, CodedError, isOneOf, revocationEventTypes } from '@tes
  */
 
 /**
- * What the relay publishes: what a verifier elsewhere needs to reject a token or trust a key. The
- * cuts (AccountTokensRevoked, CredentialTokensRevoked) come with revocationEventTypes.
+ * What the relay publishes on the revocation topic: what a verifier elsewhere needs to reject a
+ * token or trust a key. The cuts (AccountTokensRevoked, CredentialTokensRevoked) are among them.
  */
-export const feedEventTypes = [
-  ...revocationEventTypes,
-  // A revoked credential or a narrowed permission set changes what a live token may do.
-  'ApiCredentialRevoked',
-  'LegacyCredentialRevoked',
-  'PermissionsChanged',
-] as const satisfies readonly TesseraEventType[];
+export const feedEventTypes = revocationTopicEventTypes;
 export type FeedEventType = (typeof feedEventTypes)[number];
 
-/** One event as carried by the feed: the contracts event plus where it sits in the log. */
-export interface FeedEvent<E extends TesseraEvent = TesseraEvent> {
+/** One event as carried by the feed: a published event of the contracts plus where it sits in the log. */
+export interface FeedEvent<E extends PublishedEvent = PublishedEvent> {
   readonly eventId: string;
   /** Global log position; increases along the log, so it orders and dedupes. */
   readonly position: bigint;
@@ -52,7 +46,11 @@ export interface ConsumeOptions {
    * group consumed before. Omitted: resume the group, or start at the oldest retained event.
    */
   readonly since?: number;
-  /** Called one event at a time, in order per key. A throw is reported to onError and the event counts as handled. */
+  /**
+   * Called one event at a time, in order per key. A throw is reported to onError and the event counts
+   * as handled. A message whose event type this version does not know (a newer Tessera's) is skipped
+   * without a call: it counts as handled too.
+   */
   readonly onEvent: (event: FeedEvent, delivery: Delivery) => void | Promise<void>;
   readonly onError?: (error: FeedError) => void;
 }
@@ -149,7 +147,7 @@ export class FeedClosed extends FeedError {
 }
 
 /** The partitioning key: one family's events share a key, hence a partition, hence an order. */
-export function feedKey(event: TesseraEvent): string {
+export function feedKey(event: PublishedEvent): string {
   switch (event.type) {
     case 'TokenIssued':
     case 'TokenRotated':
@@ -166,47 +164,20 @@ export function feedKey(event: TesseraEvent): string {
     case 'PermissionsChanged':
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
-    case 'LegacyTokenIssued':
       return event.accountId;
-    case 'AuthenticationFailuresCounted':
-      return event.accountId ?? 'unknown';
-    case 'AdminTokenIssued':
-    case 'AdminTokenRevoked':
-      // Never published (not a feed event type); keyed all the same, so every event has a key.
-      return event.adminTokenId;
-    case 'SecretHashingKeyRecorded':
-    case 'SecretHashingKeyRotated':
-      // Never published either: a log's own record of its key.
-      return event.fingerprint;
-    case 'ArchiveKeyTrusted':
-      // Never published: the log's record of its archive's keys.
-      return event.fingerprint;
-    case 'ArchiveHeadRecorded':
-      // Never published: the log's record of its archive's manifest head.
-      return event.sha256;
-    case 'SsfReceiverRegistered':
-    case 'SsfReceiverRevoked':
-    case 'SsfStreamCreated':
-    case 'SsfStreamUpdated':
-    case 'SsfStreamStatusChanged':
-    case 'SsfSubjectAdded':
-    case 'SsfSubjectRemoved':
-    case 'SsfStreamDeleted':
-    case 'SsfVerificationRequested':
-      // Never published: the Shared Signals transmitter's receivers and streams, keyed all the same.
-      return 'receiverId' in event ? event.receiverId : 'unknown';
     case 'ControlRegionChanged':
       // One key for every change, so they keep their order on the account topic.
       return 'controlregion';
-    case 'RevocationMirrored':
-      // Never published: the region that made the revocation published it already; keyed all the same.
-      return event.revocation.type === 'TokenRevoked' ? event.revocation.familyId : event.revocation.accountId;
-    default: {
-      // Every known type is handled above, or this fails to compile; a newer writer's event still has a type.
-      const unknownEvent: { readonly type: string } = event satisfies never;
-      throw new InvariantBroken(`no feed key for ${unknownEvent.type}`);
-    }
+    default:
+      // Every published type is handled above, or this fails to compile.
+      return unreachable(event);
   }
+}
+
+function unreachable(event: never): never {
+  // Reached only if a caller got past the type check: name the type so the failure says which.
+  const stray: { readonly type?: unknown } = event;
+  throw new InvariantBroken(`no feed key for ${String(stray.type)}`);
 }
 
 export function isFeedEventType(type: string): type is FeedEventType {

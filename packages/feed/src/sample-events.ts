@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RecordedEvent, SigningKeyPublished, TesseraEvent, TokenRevoked, TokenRotated } from '@tessera/contracts';
-import { ssfStreams, streams } from '@tessera/contracts';
+import type { PublishedEvent, RecordedEvent, SigningKeyPublished, TokenRevoked, TokenRotated } from '@tessera/contracts';
 import { systemClock } from '@tessera/timing';
 
 /**
@@ -35,25 +34,19 @@ export function signingKeyPublished(kid: string, at: number): SigningKeyPublishe
   return { type: 'SigningKeyPublished', v: 1, kid, alg: 'ES256', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x'.repeat(43), y: 'y'.repeat(43) }, at };
 }
 
-function streamOf(event: TesseraEvent): string {
-  if ('familyId' in event) return streams.family(event.familyId);
-  if ('kid' in event) return streams.signingKeys();
-  if ('adminTokenId' in event) return streams.adminToken(event.adminTokenId);
-  if (event.type === 'ArchiveKeyTrusted' || event.type === 'ArchiveHeadRecorded') return streams.archiveTrust();
-  if ('fingerprint' in event) return streams.secretHashingKey();
-  if (event.type === 'AuthenticationFailuresCounted') return streams.authenticationFailures(event.accountId);
-  if ('streamId' in event) return ssfStreams.stream(event.streamId);
-  if ('receiverId' in event) return ssfStreams.receiver(event.receiverId);
-  if (event.type === 'ControlRegionChanged') return streams.controlRegion();
-  if (event.type === 'RevocationMirrored') return streams.mirroredRevocations(event.region);
-  return streams.account(event.accountId);
+/** The stream a log would record the event in, named as Tessera's log names it (the feed only carries it). */
+function streamOf(event: PublishedEvent): string {
+  if ('familyId' in event) return `tokenfamily-${event.familyId}`;
+  if ('kid' in event) return 'signingkeys';
+  if (event.type === 'ControlRegionChanged') return 'controlregion';
+  return `account-${event.accountId}`;
 }
 
 /** Hands out increasing positions, as a log would. */
 export function createRecorder(firstPosition = 1n) {
   let position = firstPosition;
   const revisions = new Map<string, bigint>();
-  return (event: TesseraEvent, recordedAt = systemClock.now()): RecordedEvent => {
+  return (event: PublishedEvent, recordedAt = systemClock.now()): RecordedEvent => {
     const stream = streamOf(event);
     const revision = (revisions.get(stream) ?? -1n) + 1n;
     revisions.set(stream, revision);

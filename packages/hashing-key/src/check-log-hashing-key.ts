@@ -1,4 +1,4 @@
-import { InvariantBroken, streams } from '@tessera/contracts';
+import { InvariantBroken, streams } from '@tessera/events';
 import { DomainError, secretHashingKeyDecider, type LogWriter, type SecretHashingKeyState } from '@tessera/domain';
 import { handleCommand, type CommandStore, type EventStore } from '@tessera/event-store';
 import { createHashingKey, hashingKeyFile, hashingKeyFolder, readHashingKeys, retiredHashingKeyFile, type HeldHashingKeys } from '@tessera/tokens';

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { streams } from '@tessera/contracts';
+import { streams } from '@tessera/events';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createHashingKey, hashingKeyFile, readHashingKeys } from '@tessera/tokens';
 import { checkLogHashingKey, type LogHashingKeyCheck } from './check-log-hashing-key.js';

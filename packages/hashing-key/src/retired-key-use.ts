@@ -1,4 +1,4 @@
-import { accountEventTypes, adminTokenEventTypes, familyEventTypes, ssfReceiverEventTypes, ssfStreamEventTypes } from '@tessera/contracts';
+import { accountEventTypes, adminTokenEventTypes, familyEventTypes, ssfReceiverEventTypes, ssfStreamEventTypes } from '@tessera/events';
 import { HashingKeyUse, noDependents, type HashingKeyDependents, type SecretHashingKeyState } from '@tessera/domain';
 import { readAllOf, type EventStore } from '@tessera/event-store';
 import { retiredHashingKeyFile } from '@tessera/tokens';

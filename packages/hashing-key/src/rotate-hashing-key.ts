@@ -1,4 +1,4 @@
-import { InvariantBroken, streams } from '@tessera/contracts';
+import { InvariantBroken, streams } from '@tessera/events';
 import { DomainError, secretHashingKeyDecider, type SecretHashingKeyState } from '@tessera/domain';
 import { handleCommand, type CommandStore } from '@tessera/event-store';
 import {

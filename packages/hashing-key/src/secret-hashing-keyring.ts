@@ -1,4 +1,4 @@
-import type { SecretHashingKeyEvent } from '@tessera/contracts';
+import type { SecretHashingKeyEvent } from '@tessera/events';
 import { evolveSecretHashingKey, initialSecretHashingKeyState, knownHashingKeys, type SecretHashingKeyState } from '@tessera/domain';
 import { systemClock, type Clock } from '@tessera/timing';
 import {

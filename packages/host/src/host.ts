@@ -9,6 +9,7 @@ import { loggerOptions } from './logger.js';
 import { createListeners, type Listeners } from './listener-ports.js';
 import { createMetrics, registerGauges, type Metrics } from './metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
+import { createReadModelsLifecycle, type ReadModelsLifecycle } from './read-models-phase.js';
 
 /**
  * What a role's composition gets to wire itself into the process: its configuration, the one
@@ -25,6 +26,12 @@ export interface Host {
   readonly listeners: Listeners;
   /** The one clock: every service, projection and command reads the time from it. */
   readonly clock: Clock;
+  /**
+   * The phase in which the process's read models catch up with the log: what must wait for them
+   * waits here (`readModels.onCaughtUp`, `readModels.caughtUp`), wired in any order. followInto
+   * with `readModels: true` feeds it.
+   */
+  readonly readModels: ReadModelsLifecycle;
   /** Opens the event store TESSERA_EVENT_STORE names (use `openGuardedStore`, which guards and closes it). */
   openEventStore(): Promise<EventStore>;
   /** Released when the process stops, in the reverse order of registration (what opened first closes last). */
@@ -89,6 +96,7 @@ export function createHost(config: TesseraConfig, options: HostOptions): HostPro
     readiness,
     listeners: createListeners(),
     clock,
+    readModels: createReadModelsLifecycle(),
     openEventStore: () => (options.openEventStore ? options.openEventStore(config) : openEventStore(config, { clock })),
     onClose: (closer) => void closers.push(closer),
     untilReady: (step) => {

@@ -3,6 +3,7 @@ export type { Role } from '@tessera/config';
 export { followInto, openGuardedStore, untilAvailable, type Follower } from './log-store.js';
 export { createMetrics, instrumentEventStore, registerCounter, registerGauges, registerLabelledCounter, registerLabelledGauge, type Metrics } from './metrics.js';
 export { createReadiness, type Readiness } from './readiness.js';
+export { createReadModelsLifecycle, type FollowerProgress, type ReadModelsLifecycle, type ReadModelsPhase } from './read-models-phase.js';
 export { createListeners, type ListenerPorts, type Listeners } from './listener-ports.js';
 export { loggerOptions, redactedPaths } from './logger.js';
 export { ownerOnlyDataFolder } from './data-folder.js';

@@ -73,8 +73,11 @@ export function followInto(
     readonly name: string;
     readonly notReady: string;
     readonly startAfter?: () => Promise<bigint | undefined>;
-    /** Publish its position as tessera_projection_last_applied_position (one follower per process does). */
-    readonly positionGauge?: boolean;
+    /**
+     * This follower feeds the process's read models (one per process): it fulfils `host.readModels`
+     * and publishes its position as tessera_projection_last_applied_position.
+     */
+    readonly readModels?: boolean;
   },
 ): Follower {
   let subscription: ResilientSubscription | undefined;
@@ -93,7 +96,9 @@ export function followInto(
   });
   host.readiness.add(options.name, () => (subscription?.live() ? undefined : options.notReady));
   host.untilReady(whenCaughtUp);
-  if (options.positionGauge) {
+  const follower: Follower = { whenCaughtUp, live: () => subscription?.live() ?? false, lastPosition: () => subscription?.lastPosition() };
+  if (options.readModels) {
+    host.readModels.follow(follower);
     registerGauges(host.metrics, {
       tessera_projection_last_applied_position: {
         help: 'Global position of the last event of a followed type this process applied (events of other types are not counted, so compare with care)',
@@ -101,7 +106,7 @@ export function followInto(
       },
     });
   }
-  return { whenCaughtUp, live: () => subscription?.live() ?? false, lastPosition: () => subscription?.lastPosition() };
+  return follower;
 }
 
 /**

@@ -7,7 +7,7 @@ import { PublicKeySet } from '@tessera/tokens';
 import type { BudgetScope } from './attempt-limiter.js';
 import type { FailureLimits, ThrottledOperation } from './attempt-throttle.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
-import { issuerRoutes } from './issuer-composition.js';
+import { issuerRoutes } from './wire-issuer.js';
 import { IssuerRefusal } from './issuer-errors.js';
 import type { TokenService } from './token-service.js';
 import { systemClock } from '@tessera/timing';

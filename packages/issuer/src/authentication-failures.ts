@@ -1,4 +1,4 @@
-import { streams, type AuthenticationFailuresCounted } from '@tessera/contracts';
+import { streams, type AuthenticationFailuresCounted } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 
 /** One refused get-oauth-token or /v1/authenticate attempt, as the issuer saw it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthenticationFailuresCounted } from '@tessera/contracts';
+import type { AuthenticationFailuresCounted } from '@tessera/events';
 import { EventStoreUnavailable, InMemoryEventStore } from '@tessera/event-store';
 import { createAuthenticationFailureCounter } from './authentication-failures.js';
 

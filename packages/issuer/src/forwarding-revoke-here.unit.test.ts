@@ -7,7 +7,7 @@ import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
 import { PublicKeySet, newFamilyId, newRefreshToken } from '@tessera/tokens';
 import { createForwarding } from './forward-to-home.js';
-import { issuerRoutes } from './issuer-composition.js';
+import { issuerRoutes } from './wire-issuer.js';
 import { IssuerRefusal } from './issuer-errors.js';
 import { PeerHealth } from './peer-health.js';
 import type { TokenService } from './token-service.js';

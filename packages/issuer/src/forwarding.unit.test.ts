@@ -6,7 +6,7 @@ import { buildApp } from '@tessera/server';
 import { PublicKeySet, newFamilyId, newRefreshToken } from '@tessera/tokens';
 import { decideHome, type RegionMap } from './home-region.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
-import { issuerRoutes } from './issuer-composition.js';
+import { issuerRoutes } from './wire-issuer.js';
 import { IssuerRefusal } from './issuer-errors.js';
 import { isForwardedByPeer, peerHeaders } from './peer-link.js';
 import type { TokenService } from './token-service.js';

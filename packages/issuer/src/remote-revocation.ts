@@ -1,4 +1,4 @@
-import { streams, type EventMetadata, type FamilyEvent } from '@tessera/contracts';
+import { streams, type EventMetadata, type FamilyEvent } from '@tessera/events';
 import { DomainError, decideRemoteRevocation, type FamilyCheckMaterial } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
 import { familyOfRefreshToken, type SecretHashers } from '@tessera/tokens';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streams, type FamilyEvent, type TokenIssued } from '@tessera/contracts';
+import { streams, type FamilyEvent, type TokenIssued } from '@tessera/events';
 import { DomainError, FamilyCheckMaterial } from '@tessera/domain';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createSecretHasher, familyOfRefreshToken, newFamilyId, newRefreshToken, singleKeyHashers } from '@tessera/tokens';

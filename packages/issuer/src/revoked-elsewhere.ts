@@ -1,4 +1,4 @@
-import { streams, type EventMetadata, type FamilyEvent, type TokenRevoked } from '@tessera/contracts';
+import { streams, type EventMetadata, type FamilyEvent, type TokenRevoked } from '@tessera/events';
 import { DomainError, familyDecider, type FamilyCommand } from '@tessera/domain';
 import { handleCommand, type GuardedEventStore } from '@tessera/event-store';
 import { untilAvailable, type Host } from '@tessera/host';

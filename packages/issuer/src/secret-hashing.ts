@@ -1,4 +1,4 @@
-import { secretHashingKeyEventTypes } from '@tessera/contracts';
+import { secretHashingKeyEventTypes } from '@tessera/events';
 import { logReader, type GuardedEventStore, type LogReader } from '@tessera/event-store';
 import { checkLogHashingKey, LogHashingKeyRefusal, SecretHashingKeyring } from '@tessera/hashing-key';
 import { epochSeconds, Retry, StartFailure, untilAvailable, type Host } from '@tessera/host';

@@ -1,6 +1,6 @@
-import type { SigningKeyEvent, SigningKeyPublished } from '@tessera/contracts';
+import type { SigningKeyEvent, SigningKeyPublished } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
-import { streams } from '@tessera/contracts';
+import { streams } from '@tessera/events';
 import { evolveSigningKeys, initialSigningKeysState, type SigningKeysState } from '@tessera/domain';
 import { Retry, type BackoffPolicy, type Clock, type RetryLogger } from '@tessera/timing';
 import { generateSigningKey, signingKeyFromJwk, type KeyFolder, type PrivateJwk, type SigningKey } from '@tessera/tokens';

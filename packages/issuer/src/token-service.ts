@@ -8,7 +8,7 @@ import {
   type TokenIssued,
   type TokenRevoked,
   type TokenRotated,
-} from '@tessera/contracts';
+} from '@tessera/events';
 import {
   DomainError,
   familyDecider,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { audiences, streams, type AccountEvent, type FamilyEvent, type SigningKeyEvent } from '@tessera/contracts';
+import { audiences, streams, type AccountEvent, type FamilyEvent, type SigningKeyEvent } from '@tessera/events';
 import { CredentialDirectory } from '@tessera/domain';
 import { EventStoreUnavailable, InMemoryEventStore, type AppendResult, type ExpectedRevision, type NewEvent } from '@tessera/event-store';
 import {

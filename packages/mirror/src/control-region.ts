@@ -1,5 +1,5 @@
 import { kafkaSecurityOf, type TesseraConfig } from '@tessera/config';
-import { streams, type RecordedEvent } from '@tessera/contracts';
+import { streams, type RecordedEvent } from '@tessera/events';
 import { ControlRegionFence, DomainError } from '@tessera/domain';
 import { createKafkaFeed, privateGroupId, silentLogger, type FeedConsumer } from '@tessera/feed';
 import { mirroredTopicsOf } from './mirrored-topics.js';

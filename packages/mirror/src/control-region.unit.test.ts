@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@tessera/config';
-import { streams, type ControlRegionChanged, type RecordedEvent } from '@tessera/contracts';
+import { streams, type ControlRegionChanged, type RecordedEvent } from '@tessera/events';
 import { ControlRegionFence } from '@tessera/domain';
 import { controlRegionFenceOf, localLogSource, readControlRegion, type ControlRegionLog } from './control-region.js';
 

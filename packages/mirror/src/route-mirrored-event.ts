@@ -11,7 +11,7 @@ import {
   type TokenCutEvent,
   type TokenRevoked,
   type TokenRotated,
-} from '@tessera/contracts';
+} from '@tessera/events';
 import type { FeedEvent } from '@tessera/feed';
 import type { MirroredTopic } from './mirrored-topics.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccountTokensRevoked, ControlRegionChanged, PermissionsChanged, SigningKeyPublished, TesseraEvent, TokenIssued, TokenRevoked, TokenRotated } from '@tessera/contracts';
+import type { AccountTokensRevoked, ControlRegionChanged, PermissionsChanged, PublishedEvent, SigningKeyPublished, TokenIssued, TokenRevoked, TokenRotated } from '@tessera/contracts';
 import type { FeedEvent } from '@tessera/feed';
 import type { MirroredTopic } from './mirrored-topics.js';
 import { routeMirroredEvent, type MirrorTargets } from './route-mirrored-event.js';
@@ -30,7 +30,7 @@ const permissions: PermissionsChanged = { type: 'PermissionsChanged', v: 1, acco
 const key: SigningKeyPublished = { type: 'SigningKeyPublished', v: 1, kid: 'us1-key', alg: 'ES256', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, at: T };
 const promoted: ControlRegionChanged = { type: 'ControlRegionChanged', v: 1, region: 'us1', epoch: 2, recordedIn: 'us1', at: T };
 
-const delivered = (event: TesseraEvent, stream = `tokenfamily-${generation.familyId}`): FeedEvent => ({ eventId: 'e-1', position: 7n, stream, revision: 0n, recordedAt: T * 1000, event });
+const delivered = (event: PublishedEvent, stream = `tokenfamily-${generation.familyId}`): FeedEvent => ({ eventId: 'e-1', position: 7n, stream, revision: 0n, recordedAt: T * 1000, event });
 
 /** Every read model a process can have, each writing down what it was handed, in order. */
 function everyModel(): { readonly targets: Required<MirrorTargets>; readonly handed: string[] } {

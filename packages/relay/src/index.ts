@@ -6,4 +6,4 @@ export {
   defaultCheckpointFile,
   type RelayCheckpoint,
 } from './relay-checkpoint.js';
-export { composeRelay, wireRelay } from './relay-composition.js';
+export { wireRelay } from './wire-relay.js';

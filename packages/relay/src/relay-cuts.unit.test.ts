@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { streams, type AccountTokensRevoked, type CredentialTokensRevoked } from '@tessera/contracts';
+import { streams, type AccountTokensRevoked, type CredentialTokensRevoked } from '@tessera/events';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createInProcessFeed, feedKey, silentLogger } from '@tessera/feed';
 import { startRevocationConsumer, type RevocationConsumer } from '@tessera/revocations';

@@ -1,4 +1,4 @@
-import type { RecordedEvent, TesseraEventType } from '@tessera/contracts';
+import { isPublishedRecord, type PublishedEvent, type PublishedEventType, type RecordedEvent } from '@tessera/events';
 import { Wakeup, type EventStore, type Subscription } from '@tessera/event-store';
 import { consoleLogger, feedEventTypes, type FeedLogger, type RevocationFeed } from '@tessera/feed';
 import { Retry, systemClock, type Clock } from '@tessera/timing';
@@ -8,8 +8,8 @@ export interface RelayOptions {
   readonly store: EventStore;
   readonly feed: RevocationFeed;
   readonly checkpoint: RelayCheckpoint;
-  /** The event types this relay carries; default the revocation feed's (feedEventTypes). */
-  readonly types?: readonly TesseraEventType[];
+  /** The event types this relay carries, published ones only; default the revocation feed's (feedEventTypes). */
+  readonly types?: readonly PublishedEventType[];
   readonly logger?: FeedLogger;
   /** Most events in one publish; also how many the relay buffers before it stops reading the log. */
   readonly batchSize?: number;
@@ -72,8 +72,8 @@ export function createRelay(options: RelayOptions): Relay {
   const clock = options.clock ?? systemClock;
   const backoff = { initialMs: retryInitialMs, maxMs: retryMaxMs };
 
-  let buffer: RecordedEvent[] = [];
-  let inFlight: readonly RecordedEvent[] = [];
+  let buffer: RecordedEvent<PublishedEvent>[] = [];
+  let inFlight: readonly RecordedEvent<PublishedEvent>[] = [];
   let saved: bigint | undefined;
   let readUpTo: bigint | undefined;
   let publishedCount = 0;
@@ -102,7 +102,8 @@ export function createRelay(options: RelayOptions): Relay {
 
   async function onEvent(recorded: RecordedEvent): Promise<void> {
     if (stopping) return;
-    buffer.push(recorded);
+    // The read asks for published types only; the check is what lets the feed take the event.
+    if (isPublishedRecord(recorded)) buffer.push(recorded);
     readUpTo = recorded.position;
     pumpWaits.wake();
     // Backpressure: the log is read no faster than the feed takes it.
@@ -137,7 +138,7 @@ export function createRelay(options: RelayOptions): Relay {
 
 
   /** Publishes one batch, retrying until the feed acknowledges it, or false if the relay stops or `deadlineMs` would pass first. */
-  const publishBatch = async (batch: readonly RecordedEvent[], deadlineMs: number | undefined): Promise<boolean> =>
+  const publishBatch = async (batch: readonly RecordedEvent<PublishedEvent>[], deadlineMs: number | undefined): Promise<boolean> =>
     (await publishing.run(() => feed.publish(batch), deadlineMs === undefined ? { signal: stopping$.signal } : { deadlineMs })).done;
 
   /** options.prepareFeed until it succeeds; false if the relay stops first. */
@@ -153,7 +154,7 @@ export function createRelay(options: RelayOptions): Relay {
   let saveWanted: bigint | undefined;
   let saving: Promise<void> | undefined;
 
-  function commit(batch: readonly RecordedEvent[]): void {
+  function commit(batch: readonly RecordedEvent<PublishedEvent>[]): void {
     const last = batch[batch.length - 1];
     if (!last) return;
     publishedCount += batch.length;

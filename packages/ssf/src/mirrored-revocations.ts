@@ -1,4 +1,4 @@
-import { streams, type RevocationMirrored, type TokenCutEvent, type TokenRevoked } from '@tessera/contracts';
+import { streams, type RevocationMirrored, type TokenCutEvent, type TokenRevoked } from '@tessera/events';
 import { logReader, type EventStore, type LogReader } from '@tessera/event-store';
 import { homeRegionOfFamily } from '@tessera/tokens';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventMetadata, RecordedEvent, RevocationMirrored, TesseraEvent, TokenCutEvent, TokenRevoked } from '@tessera/contracts';
+import type { EventMetadata, RecordedEvent, RevocationMirrored, TesseraEvent, TokenCutEvent, TokenRevoked } from '@tessera/events';
 import { MirroredRevocations, type MirroredRevocationsOptions } from './mirrored-revocations.js';
 
 const t0 = 1_800_000_000;

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AdminScope } from '@tessera/contracts';
+import type { AdminScope } from '@tessera/events';
 import type { CommandStore, EventStore } from '@tessera/event-store';
 import type { SecretHashers } from '@tessera/tokens';
 import { problemResponses } from '@tessera/http';

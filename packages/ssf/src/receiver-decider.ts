@@ -1,4 +1,4 @@
-import { isEventOf, ssfReceiverEventTypes, type SsfReceiverEvent } from '@tessera/contracts';
+import { isEventOf, ssfReceiverEventTypes, type SsfReceiverEvent } from '@tessera/events';
 import { assertNever, type Decider } from '@tessera/domain';
 import { SsfReceiverExists, SsfReceiverNotFound } from './ssf-errors.js';
 

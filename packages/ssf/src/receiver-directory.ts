@@ -1,4 +1,4 @@
-import { ssfReceiverEventTypes, type SsfReceiverEvent } from '@tessera/contracts';
+import { ssfReceiverEventTypes, type SsfReceiverEvent } from '@tessera/events';
 import { logReader, type LogReader } from '@tessera/event-store';
 import { SecretsByHash } from '@tessera/hashing-key';
 import type { SecretHashers } from '@tessera/tokens';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidArgument, ssfReceiverEventTypes, ssfStreams, type EventMetadata } from '@tessera/contracts';
+import { InvalidArgument, ssfReceiverEventTypes, ssfStreams, type EventMetadata } from '@tessera/events';
 import { unsafeNameCharacter } from '@tessera/domain';
 import { handleCommand, readAllOf, type CommandStore, type EventStore } from '@tessera/event-store';
 import { randomToken, type SecretHasher } from '@tessera/tokens';

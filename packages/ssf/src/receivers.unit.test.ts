@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ssfReceiverEventTypes, ssfStreams, type SsfReceiverEvent } from '@tessera/contracts';
+import { ssfReceiverEventTypes, ssfStreams, type SsfReceiverEvent } from '@tessera/events';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createSecretHasher, SecretHashingKeyUnavailable, singleKeyHashers, type SecretHashers } from '@tessera/tokens';
 import { ReceiverDirectory } from './receiver-directory.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EventOfType, RecordedEvent } from '@tessera/contracts';
+import type { EventOfType, RecordedEvent } from '@tessera/events';
 import { ssfEventTypes } from './event-types.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventMetadata, RecordedEvent, TesseraEvent } from '@tessera/contracts';
+import type { EventMetadata, RecordedEvent, TesseraEvent } from '@tessera/events';
 import { eventsSupported, ssfEventTypes } from './event-types.js';
 import { setFor, setJti, type StreamView } from './set-mapping.js';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { publicUrlOf } from '@tessera/config';
-import type { AdminScope, TokenCutEvent, TokenRevoked } from '@tessera/contracts';
+import type { AdminScope, TokenCutEvent, TokenRevoked } from '@tessera/events';
 import type { GuardedEventStore, LogReader } from '@tessera/event-store';
 import { epochSeconds, registerCounter, untilAvailable, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar, RouteRegistrar } from '@tessera/server';
@@ -36,8 +36,6 @@ export interface SharedSignals {
   readonly adminRoutes: AdminRouteRegistrar;
   /** The receiver and stream read models, for the process's own follower of the log. */
   readonly readers: readonly LogReader[];
-  /** Starts delivery once the process's read models (the keyring's keys among them) have caught up with the log. */
-  deliverOnceCaughtUp(caughtUp: Promise<void>): void;
   /**
    * With TESSERA_REGION: where the mirror hands other regions' revocations and cuts, to be recorded
    * in this region's log for its receivers (mirrored-revocations.ts); undefined without a region.
@@ -48,7 +46,8 @@ export interface SharedSignals {
 /**
  * Wires the Shared Signals transmitter into a process (the all-in-one, or `tessera issuer`): its
  * read models, its routes, and its delivery from a durable checkpoint per stream in the data folder
- * (ssf-checkpoints.json), started by `deliverOnceCaughtUp` and stopped before the store closes.
+ * (ssf-checkpoints.json), started once the process's read models (the keyring's keys among them)
+ * have caught up with the log and a stream exists, and stopped before the store closes.
  * Its issuer is TESSERA_PUBLIC_URL (by default the public listener's address, as bound).
  */
 export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: SharedSignalsParts): SharedSignals {
@@ -77,15 +76,6 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     now,
     counters: registerSsfMetrics(host.metrics, (): Transmitter => transmitter),
   });
-  // The read models' catch-up is handed over later (deliverOnceCaughtUp); the recorder waits on it from now.
-  let caughtUp!: (done: Promise<void>) => void;
-  const readModelsCaughtUp = new Promise<void>((resolve, reject) => {
-    caughtUp = (done) => {
-      done.then(resolve, reject);
-    };
-  });
-  // A start that fails is reported where it fails; nothing waits here for it then.
-  readModelsCaughtUp.catch(() => undefined);
   const mirrored =
     config.TESSERA_REGION === undefined
       ? undefined
@@ -97,7 +87,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
           refreshTokenTtlSeconds: config.TESSERA_REFRESH_TOKEN_TTL,
           now,
           anyStream: () => directory.anyStream,
-          caughtUp: readModelsCaughtUp,
+          caughtUp: host.readModels.caughtUp,
           untilAvailable: async (operation) => untilAvailable(store, operation),
           onRecordFailed: (error, source) => logger.warn({ err: error, region: source.region }, "could not record another region's revocation for the Shared Signals receivers"),
         });
@@ -112,21 +102,18 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     await starting?.catch(() => undefined);
     if (starting) await stop();
   });
-  return {
-    deliverOnceCaughtUp(readModels) {
-      caughtUp(readModels);
-      // Not before a stream exists: a deployment without receivers pays no subscription to the log
-      // (each append would wake it) for a transmitter with nothing to send.
-      Promise.all([readModels, directory.whenAnyStream]).then(
-        async () => {
-          if (closed) return;
-          starting = untilAvailable(store, () => transmitter.start());
-          await starting;
-          if (closed) await stop();
-        },
-        () => undefined,
-      ).catch((error: unknown) => host.fatal(error, 'the Shared Signals transmitter could not start'));
+  // Not before a stream exists: a deployment without receivers pays no subscription to the log
+  // (each append would wake it) for a transmitter with nothing to send.
+  Promise.all([host.readModels.caughtUp, directory.whenAnyStream]).then(
+    async () => {
+      if (closed) return;
+      starting = untilAvailable(store, () => transmitter.start());
+      await starting;
+      if (closed) await stop();
     },
+    () => undefined,
+  ).catch((error: unknown) => host.fatal(error, 'the Shared Signals transmitter could not start'));
+  return {
     routes: async (app) => streamRoutes(app, { issuer, receivers, management, transmitter, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
     adminRoutes: async (app) => receiverAdminRoutes(app, { store, hashers: parts.hashers, now, requireScope: parts.requireScope, adminTokenIdOf: parts.adminTokenIdOf }),
     readers: [receivers.reader, directory.reader, ...(mirrored ? [mirrored.reader] : [])],

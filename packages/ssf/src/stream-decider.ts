@@ -1,4 +1,4 @@
-import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamStatus, type SsfSubject } from '@tessera/contracts';
+import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { assertNever, type Decider } from '@tessera/domain';
 import { SsfStreamExists, InvalidSsfRequest, SsfStreamNotFound } from './ssf-errors.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SsfStreamConfiguration, SsfStreamEvent } from '@tessera/contracts';
+import type { SsfStreamConfiguration, SsfStreamEvent } from '@tessera/events';
 import { decideStream, evolveStream, initialStreamState, maxSubjectsPerStream, type StreamCommand } from './stream-decider.js';
 
 const configuration: SsfStreamConfiguration = { delivery: { method: 'poll' }, eventsRequested: [], eventsDelivered: [] };

@@ -1,4 +1,4 @@
-import { ssfStreamEventTypes, type RecordedEvent, type SsfStreamEvent } from '@tessera/contracts';
+import { ssfStreamEventTypes, type RecordedEvent, type SsfStreamEvent } from '@tessera/events';
 import { logReader, type LogReader } from '@tessera/event-store';
 import { Broadcast } from './broadcast.js';
 import { evolveStream, initialStreamState, type LiveStream, type StreamState } from './stream-decider.js';

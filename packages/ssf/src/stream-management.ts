@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ssfStreams, type EventMetadata, type SsfDelivery, type SsfStreamConfiguration, type SsfStreamStatus, type SsfSubject } from '@tessera/contracts';
+import { ssfStreams, type EventMetadata, type SsfDelivery, type SsfStreamConfiguration, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { handleCommand, type CommandStore } from '@tessera/event-store';
 import { deliveryMethods, eventsSupported } from './event-types.js';
 import type { HeaderSeal } from './sealed-header.js';

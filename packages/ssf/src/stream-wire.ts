@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ssfStreamStatuses } from '@tessera/contracts';
+import { ssfStreamStatuses } from '@tessera/events';
 import { deliveryMethods } from './event-types.js';
 
 /**

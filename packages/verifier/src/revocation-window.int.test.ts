@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/contracts';
+import { streams, type TesseraEvent, type TesseraEventType } from '@tessera/events';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
-import { revocationRebuildAfter } from './revocation-window.js';
+import { revocationRebuildAfter } from '@tessera/event-store';
 
 /**
  * The rebuild window over a real SQLite log, on an injected clock: it follows the keys that can

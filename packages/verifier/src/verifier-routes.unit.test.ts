@@ -5,7 +5,7 @@ import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
 import { generateSigningKey, signAccessToken, signingKeyFromJwk, type SigningKey } from '@tessera/tokens';
 import { createBearerVerifier } from '@tessera/verification';
-import { verifierRouteRegistrar } from './verifier-composition.js';
+import { verifierRouteRegistrar } from './wire-verifier.js';
 import { createVerifierState } from './verifier-state.js';
 
 /**

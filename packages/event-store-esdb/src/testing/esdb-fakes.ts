@@ -1,6 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import { BACKWARDS, END, START, type AllStreamResolvedEvent, type AllStreamSubscription, type Direction, type ReadPosition } from '@eventstore/db-client';
-import type { TesseraEvent } from '@tessera/contracts';
+import type { TesseraEvent } from '@tessera/events';
 
 /**
  * Doubles of the EventStoreDB client's data and streams, for unit tests without a server.

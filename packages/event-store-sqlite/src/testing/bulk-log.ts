@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
-import type { EventMetadata, TesseraEvent } from '@tessera/contracts';
+import type { EventMetadata, TesseraEvent } from '@tessera/events';
 import { newEventId } from '@tessera/event-store';
 import { schema } from '../sqlite-schema.js';
 

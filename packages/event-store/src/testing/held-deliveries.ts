@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@tessera/contracts';
+import type { RecordedEvent } from '@tessera/events';
 import type { EventStore, SubscribeOptions, Subscription } from '../event-store.js';
 
 /**

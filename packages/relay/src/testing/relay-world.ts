@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { streams } from '@tessera/contracts';
+import { streams } from '@tessera/events';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createKafkaFeed, silentLogger, type KafkaRevocationFeed } from '@tessera/feed';
 import { tokenRevoked, tokenRotated } from '@tessera/feed/testing';

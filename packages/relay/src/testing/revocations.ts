@@ -1,5 +1,5 @@
 // Test support for the relay's unit tests: src/testing is left out of the build.
-import { streams, type TokenRevoked } from '@tessera/contracts';
+import { streams, type TokenRevoked } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 import { epochSeconds, systemClock } from '@tessera/timing';
 

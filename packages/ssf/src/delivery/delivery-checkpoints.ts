@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { CodedError, errorCode } from '@tessera/contracts';
+import { CodedError, errorCode } from '@tessera/events';
 import { replaceFileDurably } from '@tessera/host';
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-import { isEventOf, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type TesseraEventType } from '@tessera/contracts';
+import { isEventOf, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type TesseraEventType } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 import { Retry, sleep, type Clock, type RetryLogger } from '@tessera/timing';
 import { Broadcast } from '../broadcast.js';

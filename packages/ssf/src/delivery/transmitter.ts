@@ -1,4 +1,4 @@
-import { isEventOf, isRecordedOf, ssfReceiverEventTypes, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type SsfStreamEvent, type TesseraEventType } from '@tessera/contracts';
+import { isEventOf, isRecordedOf, ssfReceiverEventTypes, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type SsfStreamEvent, type TesseraEventType } from '@tessera/events';
 import { handleCommand, readAllOf, type EventStore, type Subscription } from '@tessera/event-store';
 import { Retry, type Clock, type RetryLogger } from '@tessera/timing';
 import type { HeaderSeal } from '../sealed-header.js';

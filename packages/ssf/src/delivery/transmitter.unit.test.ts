@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, type TesseraEvent } from '@tessera/contracts';
+import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, type TesseraEvent } from '@tessera/events';
 import { InMemoryEventStore, handleCommand } from '@tessera/event-store';
 import { ManualClock, systemClock, type Clock } from '@tessera/timing';
 import { createSecretHasher, generateSigningKey, signingKeyFromJwk, singleKeyHashers, type SigningKey } from '@tessera/tokens';

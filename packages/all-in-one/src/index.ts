@@ -1,1 +1,0 @@
-export { composeAllInOne } from './all-in-one-composition.js';

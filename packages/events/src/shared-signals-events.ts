@@ -1,0 +1,180 @@
+import { z } from 'zod';
+
+/**
+ * The OpenID Shared Signals transmitter's events (docs/shared-signals.md): its receivers and their
+ * streams live in the log like everything else, so their history is audited like everything else.
+ * A receiver token is kept only as a keyed hash; a push endpoint's Authorization header only
+ * encrypted (AES-256-GCM under a key derived from the secret-hashing key), never in plain form.
+ */
+
+const epochSeconds = z.number().int().nonnegative();
+const id = z.string().min(1).max(128);
+const keyedHash = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'base64url HMAC-SHA256');
+
+export const SsfReceiverRegistered = z.object({
+  type: z.literal('SsfReceiverRegistered'),
+  v: z.literal(1),
+  receiverId: id,
+  name: z.string().min(1).max(200),
+  tokenHash: keyedHash,
+  /** The fingerprint of the secret-hashing key that made `tokenHash`; absent: the log's first key. */
+  hashingKey: z.string().regex(/^[A-Za-z0-9_-]{22}$/).optional(),
+  at: epochSeconds,
+});
+
+export const SsfReceiverRevoked = z.object({
+  type: z.literal('SsfReceiverRevoked'),
+  v: z.literal(1),
+  receiverId: id,
+  at: epochSeconds,
+});
+
+/** A subject a stream follows: an account (`iss_sub`, sub = account id) or one session (`opaque`, id = family id). */
+export const SsfSubject = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('account'), accountId: id }),
+  z.object({ kind: z.literal('family'), familyId: id }),
+]);
+
+/** How a stream's SETs travel: pushed to the receiver (RFC 8935) or polled by it (RFC 8936). */
+export const SsfDelivery = z.discriminatedUnion('method', [
+  z.object({
+    method: z.literal('push'),
+    endpointUrl: z.string().min(1).max(2048),
+    /** The Authorization header sent with each push, AES-256-GCM sealed (`v1.<hashing key fingerprint>.<iv>.<ciphertext>.<tag>`); absent when none. */
+    sealedAuthorization: z.string().max(4096).optional(),
+  }),
+  z.object({ method: z.literal('poll') }),
+]);
+
+/** What a receiver configured, and what the transmitter decided from it: the whole of it on every change (fat events). */
+export const SsfStreamConfiguration = z.object({
+  delivery: SsfDelivery,
+  eventsRequested: z.array(z.string().min(1).max(256)).max(32),
+  eventsDelivered: z.array(z.string().min(1).max(256)).max(32),
+  description: z.string().max(1000).optional(),
+});
+
+export const SsfStreamCreated = z.object({
+  type: z.literal('SsfStreamCreated'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  configuration: SsfStreamConfiguration,
+  at: epochSeconds,
+});
+
+/** PATCH and PUT alike: the stream's whole configuration after the change. */
+export const SsfStreamUpdated = z.object({
+  type: z.literal('SsfStreamUpdated'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  configuration: SsfStreamConfiguration,
+  at: epochSeconds,
+});
+
+export const ssfStreamStatuses = ['enabled', 'paused', 'disabled'] as const;
+
+/**
+ * enabled, paused (SETs are held: delivered when enabled again) or disabled (SETs are not held).
+ * `reason` is the receiver's, or the transmitter's when it paused the stream itself (delivery
+ * failing too long, or the stream fell behind the oldest retained event: then `skippedTo` is the
+ * position delivery resumes after, and the gap is in the reason).
+ */
+export const SsfStreamStatusChanged = z.object({
+  type: z.literal('SsfStreamStatusChanged'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  status: z.enum(ssfStreamStatuses),
+  reason: z.string().max(500).optional(),
+  /** Who changed it: the receiver, or the transmitter itself. */
+  by: z.enum(['receiver', 'transmitter']),
+  /** Decimal log position: delivery resumes after it (set when the stream fell behind retention). */
+  skippedTo: z.string().regex(/^\d+$/).optional(),
+  at: epochSeconds,
+});
+
+export const SsfSubjectAdded = z.object({
+  type: z.literal('SsfSubjectAdded'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  subject: SsfSubject,
+  at: epochSeconds,
+});
+
+export const SsfSubjectRemoved = z.object({
+  type: z.literal('SsfSubjectRemoved'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  subject: SsfSubject,
+  at: epochSeconds,
+});
+
+export const SsfStreamDeleted = z.object({
+  type: z.literal('SsfStreamDeleted'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  at: epochSeconds,
+});
+
+/** The receiver asked for a verification event; the SET carries its `state`. */
+export const SsfVerificationRequested = z.object({
+  type: z.literal('SsfVerificationRequested'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  state: z.string().max(1000).optional(),
+  at: epochSeconds,
+});
+
+/** Spread into TesseraEvent's union. */
+export const sharedSignalsEvents = [
+  SsfReceiverRegistered,
+  SsfReceiverRevoked,
+  SsfStreamCreated,
+  SsfStreamUpdated,
+  SsfStreamStatusChanged,
+  SsfSubjectAdded,
+  SsfSubjectRemoved,
+  SsfStreamDeleted,
+  SsfVerificationRequested,
+] as const;
+
+export type SsfReceiverRegistered = z.infer<typeof SsfReceiverRegistered>;
+export type SsfReceiverRevoked = z.infer<typeof SsfReceiverRevoked>;
+export type SsfSubject = z.infer<typeof SsfSubject>;
+export type SsfDelivery = z.infer<typeof SsfDelivery>;
+export type SsfStreamConfiguration = z.infer<typeof SsfStreamConfiguration>;
+export type SsfStreamCreated = z.infer<typeof SsfStreamCreated>;
+export type SsfStreamUpdated = z.infer<typeof SsfStreamUpdated>;
+export type SsfStreamStatus = (typeof ssfStreamStatuses)[number];
+export type SsfStreamStatusChanged = z.infer<typeof SsfStreamStatusChanged>;
+export type SsfSubjectAdded = z.infer<typeof SsfSubjectAdded>;
+export type SsfSubjectRemoved = z.infer<typeof SsfSubjectRemoved>;
+export type SsfStreamDeleted = z.infer<typeof SsfStreamDeleted>;
+export type SsfVerificationRequested = z.infer<typeof SsfVerificationRequested>;
+
+export type SsfReceiverEvent = SsfReceiverRegistered | SsfReceiverRevoked;
+export type SsfStreamEvent = SsfStreamCreated | SsfStreamUpdated | SsfStreamStatusChanged | SsfSubjectAdded | SsfSubjectRemoved | SsfStreamDeleted | SsfVerificationRequested;
+
+export const ssfReceiverEventTypes = ['SsfReceiverRegistered', 'SsfReceiverRevoked'] as const satisfies readonly SsfReceiverEvent['type'][];
+export const ssfStreamEventTypes = [
+  'SsfStreamCreated',
+  'SsfStreamUpdated',
+  'SsfStreamStatusChanged',
+  'SsfSubjectAdded',
+  'SsfSubjectRemoved',
+  'SsfStreamDeleted',
+  'SsfVerificationRequested',
+] as const satisfies readonly SsfStreamEvent['type'][];
+/** Every Shared Signals event: the transmitter's receivers and streams, which say who is told, not which tokens live. */
+export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEventTypes] as const;
+
+export const ssfStreams = {
+  receiver: (receiverId: string) => `ssfreceiver-${receiverId}`,
+  stream: (streamId: string) => `ssfstream-${streamId}`,
+} as const;

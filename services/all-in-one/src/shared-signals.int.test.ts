@@ -1,0 +1,269 @@
+import { createPublicKey, verify } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { streams, type AccountEvent } from '@tessera/events';
+import { createAdminTokenService } from '@tessera/admin-tokens';
+import { epochSeconds, systemClock } from '@tessera/timing';
+import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';
+
+/**
+ * The Shared Signals transmitter through inject(), in the all-in-one as `tessera start` wires it:
+ * receiver tokens from the admin API, stream management on the public listener, and a polled
+ * stream delivering a CAEP SET for a revocation made through revoke-oauth-token.
+ */
+const publicUrl = 'https://tessera.example.test';
+let tessera: InProcessAllInOne;
+let app: FastifyInstance;
+let adminApp: FastifyInstance;
+let adminToken = '';
+let readerOnly = '';
+
+const at = () => epochSeconds(systemClock);
+
+beforeAll(async () => {
+  tessera = await startInProcess({ env: { TESSERA_PUBLIC_URL: publicUrl, TESSERA_SSF_POLL_WAIT: '2' } });
+  ({ app, admin: adminApp } = tessera);
+  const events: AccountEvent[] = [
+    { type: 'AccountRegistered', v: 1, accountId: 'acct-a', name: 'Shop A', permissions: ['transaction:charge'], at: at() },
+    { type: 'ApiCredentialIssued', v: 1, accountId: 'acct-a', credentialId: 'cred-a', apiLoginId: 'tsl_a', transactionKeyHash: tessera.hasher.hash('tsk_a'), at: at() },
+  ];
+  await tessera.store.append(streams.account('acct-a'), events.map((event) => ({ event })), { expectedRevision: 'no_stream' });
+  const adminTokens = createAdminTokenService({ store: tessera.store, hasher: tessera.hasher, now: at, actor: 'cli' });
+  adminToken = (await adminTokens.create({ name: 'signals', scopes: ['ssf:receivers'] })).adminToken;
+  readerOnly = (await adminTokens.create({ name: 'reader', scopes: ['audit:read'] })).adminToken;
+  await tessera.caughtUp();
+});
+afterAll(async () => {
+  expect(tessera?.fatal()).toBeUndefined();
+  await tessera?.close();
+});
+
+const adminPost = (url: string, payload?: object, token = adminToken) =>
+  adminApp.inject({ method: 'POST', url, ...(payload ? { payload } : {}), headers: { authorization: `Bearer ${token}` } });
+async function newReceiver(name: string): Promise<{ receiver_id: string; token: string }> {
+  const answer = await adminPost('/admin/v1/ssf/receivers', { name });
+  expect(answer.statusCode).toBe(201);
+  const created = answer.json<{ receiver_id: string; token: string }>();
+  await tessera.caughtUp();
+  return created;
+}
+const call = (token: string, method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: object) =>
+  app.inject({ method, url, ...(payload ? { payload } : {}), headers: { authorization: `Bearer ${token}` } });
+const logText = async () => JSON.stringify((await tessera.store.readAll()).map(({ event, metadata }) => ({ event, metadata })));
+function expectProblem(answer: LightMyRequestResponse, status: number): void {
+  expect(answer.statusCode).toBe(status);
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+}
+
+describe('the transmitter metadata', () => {
+  it('names TESSERA_PUBLIC_URL as the issuer, and every endpoint as an absolute URL under it', async () => {
+    const answer = await app.inject({ method: 'GET', url: '/.well-known/ssf-configuration' });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toEqual({
+      spec_version: '1_0',
+      issuer: publicUrl,
+      jwks_uri: `${publicUrl}/.well-known/jwks.json`,
+      delivery_methods_supported: ['urn:ietf:rfc:8935', 'urn:ietf:rfc:8936'],
+      configuration_endpoint: `${publicUrl}/ssf/streams`,
+      status_endpoint: `${publicUrl}/ssf/status`,
+      add_subject_endpoint: `${publicUrl}/ssf/subjects/add`,
+      remove_subject_endpoint: `${publicUrl}/ssf/subjects/remove`,
+      verification_endpoint: `${publicUrl}/ssf/verify`,
+      authorization_schemes: [{ spec_urn: 'urn:ietf:rfc:6750' }],
+      default_subjects: 'NONE',
+    });
+  });
+});
+
+describe('receiver tokens through the admin API', () => {
+  it('creates a receiver (scope ssf:receivers), lists it without its token, and revokes it: its token is refused from then on', async () => {
+    expectProblem(await adminPost('/admin/v1/ssf/receivers', { name: 'x' }, readerOnly), 403);
+    const created = await newReceiver('Partner API');
+    expect(created.token).toMatch(/^tss_[A-Za-z0-9_-]{43}$/);
+    expect(await logText()).not.toContain(created.token);
+    expect((await call(created.token, 'GET', '/ssf/streams')).statusCode).toBe(200);
+    const listed = await adminApp.inject({ method: 'GET', url: '/admin/v1/ssf/receivers', headers: { authorization: `Bearer ${adminToken}` } });
+    expect(listed.json<{ receivers: { receiver_id: string; name: string; revoked: string | null }[] }>().receivers).toContainEqual(expect.objectContaining({ receiver_id: created.receiver_id, name: 'Partner API', revoked: null }));
+    expect(listed.body).not.toContain(created.token);
+    const revoked = await adminPost(`/admin/v1/ssf/receivers/${created.receiver_id}/revoke`);
+    expect(revoked.json()).toMatchObject({ receiver_id: created.receiver_id, already_revoked: false });
+    await tessera.caughtUp();
+    expectProblem(await call(created.token, 'GET', '/ssf/streams'), 401);
+    expectProblem(await adminPost('/admin/v1/ssf/receivers/no-such-receiver/revoke'), 404);
+  });
+
+  it('refuses stream management without a token, or with an unknown one, with a Bearer challenge', async () => {
+    const none = await app.inject({ method: 'GET', url: '/ssf/streams' });
+    expectProblem(none, 401);
+    expect(none.headers['www-authenticate']).toBe('Bearer');
+    const unknown = await call('tss_unknown', 'GET', '/ssf/streams');
+    expectProblem(unknown, 401);
+    expect(unknown.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  });
+});
+
+describe('stream management', () => {
+  it('creates, reads, updates, replaces and deletes a stream; the authorization header is never returned nor in the log in plain form', async () => {
+    const { token } = await newReceiver('lifecycle');
+    const header = 'Bearer receiver-secret-for-push-0123456789';
+    const created = await call(token, 'POST', '/ssf/streams', {
+      delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://receiver.example.test/events', authorization_header: header },
+      events_requested: ['https://schemas.openid.net/secevent/caep/event-type/session-revoked', 'urn:unknown'],
+      description: 'first',
+    });
+    expect(created.statusCode).toBe(201);
+    const stream = created.json<{ stream_id: string }>();
+    expect(stream).toMatchObject({
+      iss: publicUrl,
+      aud: 'https://receiver.example.test/events',
+      events_requested: ['https://schemas.openid.net/secevent/caep/event-type/session-revoked', 'urn:unknown'],
+      events_delivered: ['https://schemas.openid.net/secevent/caep/event-type/session-revoked'],
+      delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://receiver.example.test/events' },
+      description: 'first',
+    });
+    expect(created.body).not.toContain('receiver-secret');
+    const id = stream.stream_id;
+    expect((await call(token, 'GET', `/ssf/streams?stream_id=${id}`)).json()).toEqual(stream);
+    expect((await call(token, 'GET', '/ssf/streams')).json()).toEqual([stream]);
+
+    const patched = await call(token, 'PATCH', '/ssf/streams', { stream_id: id, description: 'second' });
+    expect(patched.json()).toMatchObject({ description: 'second', delivery: { endpoint_url: 'https://receiver.example.test/events' } });
+    const replaced = await call(token, 'PUT', '/ssf/streams', { stream_id: id, delivery: { method: 'urn:ietf:rfc:8936' } });
+    expect(replaced.json()).toMatchObject({ delivery: { method: 'urn:ietf:rfc:8936', endpoint_url: `${publicUrl}/ssf/poll?stream_id=${id}` }, aud: expect.stringMatching(/^urn:tessera:ssf:receiver:/) });
+    expect(replaced.json()).not.toHaveProperty('description');
+
+    const log = await logText();
+    expect(log).not.toContain('receiver-secret');
+    expect(log).toMatch(/"sealedAuthorization":"v1\./);
+
+    expect((await call(token, 'DELETE', `/ssf/streams?stream_id=${id}`)).statusCode).toBe(204);
+    expectProblem(await call(token, 'GET', `/ssf/streams?stream_id=${id}`), 404);
+    expect((await call(token, 'GET', '/ssf/streams')).json()).toEqual([]);
+  });
+
+  it("answers another receiver's stream 404, for every operation, and changes nothing", async () => {
+    const owner = await newReceiver('owner');
+    const other = await newReceiver('other');
+    const id = (await call(owner.token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const head = await tessera.store.headPosition();
+    const subject = { format: 'opaque', id: 'fam' };
+    for (const answer of [
+      await call(other.token, 'GET', `/ssf/streams?stream_id=${id}`),
+      await call(other.token, 'PATCH', '/ssf/streams', { stream_id: id, description: 'mine now' }),
+      await call(other.token, 'PUT', '/ssf/streams', { stream_id: id, delivery: { method: 'urn:ietf:rfc:8936' } }),
+      await call(other.token, 'DELETE', `/ssf/streams?stream_id=${id}`),
+      await call(other.token, 'GET', `/ssf/status?stream_id=${id}`),
+      await call(other.token, 'POST', '/ssf/status', { stream_id: id, status: 'disabled' }),
+      await call(other.token, 'POST', '/ssf/subjects/add', { stream_id: id, subject }),
+      await call(other.token, 'POST', '/ssf/subjects/remove', { stream_id: id, subject }),
+      await call(other.token, 'POST', '/ssf/verify', { stream_id: id }),
+      await call(other.token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true }),
+    ]) {
+      expectProblem(answer, 404);
+    }
+    expect((await call(other.token, 'GET', '/ssf/streams')).json()).toEqual([]);
+    expect(await tessera.store.headPosition()).toBe(head);
+  });
+
+  it.each([
+    ['an http push endpoint', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://receiver.example.test/events' } }, 'delivery.endpoint_url'],
+    ['a push endpoint with credentials in it', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://user:pw@receiver.example.test/' } }, 'delivery.endpoint_url'],
+    ['an authorization header over two lines', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://receiver.example.test/', authorization_header: 'Bearer a\r\nX-Evil: 1' } }, 'delivery.authorization_header'],
+    ['an unknown delivery method', { delivery: { method: 'urn:example:carrier-pigeon' } }, 'delivery.method'],
+    ['an unknown field', { delivery: { method: 'urn:ietf:rfc:8936' }, colour: 'blue' }, 'colour'],
+  ])('refuses %s with a 400 problem naming the field, appending nothing', async (_what, body, field) => {
+    const { token } = await newReceiver('bad input');
+    const head = await tessera.store.headPosition();
+    const answer = await call(token, 'POST', '/ssf/streams', body);
+    expectProblem(answer, 400);
+    expect(JSON.stringify(answer.json<{ errors?: unknown }>().errors)).toContain(field);
+    expect(await tessera.store.headPosition()).toBe(head);
+  });
+
+  it('sets and reads the status; adds and removes subjects, refusing an iss_sub of another issuer', async () => {
+    const { token } = await newReceiver('status');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    expect((await call(token, 'GET', `/ssf/status?stream_id=${id}`)).json()).toEqual({ stream_id: id, status: 'enabled' });
+    expect((await call(token, 'POST', '/ssf/status', { stream_id: id, status: 'paused', reason: 'maintenance' })).json()).toEqual({ stream_id: id, status: 'paused', reason: 'maintenance' });
+    expect((await call(token, 'GET', `/ssf/status?stream_id=${id}`)).json()).toEqual({ stream_id: id, status: 'paused', reason: 'maintenance' });
+    expectProblem(await call(token, 'POST', '/ssf/status', { stream_id: id, status: 'asleep' }), 400);
+    const account = { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' };
+    expect((await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: account })).statusCode).toBe(200);
+    const head = await tessera.store.headPosition();
+    expectProblem(await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { ...account, iss: 'https://elsewhere.example' } }), 400);
+    expectProblem(await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'email', email: 'a@example.com' } }), 400);
+    expect(await tessera.store.headPosition()).toBe(head);
+    expect((await call(token, 'POST', '/ssf/subjects/remove', { stream_id: id, subject: account })).statusCode).toBe(204);
+    const kinds = (await tessera.store.readStream(`ssfstream-${id}`)).map(({ event }) => event.type);
+    expect(kinds).toEqual(['SsfStreamCreated', 'SsfStreamStatusChanged', 'SsfSubjectAdded', 'SsfSubjectRemoved']);
+  });
+});
+
+describe('a polled stream', () => {
+  it("delivers a session-revoked SET for revoke-oauth-token, signed with a JWKS key, and again until acknowledged; then the verification event with the receiver's state", async () => {
+    const { token, receiver_id } = await newReceiver('poller');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' } });
+    const pair = (await app.inject({ method: 'POST', url: '/v5/Authorization/get-oauth-token', payload: { api_login_id: 'tsl_a', transaction_key: 'tsk_a' } })).json<{ refresh_token: string }>();
+    expect((await app.inject({ method: 'POST', url: '/v5/Authorization/revoke-oauth-token', payload: { refresh_token: pair.refresh_token } })).statusCode).toBe(200);
+    const familyId = pair.refresh_token.slice(4).split('.')[0]!;
+
+    const polled = await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { maxEvents: 10 });
+    expect(polled.statusCode).toBe(200);
+    const { sets, moreAvailable } = polled.json<{ sets: Record<string, string>; moreAvailable: boolean }>();
+    expect(moreAvailable).toBe(false);
+    const [[jti, set]] = Object.entries(sets) as [[string, string]];
+    const [headerPart, claimsPart, signature] = set.split('.') as [string, string, string];
+    const header = JSON.parse(Buffer.from(headerPart, 'base64url').toString()) as { typ: string; kid: string; alg: string };
+    expect(header).toMatchObject({ typ: 'secevent+jwt', alg: 'ES256' });
+    const jwks = (await app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json<{ keys: { kid: string }[] }>();
+    const jwk = jwks.keys.find((key) => key.kid === header.kid);
+    expect(jwk).toBeDefined();
+    expect(verify('sha256', Buffer.from(`${headerPart}.${claimsPart}`), { key: createPublicKey({ key: jwk!, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'))).toBe(true);
+    const claims = JSON.parse(Buffer.from(claimsPart, 'base64url').toString()) as Record<string, unknown>;
+    expect(claims).toMatchObject({
+      iss: publicUrl,
+      aud: `urn:tessera:ssf:receiver:${receiver_id}`,
+      jti,
+      sub_id: { format: 'complex', user: { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' }, session: { format: 'opaque', id: familyId } },
+      events: { 'https://schemas.openid.net/secevent/caep/event-type/session-revoked': { initiating_entity: 'user', event_timestamp: expect.any(Number) } },
+    });
+    expect(set).not.toContain(pair.refresh_token);
+
+    // Not acknowledged: answered again, with the same jti.
+    const again = (await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true })).json<{ sets: Record<string, string> }>();
+    expect(Object.keys(again.sets)).toEqual([jti]);
+    expect((await call(token, 'POST', `/ssf/verify`, { stream_id: id, state: 'state-123' })).statusCode).toBe(204);
+    const afterAck = (await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ack: [jti] })).json<{ sets: Record<string, string> }>();
+    const [verification] = Object.values(afterAck.sets);
+    expect(Object.keys(afterAck.sets)).not.toContain(jti);
+    const verificationClaims = JSON.parse(Buffer.from(verification!.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    expect(verificationClaims).toMatchObject({ sub_id: { format: 'opaque', id }, events: { 'https://schemas.openid.net/secevent/ssf/event-type/verification': { state: 'state-123' } } });
+  });
+
+  it('takes the largest poll body its schema allows (under the 16 KiB body limit), and refuses one past its bounds with 400, not 413', async () => {
+    const { token } = await newReceiver('big poller');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const jti = (n: number) => `${n}`.padStart(64, 'j');
+    const setErrs = Object.fromEntries(Array.from({ length: 20 }, (_, n) => [jti(1000 + n), { err: 'e'.repeat(64), description: 'd'.repeat(200) }]));
+    const largest = { maxEvents: 1000, returnImmediately: true, ack: Array.from({ length: 100 }, (_, n) => jti(n)), setErrs };
+    expect(JSON.stringify(largest).length).toBeLessThan(16 * 1024);
+    expect((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, largest)).statusCode).toBe(200);
+    expectProblem(await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ...largest, ack: [...largest.ack, jti(100)] }), 400);
+    expectProblem(await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ...largest, setErrs: { ...setErrs, [jti(2000)]: { err: 'e' } } }), 400);
+  });
+
+  it('a long poll waits for a SET and answers as soon as one arrives; with nothing, it answers an empty set after TESSERA_SSF_POLL_WAIT', async () => {
+    const { token } = await newReceiver('long poller');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const started = performance.now();
+    const empty = await call(token, 'POST', `/ssf/poll?stream_id=${id}`, {});
+    expect(empty.json()).toEqual({ sets: {}, moreAvailable: false });
+    expect(performance.now() - started).toBeGreaterThan(1_500);
+    const waiting = call(token, 'POST', `/ssf/poll?stream_id=${id}`, {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await call(token, 'POST', '/ssf/verify', { stream_id: id, state: 'wake' });
+    const answered = (await waiting).json<{ sets: Record<string, string> }>();
+    expect(Object.keys(answered.sets)).toHaveLength(1);
+  });
+});
