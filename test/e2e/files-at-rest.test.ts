@@ -1,8 +1,9 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 
 /** What `tessera start` leaves on disk is readable by its own user only. */
 let parent: string;
@@ -28,6 +29,9 @@ describe('files at rest after tessera start', () => {
     const account = await tessera.createAccount();
     const answer = await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
     expect(answer.status).toBe(200);
+    // The audit index opens on a thread of its own, which need not have made its file when the
+    // server answers its first request.
+    await until(() => ['audit-index.db', 'audit-index.db-wal'].every((name) => existsSync(join(tessera.dataDir, name))), 'the audit index\'s files');
     expect(mode('.')).toBe('700');
     expect(mode('keys')).toBe('700');
     expect(mode('tls')).toBe('700');
