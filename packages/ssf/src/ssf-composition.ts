@@ -54,6 +54,8 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   const { config, log } = host;
   // Read when used, not now: with TESSERA_PORT=0 the default names the port the listener binds later.
   const issuer = () => publicUrlOf(config, host.listeners.ports().public);
+  // Known now unless the default issuer waits for a port the system will choose (TESSERA_PORT=0).
+  const issuerAtStart = config.TESSERA_PUBLIC_URL !== undefined || config.TESSERA_PORT !== 0 ? publicUrlOf(config) : undefined;
   const seal = createHeaderSeal(parts.hashers);
   const allowHttpPush = config.TESSERA_SSF_ALLOW_HTTP_PUSH === 'true';
   if (allowHttpPush) host.warnDevelopmentDefault('TESSERA_SSF_ALLOW_HTTP_PUSH=true: Shared Signals streams may push SETs over plain http, readable and forgeable on the way (development only)');
@@ -114,7 +116,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     () => undefined,
   ).catch((error: unknown) => host.fatal(error, 'the Shared Signals transmitter could not start'));
   return {
-    routes: async (app) => streamRoutes(app, { issuer, receivers, management, transmitter, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
+    routes: async (app) => streamRoutes(app, { issuer, issuerAtStart, receivers, management, transmitter, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
     adminRoutes: async (app) => receiverAdminRoutes(app, { store, hashers: parts.hashers, now, requireScope: parts.requireScope, adminTokenIdOf: parts.adminTokenIdOf }),
     readers: [receivers.reader, directory.reader, ...(mirrored ? [mirrored.reader] : [])],
     mirrored,

@@ -8,12 +8,10 @@ import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-direct
 import { SsfStreamNotFound } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
-  AddSubjectRequest,
   CreateStreamRequest,
   OptionalStreamIdQuery,
   PollRequest,
   PollResponse,
-  RemoveSubjectRequest,
   ReplaceStreamRequest,
   StreamConfiguration,
   StreamIdQuery,
@@ -22,6 +20,8 @@ import {
   TransmitterMetadata,
   UpdateStreamRequest,
   VerificationRequest,
+  addSubjectRequest,
+  removeSubjectRequest,
 } from './stream-wire.js';
 
 /** The transmitter's paths on the public listener; the metadata names each as an absolute URL. */
@@ -38,6 +38,8 @@ export const ssfPaths = {
 export interface StreamRoutesOptions {
   /** The transmitter's issuer, read when a request needs it: its default follows the port the listener bound. */
   readonly issuer: () => string;
+  /** The issuer when it is known as the routes are made (TESSERA_PUBLIC_URL, or a fixed port): the subject schemas name it. */
+  readonly issuerAtStart?: string | undefined;
   readonly receivers: Pick<ReceiverDirectory, 'authenticate'>;
   readonly management: StreamManagement;
   readonly transmitter: Pick<Transmitter, 'workerOf'>;
@@ -154,7 +156,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           summary: 'Add a subject: iss_sub with this issuer and an account id, or opaque with a token family id (SSF 1.0 section 8.1.3.2)',
           tags,
           security,
-          body: AddSubjectRequest,
+          body: addSubjectRequest(options.issuerAtStart),
           response: { 200: z.object({}).describe('Added (or already there)'), ...errors },
         },
       },
@@ -165,7 +167,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     );
     routes.post(
       ssfPaths.removeSubject,
-      { schema: { summary: 'Remove a subject (SSF 1.0 section 8.1.3.3)', tags, security, body: RemoveSubjectRequest, response: { ...noContent, ...errors } } },
+      { schema: { summary: 'Remove a subject (SSF 1.0 section 8.1.3.3)', tags, security, body: removeSubjectRequest(options.issuerAtStart), response: { ...noContent, ...errors } } },
       async (request, reply) => {
         await management.removeSubject(who(request), request.body, auditOf(request));
         return noStore(reply).code(204).send();

@@ -68,17 +68,24 @@ export const StreamStatus = z.object({ stream_id: z.string(), status: z.enum(ssf
 export const StreamStatusRequest = z.strictObject({ stream_id: id, status: z.enum(ssfStreamStatuses), reason: z.string().max(500).optional() });
 
 /**
- * The subjects a stream can follow. An iss_sub's `iss` must be this transmitter's issuer: checked
- * when the request is handled (400 naming subject.iss), as the default issuer names the port the
- * listener bound, unknown when the routes are made.
+ * The subjects a stream can follow. An iss_sub's `iss` must be this transmitter's issuer. When the
+ * issuer is known as the routes are made (TESSERA_PUBLIC_URL, or a fixed TESSERA_PORT), the schema
+ * and the served OpenAPI document say so; with TESSERA_PORT=0 the default issuer names the port the
+ * listener binds later, so the schema takes any string and the request is checked when handled
+ * (400 naming subject.iss) either way.
  */
-const subjectIdentifier = z.discriminatedUnion('format', [
-  z.strictObject({ format: z.literal('iss_sub'), iss: z.string().describe("This transmitter's issuer: its metadata's `issuer`"), sub: id.describe('An account id: every SET about that account') }),
-  z.strictObject({ format: z.literal('opaque'), id: id.describe('A token family id: SETs about that one session') }),
-]);
+const subjectIdentifier = (issuer: string | undefined) =>
+  z.discriminatedUnion('format', [
+    z.strictObject({
+      format: z.literal('iss_sub'),
+      iss: (issuer === undefined ? z.string() : z.literal(issuer)).describe("This transmitter's issuer: its metadata's `issuer`"),
+      sub: id.describe('An account id: every SET about that account'),
+    }),
+    z.strictObject({ format: z.literal('opaque'), id: id.describe('A token family id: SETs about that one session') }),
+  ]);
 export type SubjectIdentifier = { readonly format: 'iss_sub'; readonly iss: string; readonly sub: string } | { readonly format: 'opaque'; readonly id: string };
-export const AddSubjectRequest = z.strictObject({ stream_id: id, subject: subjectIdentifier, verified: z.boolean().optional() });
-export const RemoveSubjectRequest = z.strictObject({ stream_id: id, subject: subjectIdentifier });
+export const addSubjectRequest = (issuer: string | undefined) => z.strictObject({ stream_id: id, subject: subjectIdentifier(issuer), verified: z.boolean().optional() });
+export const removeSubjectRequest = (issuer: string | undefined) => z.strictObject({ stream_id: id, subject: subjectIdentifier(issuer) });
 export const VerificationRequest = z.strictObject({ stream_id: id, state: z.string().max(1000).optional() });
 
 /** RFC 8936 section 2.4: the poll request. */

@@ -54,6 +54,14 @@ const operation = (method: string, path: string) => document.paths[path]?.[metho
 const management = new Set(['GET /metrics', 'HEAD /metrics']);
 
 describe('/openapi.json', () => {
+  it('names this transmitter\'s issuer as the one iss an iss_sub subject may carry, as the routes check it', () => {
+    // The port is fixed here (TESSERA_PORT's default), so the issuer is known as the routes are made.
+    for (const path of ['/ssf/subjects/add', '/ssf/subjects/remove']) {
+      const body = JSON.stringify(operation('POST', path)?.requestBody?.content?.['application/json']?.schema);
+      expect(body, path).toMatch(/"iss":\{[^}]*"enum":\["https:\/\/127\.0\.0\.1:8443"\]/);
+    }
+  });
+
   it('is an OpenAPI 3.1 document with the bearer security scheme', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.info).toMatchObject({ title: 'Tessera', version: expect.any(String) });
