@@ -232,6 +232,10 @@ export async function startTopology(log: (line: string) => void): Promise<Topolo
     const startServer = async (region: RegionName) => {
       // Not ready until MM2 has made the other region's topics here (it starts after the first start).
       servers[region] = await startTessera(serverEnv[region], { dataDir: join(root, `tessera-${region}`), keepData: true, until: 'listening', logFile: join(root, `tessera-${region}.log`) });
+      // A region started again keeps its addresses, as a restarted server does: the first start's
+      // admin port (the system's choice) is pinned for the next ones, which scenarios reach.
+      const adminUrl = servers[region].adminUrl;
+      if (adminUrl !== undefined) serverEnv[region] = { ...serverEnv[region], TESSERA_ADMIN_PORT: new URL(adminUrl).port };
     };
     for (const region of ['a', 'b'] as const) {
       provision(join(root, `tessera-${region}`), region === 'b');
