@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from './clock.js';
 import { InvalidTimingArgument } from './invalid-timing-argument.js';
+import { systemScheduler, type Scheduler } from './scheduler.js';
 
 /** How long to wait between tries: `initialMs` after the first failure, doubling up to `maxMs`. */
 export interface BackoffPolicy {
@@ -30,6 +31,8 @@ export interface RetryOptions {
   readonly backoff: BackoffPolicy;
   readonly log?: RetryLogging;
   readonly clock?: Clock;
+  /** Where `run` waits between tries; default the machine's timers. */
+  readonly scheduler?: Scheduler;
 }
 
 export interface RunOptions {
@@ -56,6 +59,7 @@ export type RetryOutcome<T> = { readonly done: true; readonly value: T } | { rea
 export class Retry {
   readonly #options: RetryOptions;
   readonly #clock: Clock;
+  readonly #scheduler: Scheduler;
   #failures = 0;
   #failingSinceMs: number | undefined;
   #nextWaitMs: number;
@@ -64,6 +68,7 @@ export class Retry {
     if (!(options.backoff.initialMs >= 0 && options.backoff.maxMs >= options.backoff.initialMs)) throw new InvalidTimingArgument('backoff: 0 <= initialMs <= maxMs');
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#scheduler = options.scheduler ?? systemScheduler;
     this.#nextWaitMs = options.backoff.initialMs;
   }
 
@@ -114,26 +119,16 @@ export class Retry {
         const wait = this.failed(error);
         if (options.deadlineMs !== undefined && this.#clock.now() + wait > options.deadlineMs) return { done: false, error };
         if (options.signal?.aborted) return { done: false, error };
-        await sleep(wait, options.signal);
+        await this.#scheduler.sleep(wait, options.signal);
       }
     }
   }
 }
 
 /**
- * Waits `ms`, or less if `signal` aborts first. The timer does not keep the process alive: a
- * loop waiting to try again must not hold up an exit.
+ * Waits `ms`, or less if `signal` aborts first, on the machine's timers. The timer does not keep
+ * the process alive: a loop waiting to try again must not hold up an exit.
  */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    timer.unref();
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return systemScheduler.sleep(ms, signal);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
+import { ManualScheduler } from './manual-scheduler.js';
 import { Retry, sleep } from './retry.js';
 
 function recordingLogger() {
@@ -80,16 +81,46 @@ describe('Retry', () => {
     expect(calls).toBe(1);
   });
 
+  it('run waits out the backoff on its scheduler between tries: initialMs, doubling up to maxMs', async () => {
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    const tries: number[] = [];
+    const running = new Retry({ backoff: { initialMs: 100, maxMs: 300 }, clock, scheduler }).run(async () => {
+      tries.push(clock.now());
+      if (tries.length < 5) throw new Error('down');
+      return 'up';
+    });
+    await scheduler.runDue();
+    expect(tries).toEqual([0]);
+    // One ms short of each wait, no try; at its end, the next.
+    await scheduler.advance(99);
+    expect(tries).toEqual([0]);
+    await scheduler.advance(1);
+    expect(tries).toEqual([0, 100]);
+    await scheduler.advanceTo(299);
+    expect(tries).toEqual([0, 100]);
+    await scheduler.advanceTo(1_000);
+    expect(tries).toEqual([0, 100, 300, 600, 900]);
+    await expect(running).resolves.toEqual({ done: true, value: 'up' });
+  });
+
   it('run stops when its signal aborts, ending the wait in progress at once', async () => {
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
     const stop = new AbortController();
-    const started = performance.now();
-    const running = new Retry({ backoff: { initialMs: 60_000, maxMs: 60_000 } }).run(async () => {
+    let calls = 0;
+    const running = new Retry({ backoff: { initialMs: 60_000, maxMs: 60_000 }, clock, scheduler }).run(async () => {
+      calls += 1;
       throw new Error('down');
     }, { signal: stop.signal });
-    setTimeout(() => stop.abort(), 20);
+    await scheduler.runDue();
+    expect(scheduler.pending).toBe(1);
+    stop.abort();
     const outcome = await running;
     expect(outcome.done).toBe(false);
-    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(calls).toBe(1);
+    expect(scheduler.pending).toBe(0);
+    expect(clock.now()).toBe(0);
   });
 
   it('run gives up rather than start a wait that would end after its deadline', async () => {
