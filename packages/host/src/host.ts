@@ -2,7 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Role, TesseraConfig } from '@tessera/config';
 import type { EventStore } from '@tessera/event-store';
 import { openEventStore } from '@tessera/event-store-factory';
-import { systemClock, type Clock } from '@tessera/timing';
+import { systemClock, systemScheduler, type Clock, type Scheduler } from '@tessera/timing';
 import { ownerOnlyDataFolder } from './data-folder.js';
 import { registerDataFolderGauges } from './data-folder-metrics.js';
 import { loggerOptions } from './logger.js';
@@ -26,6 +26,8 @@ export interface Host {
   readonly listeners: Listeners;
   /** The one clock: every service, projection and command reads the time from it. */
   readonly clock: Clock;
+  /** The one source of behaviour timers (sweeps, retry waits, probes), beside the clock: a test moves both. */
+  readonly scheduler: Scheduler;
   /**
    * The phase in which the process's read models catch up with the log: what must wait for them
    * waits here (`readModels.onCaughtUp`, `readModels.caughtUp`), wired in any order. followInto
@@ -48,6 +50,8 @@ export interface HostOptions {
   readonly role: Role;
   /** Default the machine's time. */
   readonly clock?: Clock;
+  /** Default the machine's timers; a ManualScheduler on the ManualClock given as `clock` in tests. */
+  readonly scheduler?: Scheduler;
   /** Where JSON log lines go (default stdout). Tests capture it to prove no secret is logged. */
   readonly logStream?: DestinationStream;
   /** Default: the store TESSERA_EVENT_STORE names. Tests hand in one whose subscriptions they control. */
@@ -96,6 +100,7 @@ export function createHost(config: TesseraConfig, options: HostOptions): HostPro
     readiness,
     listeners: createListeners(),
     clock,
+    scheduler: options.scheduler ?? systemScheduler,
     readModels: createReadModelsLifecycle(),
     openEventStore: () => (options.openEventStore ? options.openEventStore(config) : openEventStore(config, { clock })),
     onClose: (closer) => void closers.push(closer),

@@ -11,4 +11,4 @@ export { replaceFileDurably } from './durable-file.js';
 export { StartFailure } from './start-failure.js';
 export { backgroundNice, currentBackgroundThread, runInBackground, workerThreadEntry } from './background-thread.js';
 export { startBackgroundWorker, ThreadExited, type BackgroundWorker, type ThreadNotice } from './thread-requests.js';
-export { ManualClock, Retry, epochSeconds, systemClock, type Clock } from '@tessera/timing';
+export { ManualClock, ManualScheduler, Retry, epochSeconds, systemClock, systemScheduler, type Clock, type Scheduler } from '@tessera/timing';

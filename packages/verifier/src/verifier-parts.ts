@@ -18,7 +18,7 @@ export interface VerifierParts {
   entries(): number;
 }
 
-export function createVerifierParts(host: Pick<Host, 'config' | 'clock'>): VerifierParts {
+export function createVerifierParts(host: Pick<Host, 'config' | 'clock' | 'scheduler'>): VerifierParts {
   const { config } = host;
   const nowSeconds = () => epochSeconds(host.clock);
   const state = createVerifierState({ clockSkewSeconds: config.TESSERA_CLOCK_SKEW });
@@ -38,12 +38,11 @@ export function createVerifierParts(host: Pick<Host, 'config' | 'clock'>): Verif
     refreshKeys: () => refreshKeys?.() ?? Promise.resolve(),
   });
   // Entries that can no longer reject an unexpired token are dropped every few seconds.
-  const timer = setInterval(() => state.projection.forgetExpired(nowSeconds()), 5_000);
-  timer.unref();
+  const stopForgetting = host.scheduler.every(5_000, () => state.projection.forgetExpired(nowSeconds()));
   return {
     state,
     bearer,
-    stopForgetting: () => clearInterval(timer),
+    stopForgetting,
     useKeyRefresh: (refresh) => {
       refreshKeys = refresh;
     },

@@ -7,7 +7,7 @@ import { holdingDeliveries, type HeldDeliveries } from '@tessera/event-store/tes
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createHost, type Host } from '@tessera/host';
 import { buildApps } from '@tessera/server';
-import type { Clock } from '@tessera/timing';
+import type { Clock, Scheduler } from '@tessera/timing';
 import { createHashingKey, createSecretHasher, readHashingKeys, type SecretHasher } from '@tessera/tokens';
 import { composeAllInOne } from '../all-in-one-composition.js';
 
@@ -38,9 +38,11 @@ export interface InProcessAllInOne {
  * Runs composeAllInOne on a real host (a temporary data folder, SQLite in it) and builds its
  * listeners' apps without listening: the wiring users run, fast enough for unit tests. `prepare`
  * may lay down a log first (in `<data folder>/events.db`), as a long-running deployment has one.
+ * A test of what time drives gives a ManualClock as `clock` and a ManualScheduler on it as
+ * `scheduler`, and moves them instead of sleeping.
  */
 export async function startInProcess(
-  options: { readonly env?: Record<string, string>; readonly clock?: Clock; readonly prepare?: (dataDir: string) => void } = {},
+  options: { readonly env?: Record<string, string>; readonly clock?: Clock; readonly scheduler?: Scheduler; readonly prepare?: (dataDir: string) => void } = {},
 ): Promise<InProcessAllInOne> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-in-process-'));
   if (options.prepare) {
@@ -55,6 +57,7 @@ export async function startInProcess(
   const hostProcess = createHost(config, {
     role: 'all-in-one',
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     openEventStore: async () => store,
     onFatal: (error) => (failure = error),
   });
