@@ -72,6 +72,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     checkpoints: createFileCheckpoints(join(config.TESSERA_DATA_DIR, 'ssf-checkpoints.json'), (error) => logger.error({ err: error }, 'could not save the Shared Signals checkpoints; retrying with the next')),
     retention: firstEventHorizon(store),
     clock: host.clock,
+    scheduler: host.scheduler,
     logger,
     pushTimeoutMs: config.TESSERA_SSF_PUSH_TIMEOUT * 1000,
     pauseAfterMs: config.TESSERA_SSF_PAUSE_AFTER * 1000,

@@ -1,6 +1,6 @@
 import { isEventOf, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type TesseraEventType } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
-import { Retry, sleep, type Clock, type RetryLogger } from '@tessera/timing';
+import { Retry, systemScheduler, type Clock, type RetryLogger, type Scheduler } from '@tessera/timing';
 import { Broadcast } from '../broadcast.js';
 import type { HeaderSeal } from '../sealed-header.js';
 import { setFor, signalEventTypes, type SetClaims } from '../set-mapping.js';
@@ -42,6 +42,8 @@ export interface StreamWorkerDeps {
   readonly retention: RetentionHorizon;
   readonly push: PushClient;
   readonly clock: Clock;
+  /** Where the retries' waits and the pause's wait run; default the machine's timers. */
+  readonly scheduler?: Scheduler;
   readonly logger: RetryLogger & { error(fields: Record<string, unknown>, message: string): void };
   /** How long delivery may keep failing before the transmitter pauses the stream (ms). */
   readonly pauseAfterMs: number;
@@ -79,9 +81,10 @@ export class StreamWorker {
   private sideOverflow = false;
   private stopped = false;
   private pausing = false;
-  private readonly wake = new Broadcast();
+  private readonly scheduler: Scheduler;
+  private readonly wake: Broadcast;
   /** Wakes long polls when a SET arrives. */
-  private readonly arrived = new Broadcast();
+  private readonly arrived: Broadcast;
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly retry: Retry;
@@ -98,6 +101,9 @@ export class StreamWorker {
     /** Where a stream that has no checkpoint starts: after its SsfStreamCreated. */
     private readonly createdAt: bigint,
   ) {
+    this.scheduler = deps.scheduler ?? systemScheduler;
+    this.wake = new Broadcast(this.scheduler);
+    this.arrived = new Broadcast(this.scheduler);
     this.queueCap = deps.queueCap ?? 10_000;
     this.pageSize = deps.pageSize ?? 500;
     this.reading = new Retry({
@@ -245,7 +251,7 @@ export class StreamWorker {
         await this.wake.wait(60_000, this.abort.signal);
       } catch (error) {
         // The store unavailable while reading the log: wait and read again; nothing was taken.
-        await sleep(this.reading.failed(error), this.abort.signal);
+        await this.scheduler.sleep(this.reading.failed(error), this.abort.signal);
       }
     }
   }
@@ -358,7 +364,7 @@ export class StreamWorker {
       await this.pauseOnce(`delivery has been failing since ${new Date(since).toISOString()}: paused by the transmitter; enable the stream to resume where it stopped`);
       return;
     }
-    await sleep(wait, this.abort.signal);
+    await this.scheduler.sleep(wait, this.abort.signal);
   }
 
   private async pauseOnce(reason: string, skippedTo?: bigint): Promise<void> {
@@ -374,7 +380,7 @@ export class StreamWorker {
       while (this.deliverable() && !this.stopped && this.deps.clock.now() < until) await this.wake.wait(20, this.abort.signal);
     } catch (error) {
       this.deps.logger.error({ err: error, stream_id: this.streamId }, 'could not pause a failing Shared Signals stream; retrying');
-      await sleep(1_000, this.abort.signal);
+      await this.scheduler.sleep(1_000, this.abort.signal);
     } finally {
       this.pausing = false;
     }

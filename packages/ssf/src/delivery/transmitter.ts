@@ -1,6 +1,6 @@
 import { isEventOf, isRecordedOf, ssfReceiverEventTypes, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type SsfStreamEvent, type TesseraEventType } from '@tessera/events';
 import { handleCommand, readAllOf, type EventStore, type Subscription } from '@tessera/event-store';
-import { Retry, type Clock, type RetryLogger } from '@tessera/timing';
+import { Retry, systemScheduler, type Cancel, type Clock, type RetryLogger, type Scheduler } from '@tessera/timing';
 import type { HeaderSeal } from '../sealed-header.js';
 import { signalEventTypes } from '../set-mapping.js';
 import type { SetKeyring } from '../set-signer.js';
@@ -19,6 +19,8 @@ export interface TransmitterOptions {
   readonly checkpoints: DeliveryCheckpoints;
   readonly retention: RetentionHorizon;
   readonly clock: Clock;
+  /** Where the retries, the pause, the resubscription and the idle checkpoints wait; default the machine's timers. */
+  readonly scheduler?: Scheduler;
   readonly logger: RetryLogger & { error(fields: Record<string, unknown>, message: string): void };
   readonly pushTimeoutMs: number;
   readonly pauseAfterMs: number;
@@ -55,11 +57,13 @@ export class Transmitter {
   private subscription: Subscription | undefined;
   private handedOutTo: bigint | undefined;
   private stopped = false;
-  private resubscribeTimer: NodeJS.Timeout | undefined;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private cancelResubscribe: Cancel | undefined;
+  private cancelIdle: Cancel | undefined;
   private readonly resubscribing: Retry;
+  private readonly scheduler: Scheduler;
 
   constructor(private readonly options: TransmitterOptions) {
+    this.scheduler = options.scheduler ?? systemScheduler;
     this.resubscribing = new Retry({
       backoff: { initialMs: 1_000, maxMs: 5_000 },
       clock: options.clock,
@@ -80,16 +84,15 @@ export class Transmitter {
     }
     this.subscribe(head);
     // Now and then, the checkpoint of a stream with nothing pending follows what it has read.
-    this.idleTimer = setInterval(() => {
+    this.cancelIdle = this.scheduler.every(5_000, () => {
       for (const worker of this.workers.values()) worker.checkpointIdle();
-    }, 5_000);
-    this.idleTimer.unref();
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.resubscribeTimer) clearTimeout(this.resubscribeTimer);
-    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.cancelResubscribe?.();
+    this.cancelIdle?.();
     await this.subscription?.close();
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()));
     for (const push of this.pushes.values()) push.close();
@@ -114,10 +117,10 @@ export class Transmitter {
       onError: (error) => {
         if (this.stopped) return;
         this.subscription = undefined;
-        this.resubscribeTimer = setTimeout(() => {
-          this.resubscribeTimer = undefined;
+        this.cancelResubscribe = this.scheduler.after(this.resubscribing.failed(error), () => {
+          this.cancelResubscribe = undefined;
           if (!this.stopped) this.subscribe(this.handedOutTo);
-        }, this.resubscribing.failed(error));
+        });
       },
     });
     this.subscription = opened;
@@ -200,6 +203,7 @@ export class Transmitter {
         retention: options.retention,
         push,
         clock: options.clock,
+        scheduler: this.scheduler,
         logger: options.logger,
         pauseAfterMs: options.pauseAfterMs,
         pause: (reason, skippedTo) => this.pause(streamId, receiverId, reason, skippedTo),

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, type TesseraEvent } from '@tessera/events';
 import { InMemoryEventStore, handleCommand } from '@tessera/event-store';
-import { ManualClock, systemClock, type Clock } from '@tessera/timing';
+import { ManualClock, ManualScheduler, systemClock, type Scheduler } from '@tessera/timing';
 import { createSecretHasher, generateSigningKey, signingKeyFromJwk, singleKeyHashers, type SigningKey } from '@tessera/tokens';
 import { eventsSupported } from '../event-types.js';
 import { createHeaderSeal } from '../sealed-header.js';
@@ -15,7 +15,8 @@ import { Transmitter } from './transmitter.js';
 /**
  * The transmitter's delivery against a real HTTP receiver on loopback: pausing a stream whose
  * deliveries keep failing, holding what a pause holds and dropping what disabling drops, resuming
- * after a fall behind retention, and dropping a SET refused as malformed.
+ * after a fall behind retention, and dropping a SET refused as malformed. Its waits (the retries'
+ * backoff, the pause time) run on a manual scheduler: a test moves the time, it never waits it out.
  */
 const issuer = 'https://tessera.example.test';
 const quiet = { warn: () => undefined, info: () => undefined, error: () => undefined };
@@ -71,7 +72,19 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: { current(): SigningKey }; clock?: Clock } = {}) {
+async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: { current(): SigningKey } } = {}) {
+  const clock = new ManualClock();
+  const scheduler = new ManualScheduler(clock);
+  /** Each wait the transmitter slept on its scheduler (the retries' backoff), in order. */
+  const sleeps: number[] = [];
+  const recording: Scheduler = {
+    after: (ms, run) => scheduler.after(ms, run),
+    every: (ms, run) => scheduler.every(ms, run),
+    sleep: (ms, signal) => {
+      sleeps.push(ms);
+      return scheduler.sleep(ms, signal);
+    },
+  };
   const store = new InMemoryEventStore();
   const receiver = await startReceiver();
   const checkpoints = options.checkpoints ?? createMemoryCheckpoints();
@@ -83,7 +96,8 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     issuer: () => issuer,
     checkpoints,
     retention: options.retention ?? { oldestRetained: async () => 1n },
-    clock: options.clock ?? systemClock,
+    clock,
+    scheduler: recording,
     logger: quiet,
     pushTimeoutMs: 2_000,
     pauseAfterMs: options.pauseAfterMs ?? 60_000,
@@ -116,25 +130,36 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
   const statusEvents = async (streamId: string) => (await store.readStream(ssfStreams.stream(streamId))).map(({ event }) => event as SsfStreamEvent).filter((event) => event.type === 'SsfStreamStatusChanged');
   /** The txn of each SET a stream's receiver accepted, in arrival order. */
   const txnsOf = (streamId: string) => receiver.received.filter((claims) => claims.stream === streamId).map((claims) => claims.txn);
-  return { store, receiver, transmitter, counts, checkpoints, createStream, setStatus, revoke, statusEvents, txnsOf };
+  return { store, receiver, transmitter, counts, checkpoints, clock, scheduler, sleeps, createStream, setStatus, revoke, statusEvents, txnsOf };
 }
 
 describe('the transmitter', () => {
-  it('pauses a stream whose pushes keep failing past the pause time, holds what comes while paused, and resumes where it stopped when enabled, with the same jti', async () => {
-    // The pause time passes on the transmitter's clock: no test waits it out.
-    const clock = new ManualClock();
-    const t = await setUp({ pauseAfterMs: 300, clock });
+  it('retries a failing push with backoff on its scheduler, pauses the stream once delivery has failed for the pause time, holds what comes while paused, and resumes where it stopped when enabled, with the same jti', async () => {
+    // Backoff 20 ms doubling up to 50 ms: failures at 0, 20, 60, 110 and 160 ms; the first to come
+    // 150 ms or more after the first failure (the fifth) pauses the stream.
+    const t = await setUp({ pauseAfterMs: 150 });
     await t.createStream('s1');
     await t.transmitter.start();
-    t.receiver.answer = () => ({ status: 503 });
+    const startedAt = t.clock.now();
+    const attempts: number[] = [];
+    t.receiver.answer = () => {
+      attempts.push(t.clock.now() - startedAt);
+      return { status: 503 };
+    };
     const first = await t.revoke();
-    // Failing since the first refusal; the next one after 300 ms pauses the stream.
-    await expect.poll(() => t.counts.failed).toBeGreaterThan(0);
-    clock.advance(300);
+    for (const [failures, wait] of [[1, 20], [2, 40], [3, 50], [4, 50]] as const) {
+      // The push went out and its refusal was counted: the worker now sleeps its backoff.
+      await expect.poll(() => t.counts.failed).toBe(failures);
+      expect(t.sleeps.at(-1)).toBe(wait);
+      expect(attempts).toHaveLength(failures);
+      await t.scheduler.advance(wait);
+    }
     await expect.poll(async () => (await t.statusEvents('s1')).length).toBe(1);
     expect((await t.statusEvents('s1'))[0]).toMatchObject({ status: 'paused', by: 'transmitter', reason: expect.stringContaining('delivery has been failing since') });
+    expect(attempts).toEqual([0, 20, 60, 110, 160]);
+    expect(t.sleeps).toEqual([20, 40, 50, 50]);
     expect(t.counts.paused).toBe(1);
-    expect(t.counts.failed).toBeGreaterThan(1);
+    expect(t.counts.failed).toBe(5);
     t.receiver.answer = () => ({ status: 202 });
     // A witness: an enabled stream of the same subject. The transmitter hands each event to every
     // stream in one pass, so once the witness has the SET, the paused stream was handed it too.
@@ -167,6 +192,10 @@ describe('the transmitter', () => {
       return { status: 202 };
     };
     await t.revoke();
+    // Refused once: the retry goes out after the backoff's first wait.
+    await expect.poll(() => t.counts.failed).toBe(1);
+    expect(t.sleeps).toEqual([20]);
+    await t.scheduler.advance(20);
     await expect.poll(() => t.receiver.received.length).toBe(1);
     expect(t.receiver.kids).toEqual([rotated.kid]);
     expect(t.receiver.received[0]!.jti).toBe(refusedJti);
@@ -204,9 +233,15 @@ describe('the transmitter', () => {
       return { status: 202 };
     };
     const next = await t.revoke();
+    // The malformed one is dropped at once; the next, refused for its key twice, is tried again after each backoff.
+    await expect.poll(() => t.counts.failed).toBe(2);
+    await t.scheduler.advance(20);
+    await expect.poll(() => t.counts.failed).toBe(3);
+    await t.scheduler.advance(40);
     await expect.poll(() => t.receiver.received.length).toBe(1);
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([next]);
     expect(keyRefusals).toBe(2);
+    expect(t.sleeps).toEqual([20, 40]);
   });
 
   it('pauses a stream that fell behind the oldest retained event, with the gap in its reason, and resumes from there when enabled', async () => {
