@@ -6,6 +6,7 @@ import type { RecordedEvent, TesseraEvent } from '@tessera/events';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from '@tessera/event-store';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { guardAvailability, type Availability } from '@tessera/event-store';
+import { ManualClock, ManualScheduler } from '@tessera/timing';
 
 /**
  * The guard over a real SQLite store, with the connection between them cut and restored by a
@@ -14,6 +15,7 @@ import { guardAvailability, type Availability } from '@tessera/event-store';
  */
 function withCable(store: EventStore) {
   let cut = false;
+  let probes = 0;
   const live = new Set<{ fail: () => void }>();
   const unavailable = () => new EventStoreUnavailable('the cable is cut');
   const through = <T>(call: () => Promise<T>) => (cut ? Promise.reject(unavailable()) : call());
@@ -23,7 +25,10 @@ function withCable(store: EventStore) {
     readAll: (options) => through(() => store.readAll(options)),
     headPosition: () => through(() => store.headPosition()),
     positionBefore: (epochMs) => through(() => store.positionBefore(epochMs)),
-    probe: () => through(() => store.probe()),
+    probe: () => {
+      probes += 1;
+      return through(() => store.probe());
+    },
     close: () => store.close(),
     subscribeToAll: (options: SubscribeOptions): Subscription => {
       let failed = false;
@@ -49,6 +54,8 @@ function withCable(store: EventStore) {
     restore: () => {
       cut = false;
     },
+    /** How many times the guard probed the store through the cable. */
+    probes: () => probes,
   };
 }
 
@@ -88,6 +95,28 @@ describe('guardAvailability over SQLite on disk', () => {
     await guarded.append('account-c', [{ event: registered('c') }], { expectedRevision: 'no_stream' });
     expect((await sqlite.readStream('account-c')).length).toBe(1);
     expect(changes.map((change) => change.available)).toEqual([false, true]);
+  });
+
+  it('probes on its scheduler after each backoff, not before, and is available again after the first probe that answers', async () => {
+    const cable = withCable(sqlite);
+    const scheduler = new ManualScheduler(new ManualClock(0));
+    const guarded = guardAvailability(cable.store, { minBackoffMs: 100, maxBackoffMs: 1_000, clock: scheduler.clock, scheduler });
+    cable.cut();
+    await expect(guarded.append('account-b', [{ event: registered('b') }], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(EventStoreUnavailable);
+    await scheduler.advance(99);
+    expect(cable.probes()).toBe(0);
+    await scheduler.advance(1);
+    expect(cable.probes()).toBe(1);
+    // That probe failed (the cable is still cut): the next waits twice as long.
+    await expect.poll(() => scheduler.pending).toBe(1);
+    await scheduler.advance(199);
+    expect(cable.probes()).toBe(1);
+    cable.restore();
+    await scheduler.advance(1);
+    expect(cable.probes()).toBe(2);
+    await guarded.whenAvailable();
+    expect(guarded.availability()).toEqual({ available: true });
+    expect(scheduler.pending).toBe(0);
   });
 
   it('reopens a dropped subscription from its last position: nothing lost, nothing delivered twice', async () => {

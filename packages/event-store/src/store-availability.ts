@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '@tessera/events';
-import { Retry, systemClock, type Clock } from '@tessera/timing';
+import { Retry, systemClock, systemScheduler, type Cancel, type Clock, type Scheduler } from '@tessera/timing';
 import { EventStoreUnavailable, type EventStore, type SubscribeOptions, type Subscription } from './event-store.js';
 import { CodedError } from '@tessera/contracts';
 
@@ -13,6 +13,8 @@ export interface AvailabilityOptions {
   /** Told of every change, so the process can log "lost the store" and "store is back" once each. */
   readonly onChange?: (availability: Availability) => void;
   readonly clock?: Clock;
+  /** Where the probes and the reopens wait; default the machine's timers (which keep no process alive). */
+  readonly scheduler?: Scheduler;
 }
 
 /** A subscription that outlives the connection it started on. */
@@ -48,8 +50,9 @@ class SubscriberFailure extends CodedError {
 export function guardAvailability(store: EventStore, options: AvailabilityOptions = {}): GuardedEventStore {
   const backoff = { initialMs: options.minBackoffMs ?? 250, maxMs: options.maxBackoffMs ?? 5_000 };
   const clock = options.clock ?? systemClock;
+  const scheduler = options.scheduler ?? systemScheduler;
   let state: Availability = { available: true };
-  let probeTimer: NodeJS.Timeout | undefined;
+  let cancelProbe: Cancel | undefined;
   /** Probes while the store is down; the outage itself is logged once each way, through onChange. */
   const probing = new Retry({ backoff, clock });
   let closed = false;
@@ -76,16 +79,14 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
   }
 
   function scheduleProbe(cause: unknown): void {
-    if (probeTimer || closed) return;
-    probeTimer = setTimeout(() => {
-      probeTimer = undefined;
+    if (cancelProbe || closed) return;
+    cancelProbe = scheduler.after(probing.failed(cause), () => {
+      cancelProbe = undefined;
       store.probe().then(markAvailable, (error: unknown) => {
         if (!state.available) state = { ...state, cause: describe(error) };
         scheduleProbe(error);
       });
-    }, probing.failed(cause));
-    // A pending probe must not keep a process alive that is otherwise done.
-    probeTimer.unref();
+    });
   }
 
   /** Runs a store call, noting an outage it reveals; other errors pass through untouched. */
@@ -103,7 +104,7 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
     let current: Subscription | undefined;
     let live = false;
     let stopped = false;
-    let reopenTimer: NodeJS.Timeout | undefined;
+    let cancelReopen: Cancel | undefined;
     const reopening = new Retry({ backoff, clock });
     let markCaughtUp!: () => void;
     const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
@@ -126,11 +127,10 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
 
     const scheduleReopen = (cause: string) => {
       markUnavailable(`subscription lost: ${cause}`);
-      reopenTimer = setTimeout(() => {
-        reopenTimer = undefined;
+      cancelReopen = scheduler.after(reopening.failed(cause), () => {
+        cancelReopen = undefined;
         open();
-      }, reopening.failed(cause));
-      reopenTimer.unref();
+      });
     };
 
     const open = (): void => {
@@ -181,7 +181,7 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
       close: async () => {
         stopped = true;
         live = false;
-        if (reopenTimer) clearTimeout(reopenTimer);
+        cancelReopen?.();
         const closing = current;
         current = undefined;
         await closing?.close();
@@ -209,7 +209,7 @@ export function guardAvailability(store: EventStore, options: AvailabilityOption
     probe: () => watched(() => store.probe()).then(markAvailable),
     close: async () => {
       closed = true;
-      if (probeTimer) clearTimeout(probeTimer);
+      cancelProbe?.();
       for (const waiter of waiters) waiter.reject(new EventStoreUnavailable('event store is closed'));
       waiters.clear();
       await store.close();

@@ -13,6 +13,7 @@ export async function openGuardedStore(host: Host): Promise<GuardedEventStore> {
   countCommits(host, opened);
   const store = guardAvailability(traceEventStore(instrumentEventStore(opened, metrics)), {
     clock: host.clock,
+    scheduler: host.scheduler,
     onChange: (availability) =>
       availability.available
         ? log.info('event store available again')
