@@ -1,5 +1,6 @@
 import { streams, type AuthenticationFailuresCounted } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
+import { systemScheduler, type Scheduler } from '@tessera/timing';
 
 /** One refused get-oauth-token or /v1/authenticate attempt, as the issuer saw it. */
 export interface AuthenticationFailure {
@@ -12,8 +13,8 @@ export interface AuthenticationFailureCounter {
   record(failure: AuthenticationFailure): void;
   /** Appends the counts of every minute that has ended (all of them with `everything`). */
   flush(options?: { everything?: boolean }): Promise<void>;
-  /** Flushes every `intervalMs` until stopped; stopping flushes what is left. */
-  start(intervalMs?: number): () => Promise<void>;
+  /** Flushes every `intervalMs` (default 10 s) on `scheduler` (default the machine's timers) until stopped; stopping flushes what is left. */
+  start(options?: { readonly intervalMs?: number; readonly scheduler?: Scheduler }): () => Promise<void>;
 }
 
 /**
@@ -71,11 +72,10 @@ export function createAuthenticationFailureCounter(deps: { store: Pick<EventStor
       });
       await flushing;
     },
-    start(intervalMs = 10_000) {
-      const timer = setInterval(() => void counter.flush(), intervalMs);
-      timer.unref();
+    start({ intervalMs = 10_000, scheduler = systemScheduler } = {}) {
+      const stop = scheduler.every(intervalMs, () => void counter.flush());
       return async () => {
-        clearInterval(timer);
+        stop();
         await counter.flush({ everything: true });
       };
     },

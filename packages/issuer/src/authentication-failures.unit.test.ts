@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthenticationFailuresCounted } from '@tessera/events';
 import { EventStoreUnavailable, InMemoryEventStore } from '@tessera/event-store';
+import { ManualClock, ManualScheduler } from '@tessera/timing';
 import { createAuthenticationFailureCounter } from './authentication-failures.js';
 
 const known = { accountId: 'acct_1', credentialId: 'cred_1', clientId: 'tsl_1' };
@@ -29,6 +30,25 @@ describe('failed authentications, counted per credential per minute', () => {
     ]);
     await counter.flush({ everything: true });
     expect((await counted(store)).at(-1)).toMatchObject({ minute: 1_800_000_060, count: 1 });
+  });
+
+  it('once started, flushes the ended minutes on its scheduler every interval, and everything when stopped', async () => {
+    const store = new InMemoryEventStore();
+    const clock = new ManualClock(1_800_000_000_000); // a minute boundary
+    const scheduler = new ManualScheduler(clock);
+    const counter = createAuthenticationFailureCounter({ store, now: () => Math.floor(clock.now() / 1000) });
+    const stop = counter.start({ intervalMs: 10_000, scheduler });
+    counter.record({ interface: 'v5', known });
+    // The minute ends at 60 s; the first flush after it is the one at 60 s.
+    await scheduler.advance(59_999);
+    expect(await counted(store)).toEqual([]);
+    await scheduler.advance(1);
+    expect(await counted(store)).toEqual([{ type: 'AuthenticationFailuresCounted', v: 1, interface: 'v5', ...known, minute: 1_800_000_000, count: 1 }]);
+    counter.record({ interface: 'v1' });
+    await stop();
+    expect((await counted(store)).at(-1)).toMatchObject({ interface: 'v1', minute: 1_800_000_060, count: 1 });
+    // Stopped: no flush is scheduled any more.
+    expect(scheduler.pending).toBe(0);
   });
 
   it('keeps the counts while the store is down and writes them, added up, once it is back', async () => {

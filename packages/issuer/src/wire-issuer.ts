@@ -78,7 +78,7 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
     }),
   );
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
-  host.onClose(issuer.authenticationFailures.start());
+  host.onClose(issuer.authenticationFailures.start({ scheduler: host.scheduler }));
   if (issuer.regions) wireRegionReadModels(host, issuer.regions, issuer.now);
   return issuerRoutes(issuer, attemptThrottle(host), peerLink(host, issuer));
 }
