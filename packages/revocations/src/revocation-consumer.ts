@@ -3,7 +3,7 @@ import type { SigningKeyEvent } from '@tessera/contracts';
 import { consoleLogger, type Delivery, type FeedConsumer, type FeedEvent, type FeedLag, type FeedLogger, type RevocationFeed } from '@tessera/feed';
 import { RevocationProjection, type CutCandidate } from '@tessera/verification';
 import { createPositionDeduper } from './position-deduper.js';
-import { systemClock } from '@tessera/timing';
+import { systemClock, systemScheduler, type Scheduler } from '@tessera/timing';
 
 export interface RevocationConsumerOptions {
   readonly feed: RevocationFeed;
@@ -23,6 +23,8 @@ export interface RevocationConsumerOptions {
   readonly now?: () => number;
   /** How often entries that can no longer reject anything are dropped. */
   readonly forgetIntervalMs?: number;
+  /** Where that sweep is scheduled; default the machine's timers (which keep no process alive). */
+  readonly scheduler?: Scheduler;
 }
 
 export interface RevocationConsumerStats {
@@ -115,8 +117,7 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
     },
   });
 
-  const forget = setInterval(() => projection.forgetExpired(Math.floor(now() / 1000)), options.forgetIntervalMs ?? 60_000);
-  forget.unref();
+  const stopForgetting = (options.scheduler ?? systemScheduler).every(options.forgetIntervalMs ?? 60_000, () => projection.forgetExpired(Math.floor(now() / 1000)));
 
   const readyPromise = consumer.ready.then(() => {
     ready = true;
@@ -130,7 +131,7 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
     stats: () => ({ applied, duplicatesIgnored, failed, entries: projection.size }),
     lag: () => consumer.lag(),
     close: async () => {
-      clearInterval(forget);
+      stopForgetting();
       await consumer.close();
     },
   };

@@ -3,7 +3,7 @@ import type { SigningKeyEvent } from '@tessera/contracts';
 import { createInProcessFeed } from '@tessera/feed';
 import { createRecorder, signingKeyPublished, tokenRevoked, tokenRotated } from '@tessera/feed/testing';
 import { startRevocationConsumer } from './revocation-consumer.js';
-import { systemClock } from '@tessera/timing';
+import { ManualClock, ManualScheduler, systemClock } from '@tessera/timing';
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -64,6 +64,26 @@ describe('revocation consumer (in-process feed)', () => {
     expect(consumer.isRejected('fam-expired', 0)).toBe(false);
     expect(consumer.stats()).toMatchObject({ applied: 3, entries: 2 });
     await consumer.close();
+    await feed.close();
+  });
+
+  it('forgets a revocation once its tokens have expired, on the scheduled sweep', async () => {
+    const feed = createInProcessFeed();
+    const record = createRecorder();
+    const clock = new ManualClock(1_900_000_000_000);
+    const scheduler = new ManualScheduler(clock);
+    // Revoked now with a one-hour access token: it can reject nothing after an hour and the skew.
+    await feed.publish([record(tokenRevoked('fam-now', 0, seconds(clock.now())), clock.now())]);
+    const consumer = await startRevocationConsumer({ feed, now: () => clock.now(), clockSkewSeconds: 0, forgetIntervalMs: 420_000, scheduler });
+    await consumer.ready;
+    expect(consumer.stats().entries).toBe(1);
+    // Expired at 3600 s; the sweeps run every 7 minutes, at 3360 s and then 3780 s: held until that one.
+    await scheduler.advance(3_779_999);
+    expect(consumer.stats().entries).toBe(1);
+    await scheduler.advance(1);
+    expect(consumer.stats().entries).toBe(0);
+    await consumer.close();
+    expect(scheduler.pending).toBe(0);
     await feed.close();
   });
 
