@@ -42,9 +42,18 @@ export interface InProcessAllInOne {
  * `scheduler`, and moves them instead of sleeping.
  */
 export async function startInProcess(
-  options: { readonly env?: Record<string, string>; readonly clock?: Clock; readonly scheduler?: Scheduler; readonly prepare?: (dataDir: string) => void } = {},
+  options: {
+    readonly env?: Record<string, string>;
+    readonly clock?: Clock;
+    readonly scheduler?: Scheduler;
+    readonly prepare?: (dataDir: string) => void;
+    /** The data folder of an earlier run, to start again on it (a restart); by default a new one. */
+    readonly dataDir?: string;
+    /** Leave the data folder in place on close, for a later run to start on. */
+    readonly keepData?: boolean;
+  } = {},
 ): Promise<InProcessAllInOne> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tessera-in-process-'));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tessera-in-process-'));
   if (options.prepare) {
     // A deployment with a history has its secret-hashing key: a server on a log without one refuses to start.
     createHashingKey(dataDir);
@@ -88,7 +97,7 @@ export async function startInProcess(
     close: async () => {
       store.release();
       await hostProcess.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
