@@ -127,7 +127,6 @@ async function settledRequestsSince(server: TesseraProcess, mark: number): Promi
   return requestsSince(server, mark).filter((request) => request.url !== sentinel);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const to = (path: string) => (r: LoggedRequest) => r.url === path;
 const GET_TOKEN = '/v5/Authorization/get-oauth-token';
 const REFRESH = '/v5/Authorization/refresh-oauth-token';
@@ -419,10 +418,11 @@ describe('LegacyTesseraClient — the older interface', () => {
     expect(account1.status).toBe(200);
     expect(await account1.json()).toMatchObject({ account_id: account.account_id });
 
-    await sleep(2200);
+    // Awaited, not slept for: the client hands out a new token once its 2 s have passed (by then the
+    // server's clock, the same machine's, has passed the token's exp too).
+    const { answer: second } = await until(() => client.getAccessToken(), 'a new token from the client after expires_in_seconds', { done: (token) => token !== first, everyMs: 50 });
     // The server no longer accepts the first token; a client counting 30 minutes would still send it.
     expect((await tessera.request('/v1/account', { headers: { authorization: `bearer ${first}` }, legacy: true })).status).toBe(401);
-    const second = await client.getAccessToken();
     expect(second).not.toBe(first);
     const account2 = await client.fetch('/v1/account');
     expect(account2.status).toBe(200);
