@@ -418,11 +418,14 @@ describe('LegacyTesseraClient — the older interface', () => {
     expect(account1.status).toBe(200);
     expect(await account1.json()).toMatchObject({ account_id: account.account_id });
 
-    // Awaited, not slept for: the client hands out a new token once its 2 s have passed (by then the
-    // server's clock, the same machine's, has passed the token's exp too).
-    const { answer: second } = await until(() => client.getAccessToken(), 'a new token from the client after expires_in_seconds', { done: (token) => token !== first, everyMs: 50 });
+    // Awaited, not slept for: the client hands out a new token once its 2 s have passed, and the
+    // server refuses the first once its exp (whole seconds, so maybe a little later) has passed.
+    // (A yes or no, so that a failure does not print a token.)
+    await until(async () => (await client.getAccessToken()) !== first, 'a new token from the client after expires_in_seconds', { everyMs: 50 });
+    const second = await client.getAccessToken();
+    const probe = async () => (await tessera.request('/v1/account', { headers: { authorization: `bearer ${first}` }, legacy: true })).status;
     // The server no longer accepts the first token; a client counting 30 minutes would still send it.
-    expect((await tessera.request('/v1/account', { headers: { authorization: `bearer ${first}` }, legacy: true })).status).toBe(401);
+    expect((await until(probe, 'the server refuses the first token', { done: (status) => status !== 200, everyMs: 50 })).answer).toBe(401);
     expect(second).not.toBe(first);
     const account2 = await client.fetch('/v1/account');
     expect(account2.status).toBe(200);
