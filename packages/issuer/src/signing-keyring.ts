@@ -2,7 +2,7 @@ import type { SigningKeyEvent, SigningKeyPublished } from '@tessera/events';
 import type { EventStore } from '@tessera/event-store';
 import { streams } from '@tessera/events';
 import { evolveSigningKeys, initialSigningKeysState, type SigningKeysState } from '@tessera/domain';
-import { Retry, type BackoffPolicy, type Clock, type RetryLogger } from '@tessera/timing';
+import { Retry, systemScheduler, type BackoffPolicy, type Cancel, type Clock, type RetryLogger, type Scheduler } from '@tessera/timing';
 import { generateSigningKey, signingKeyFromJwk, type KeyFolder, type PrivateJwk, type SigningKey } from '@tessera/tokens';
 import { SigningKeyUnavailable } from './issuer-errors.js';
 
@@ -17,6 +17,8 @@ export interface KeepKeyOptions {
   /** Where failed publications (retried) and the recovery are logged. */
   readonly logger?: RetryLogger;
   readonly clock?: Clock;
+  /** Where the wait between failed attempts runs; default the machine's timers. */
+  readonly scheduler?: Scheduler;
   /** Backoff between failed attempts; default 250 ms doubling to 10 s. */
   readonly backoff?: BackoffPolicy;
 }
@@ -87,7 +89,8 @@ export class SigningKeyring {
     });
     let stopped = false;
     let attempting = false;
-    let retry: NodeJS.Timeout | undefined;
+    const scheduler = options.scheduler ?? systemScheduler;
+    let retry: Cancel | undefined;
     const attempt = () => {
       if (stopped || attempting || retry || this.signingKey) return;
       attempting = true;
@@ -101,11 +104,10 @@ export class SigningKeyring {
         },
         (error: unknown) => {
           attempting = false;
-          retry = setTimeout(() => {
+          retry = scheduler.after(publishing.failed(error), () => {
             retry = undefined;
             attempt();
-          }, publishing.failed(error));
-          retry.unref();
+          });
         },
       );
     };
@@ -113,7 +115,7 @@ export class SigningKeyring {
     attempt();
     return () => {
       stopped = true;
-      clearTimeout(retry);
+      retry?.();
       this.onKeyLost = undefined;
     };
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SigningKeyEvent } from '@tessera/contracts';
 import { EventStoreUnavailable, type AppendResult, type NewEvent } from '@tessera/event-store';
+import { ManualClock, ManualScheduler } from '@tessera/timing';
 import { KeyFolder } from '@tessera/tokens';
 import { SigningKeyUnavailable } from './issuer-errors.js';
 import { SigningKeyring, createSigningKey, type KeyPublisher } from './signing-keyring.js';
@@ -22,12 +23,15 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 const retire = (kid: string): SigningKeyEvent => ({ type: 'SigningKeyRetired', v: 1, kid, at: now, retainUntil: now + 3660 });
 
 /** Records what was appended; fails the first `failures` appends as an unreachable store would. */
-function publisher(failures = 0): KeyPublisher & { appended: SigningKeyEvent[] } {
+function publisher(failures = 0): KeyPublisher & { appended: SigningKeyEvent[]; tries(): number } {
   const appended: SigningKeyEvent[] = [];
   let left = failures;
+  let tries = 0;
   return {
     appended,
+    tries: () => tries,
     append: async (_stream: string, events: readonly NewEvent[]): Promise<AppendResult> => {
+      tries += 1;
       if (left > 0) {
         left -= 1;
         throw new EventStoreUnavailable('store down');
@@ -93,10 +97,23 @@ describe('SigningKeyring', () => {
       warn: (fields: Record<string, unknown>, message: string) => lines.push({ level: 'warn', fields, message }),
       info: (fields: Record<string, unknown>, message: string) => lines.push({ level: 'info', fields, message }),
     };
-    const stop = keyring.keepKey(store, { now: () => now, logger, backoff: { initialMs: 5, maxMs: 20 } });
+    const scheduler = new ManualScheduler(new ManualClock(now * 1000));
+    const stop = keyring.keepKey(store, { now: () => now, logger, backoff: { initialMs: 5, maxMs: 20 }, clock: scheduler.clock, scheduler });
     keyring.apply(retire(first.kid));
     expect(keyring.ready).toBe(false);
-    await expect.poll(() => keyring.ready, { timeout: 2_000 }).toBe(true);
+    // Refused once: the next try waits 5 ms of the scheduler's time, not one less.
+    await expect.poll(() => store.tries() === 1 && scheduler.pending === 1).toBe(true);
+    await scheduler.advance(4);
+    expect(scheduler.pending).toBe(1);
+    await scheduler.advance(1);
+    // Refused again: the third waits 10 ms.
+    await expect.poll(() => store.tries() === 2 && scheduler.pending === 1).toBe(true);
+    await scheduler.advance(9);
+    expect(scheduler.pending).toBe(1);
+    expect(keyring.ready).toBe(false);
+    await scheduler.advance(1);
+    await expect.poll(() => keyring.ready).toBe(true);
+    expect(store.tries()).toBe(3);
     expect(store.appended).toHaveLength(1);
     // The first failure and the recovery are logged, not each try.
     expect(lines.map(({ level, fields, message }) => [level, fields.attempts, message])).toEqual([

@@ -73,6 +73,7 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
         },
         logger: host.log,
         clock: host.clock,
+        scheduler: host.scheduler,
       });
       host.onClose(async () => stopKeeping());
     }),
