@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TokenRevoked } from '@tessera/contracts';
 import { loadConfig } from '@tessera/config';
-import { ManualClock, ManualScheduler } from '@tessera/host';
+import { ManualClock, ManualScheduler, createListeners } from '@tessera/host';
 import { createVerifierParts } from './verifier-parts.js';
 
 const startMs = 1_700_000_000_000;
@@ -20,7 +20,9 @@ describe('the verifier parts', () => {
     const clock = new ManualClock(startMs);
     const scheduler = new ManualScheduler(clock);
     const config = loadConfig({ TESSERA_CLOCK_SKEW: '0', TESSERA_LOG_LEVEL: 'silent' }, { role: 'verifier' });
-    const parts = createVerifierParts({ config, clock, scheduler });
+    // A verifier's host as far as the parts read it (its role and listeners name the issuers it accepts).
+    const host = { config, clock, scheduler, role: 'verifier' as const, listeners: createListeners() };
+    const parts = createVerifierParts(host);
     parts.state.projection.apply(revokedNow('short', 3));
     parts.state.projection.apply(revokedNow('long', 3_600));
     expect(parts.entries()).toBe(2);
