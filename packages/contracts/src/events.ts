@@ -96,6 +96,12 @@ const familyGeneration = {
   hashingKey,
   jti: id,
   scope: z.array(permission),
+  /**
+   * The scope the client asked for when the family was made (OAuth 2.0 `scope`): every access
+   * token of the family stays within it. Absent: the account's permissions, whatever they become.
+   * Optional and still `v: 1`, so readers older than the field accept the event.
+   */
+  requestedScope: z.array(permission).optional(),
   issuedAt: epochSeconds,
   accessExpiresAt: epochSeconds,
   refreshExpiresAt: epochSeconds,
