@@ -1,3 +1,4 @@
+import { publicUrlOf } from '@tessera/config';
 import { Jwks } from '@tessera/events';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { epochSeconds, registerGauges, registerLabelledCounter, registerLabelledGauge, untilAvailable, type Host } from '@tessera/host';
@@ -12,6 +13,8 @@ import { PeerHealth } from './peer-health.js';
 import { recordRevokedElsewhere } from './revoked-elsewhere.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
+import { oauthRoutes, type OAuthRoutesOptions } from './oauth/oauth-routes.js';
+import type { InterfaceTokenOperations } from './token-service.js';
 import { v5TokenRoutes } from './routes-v5.js';
 
 /**
@@ -80,7 +83,18 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
   host.onClose(issuer.authenticationFailures.start());
   if (issuer.regions) wireRegionReadModels(host, issuer.regions, issuer.now);
-  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host, issuer));
+  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host, issuer), { tokens: issuer.tokens, directory: issuer.directory, ...oauthIssuer(host) });
+}
+
+/**
+ * The OAuth 2.0 door's issuer identifier (RFC 8414): TESSERA_PUBLIC_URL, or the default built from
+ * the port the public listener bound. Its tokens carry it as `iss`; the spec's interfaces keep
+ * TESSERA_ISSUER, and both are Tessera's (docs/decisions: the two issuers).
+ */
+function oauthIssuer(host: Host) {
+  const { config } = host;
+  const issuer = () => publicUrlOf(config, host.listeners.ports().public);
+  return { issuer, issuers: () => [config.TESSERA_ISSUER, issuer()], clockSkewSeconds: config.TESSERA_CLOCK_SKEW };
 }
 
 /** The check material and the revocations folded in from elsewhere: forgotten once they can matter no more, and counted. */
@@ -169,7 +183,12 @@ const jwksSchema = {
  * serves, throttled when a throttle is given (in their own context, so no other route pays for
  * its hooks).
  */
-export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys' | 'now'>, throttle?: AttemptThrottle, link?: PeerLink): RouteRegistrar {
+export function issuerRoutes(
+  issuer: Pick<IssuerParts, 'keys' | 'now'> & { readonly tokens: InterfaceTokenOperations },
+  throttle?: AttemptThrottle,
+  link?: PeerLink,
+  oauth?: Omit<OAuthRoutesOptions, 'keys' | 'now'>,
+): RouteRegistrar {
   return async (app, listener) => {
     app.get('/.well-known/jwks.json', { schema: jwksSchema }, async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(issuer.now())),
@@ -182,6 +201,10 @@ export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys' | 'now'
       refuseUnauthenticatedPeers(tokenOperations);
       if (listener.v5) await tokenOperations.register(v5TokenRoutes, { tokens: issuer.tokens, forwarding: link?.forwarding });
       if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
+      // The OAuth 2.0 door, on the listener that serves the current interface.
+      if (listener.v5 && oauth) {
+        await tokenOperations.register(oauthRoutes, { keys: issuer.keys, now: issuer.now, ...oauth });
+      }
     });
   };
 }

@@ -38,7 +38,12 @@ export interface RevocationCheck {
 export interface BearerVerifierDeps {
   readonly keys: PublicKeySet;
   readonly projection: RevocationCheck;
-  readonly issuer: string;
+  /**
+   * The `iss` accepted: Tessera's TESSERA_ISSUER, and its public URL when tokens from its OAuth 2.0
+   * endpoints are accepted too. A function is asked at each decision, for an issuer known only once
+   * a listener has bound its port.
+   */
+  readonly issuer: string | readonly string[] | (() => string | readonly string[]);
   /** Epoch seconds. */
   readonly now: () => number;
   readonly clockSkewSeconds?: number;
@@ -104,7 +109,7 @@ export function createBearerVerifier(deps: BearerVerifierDeps) {
     }
     if (!signed.ok) return { status: 401, code: signed.code, detail: details[signed.code] };
     const checked = checkClaims(signed.claims, {
-      issuer: deps.issuer,
+      issuer: typeof deps.issuer === 'function' ? deps.issuer() : deps.issuer,
       audience: audiences[requirement.interface],
       nowSeconds,
       clockSkewSeconds: deps.clockSkewSeconds,
