@@ -6,23 +6,32 @@ import { z } from 'zod';
  * string and is refused as an invalid_request.
  */
 const parameter = (max: number) => z.string().max(max);
+/**
+ * Tokens, client ids and secrets are visible ASCII: anything else can never match one, and this
+ * bounds a form-encoded body (each character at most three bytes) well inside the 16 KiB limit.
+ */
+const visibleAscii = (max: number) => parameter(max).regex(/^[\x21-\x7e]*$/, 'visible ASCII only');
+/** RFC 6749 section 3.2: parameters the endpoint does not know are ignored, each within a bound. */
+const ignoredParameter = z.string().max(256);
 
 /** The client authentication parameters of client_secret_post (RFC 6749 section 2.3.1). */
 const clientSecretPost = {
-  client_id: parameter(128).optional().describe('client_secret_post: the API Login ID'),
-  client_secret: parameter(256).optional().describe('client_secret_post: the Transaction Key'),
+  client_id: visibleAscii(128).optional().describe('client_secret_post: the API Login ID'),
+  client_secret: visibleAscii(256).optional().describe('client_secret_post: the Transaction Key'),
 };
 
 /** RFC 6749 sections 4.4.2 and 6. */
-export const OAuthTokenRequest = z.looseObject({
-  grant_type: z.enum(['client_credentials', 'refresh_token']).describe('Any other is an `unsupported_grant_type`'),
-  scope: parameter(2048)
-    .regex(/^(?:[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*)?$/, 'scope-tokens of printable ASCII but " and \\, separated by single spaces (RFC 6749 section 3.3)')
-    .optional()
-    .describe('Space-separated permissions, within the account\'s (or, on a refresh, the family\'s); absent or empty: all of them'),
-  refresh_token: parameter(512).optional().describe('For `refresh_token`: the current refresh token of a family issued to this client'),
-  ...clientSecretPost,
-});
+export const OAuthTokenRequest = z
+  .object({
+    grant_type: z.enum(['client_credentials', 'refresh_token']).describe('Any other is an `unsupported_grant_type`'),
+    scope: parameter(2048)
+      .regex(/^(?:[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*)?$/, 'scope-tokens of printable ASCII but " and \\, separated by single spaces (RFC 6749 section 3.3)')
+      .optional()
+      .describe("Space-separated permissions, within the account's (or, on a refresh, the family's); absent or empty: all of them"),
+    refresh_token: visibleAscii(512).optional().describe('For `refresh_token`: the current refresh token of a family issued to this client'),
+    ...clientSecretPost,
+  })
+  .catchall(ignoredParameter);
 export type OAuthTokenRequest = z.infer<typeof OAuthTokenRequest>;
 
 /** RFC 6749 section 5.1. */
@@ -43,11 +52,13 @@ export const OAuthErrorResponse = z.object({
 export type OAuthErrorResponse = z.infer<typeof OAuthErrorResponse>;
 
 /** RFC 7009 section 2.1 and RFC 7662 section 2.1: the token, a hint of its type, and the caller's client authentication. */
-export const OAuthTokenTypeHintRequest = z.looseObject({
-  token: parameter(4096).describe('An access token or a refresh token'),
-  token_type_hint: parameter(64).optional().describe('`access_token` or `refresh_token`; a wrong hint is searched past'),
-  ...clientSecretPost,
-});
+export const OAuthTokenTypeHintRequest = z
+  .object({
+    token: visibleAscii(2048).describe('An access token or a refresh token'),
+    token_type_hint: visibleAscii(64).optional().describe('`access_token` or `refresh_token`; a wrong hint is searched past'),
+    ...clientSecretPost,
+  })
+  .catchall(ignoredParameter);
 export type OAuthTokenTypeHintRequest = z.infer<typeof OAuthTokenTypeHintRequest>;
 
 /** RFC 7662 section 2.2: `active` alone when the token is not active, or not the caller's to see. */

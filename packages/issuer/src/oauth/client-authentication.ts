@@ -43,7 +43,7 @@ export function presentedClient(request: FastifyRequest, body: ClientSecretParam
     return basic;
   }
   if (inBody) {
-    if (body.client_id === undefined) throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'client_secret without client_id');
+    if (body.client_id === undefined) throw new IssuerRefusal('ERR_INVALID_CLIENT', 'client_secret without client_id names no client');
     return { method: 'client_secret_post', clientId: body.client_id, clientSecret: body.client_secret! };
   }
   throw new IssuerRefusal('ERR_INVALID_CLIENT', 'client authentication is required (client_secret_basic or client_secret_post)');
