@@ -4,6 +4,7 @@ export * from './token-service.js';
 export { v5TokenRoutes } from './routes-v5.js';
 export { v1AuthenticateRoutes } from './routes-v1.js';
 export { createIssuerParts, type IssuerParts } from './issuer-parts.js';
+export type { IssuerRegionSettings } from './issuer-region-settings.js';
 export { wireSecretHashing, type SecretHashing } from './secret-hashing.js';
 export { issuerMirrorTargets, issuerRoutes, wireIssuer, type PeerLink } from './wire-issuer.js';
 export { PeerHealth, type PeerHealthOptions } from './peer-health.js';

@@ -4,6 +4,7 @@ import { logReader, type EventStore, type LogReader } from '@tessera/event-store
 import { epochSeconds, type Host } from '@tessera/host';
 import { PublicKeySet, openSigningKeyFolder, type SecretHashers } from '@tessera/tokens';
 import { createAuthenticationFailureCounter, type AuthenticationFailureCounter } from './authentication-failures.js';
+import type { IssuerRegionSettings } from './issuer-region-settings.js';
 import { createRemoteRevocation, type RemoteRevocation } from './remote-revocation.js';
 import { RevokedElsewhere } from './revoked-elsewhere.js';
 import { SigningKeyring } from './signing-keyring.js';
@@ -21,7 +22,7 @@ export interface IssuerParts {
   readonly authenticationFailures: AuthenticationFailureCounter;
   /** Epoch seconds, from the host's clock. */
   readonly now: () => number;
-  /** With TESSERA_REGION: what revoke from anywhere needs (docs/decisions/0018). */
+  /** With a region of its own: what revoke from anywhere needs (docs/decisions/0018). */
   readonly regions: IssuerRegionParts | undefined;
 }
 
@@ -39,7 +40,8 @@ const recordedHere = /^revocations-/;
 
 /**
  * The issuer's in-memory state and operations over one store and key folder, hashing with the
- * process's secret-hashing keys (`wireSecretHashing`). In the all-in-one
+ * process's secret-hashing keys (`wireSecretHashing`), in the region `hooks.regions` names (none:
+ * one region, bare family ids). In the all-in-one
  * the verifier already folds account and key events: `shared` hands its read models over, so
  * one process does not keep the same derived state twice.
  */
@@ -47,7 +49,11 @@ export function createIssuerParts(
   host: Pick<Host, 'config' | 'clock'>,
   store: EventStore,
   hashers: SecretHashers,
-  hooks: { onFamilyEvent?: ((event: FamilyEvent) => void) | undefined; shared?: { directory: CredentialDirectory; keys: PublicKeySet } | undefined } = {},
+  hooks: {
+    onFamilyEvent?: ((event: FamilyEvent) => void) | undefined;
+    shared?: { directory: CredentialDirectory; keys: PublicKeySet } | undefined;
+    regions?: Pick<IssuerRegionSettings, 'own' | 'bareFamilies'> | undefined;
+  } = {},
 ): IssuerParts {
   const { config } = host;
   const now = () => epochSeconds(host.clock);
@@ -56,8 +62,9 @@ export function createIssuerParts(
   const keyring = new SigningKeyring(signing);
   const keys = hooks.shared?.keys ?? new PublicKeySet();
   const authenticationFailures = createAuthenticationFailureCounter({ store, now });
+  const ownRegion = hooks.regions?.own;
   const regions: IssuerRegionParts | undefined =
-    config.TESSERA_REGION === undefined
+    ownRegion === undefined
       ? undefined
       : (() => {
           const material = new FamilyCheckMaterial({ clockSkewSeconds: config.TESSERA_CLOCK_SKEW });
@@ -65,8 +72,8 @@ export function createIssuerParts(
             material,
             remoteRevocation: createRemoteRevocation({ store, material, hashers, now, onFamilyEvent: hooks.onFamilyEvent }),
             revokedElsewhere: new RevokedElsewhere({
-              own: config.TESSERA_REGION,
-              bareFamilies: config.TESSERA_BARE_FAMILY_REGION,
+              own: ownRegion,
+              bareFamilies: hooks.regions?.bareFamilies,
               keepSeconds: config.TESSERA_REFRESH_TOKEN_TTL + config.TESSERA_CLOCK_SKEW,
               now,
             }),
@@ -86,7 +93,7 @@ export function createIssuerParts(
     now,
     onFamilyEvent: hooks.onFamilyEvent,
     refreshReuse: config.TESSERA_REFRESH_REUSE,
-    region: config.TESSERA_REGION,
+    region: ownRegion,
     onAuthenticationFailure: (failure) => authenticationFailures.record(failure),
     ...(regions ? { isRevokedElsewhere: (familyId: string) => regions.revokedElsewhere.has(familyId) } : {}),
   });

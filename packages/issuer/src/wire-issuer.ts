@@ -8,6 +8,7 @@ import { createForwarding, type Forwarding } from './forward-to-home.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
 import { requestMetadata } from './http-request.js';
 import type { IssuerParts } from './issuer-parts.js';
+import type { IssuerRegionSettings } from './issuer-region-settings.js';
 import { PeerHealth } from './peer-health.js';
 import { recordRevokedElsewhere } from './revoked-elsewhere.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
@@ -44,9 +45,10 @@ export function issuerMirrorTargets(
  * Wires an issuer into a process: once its read models have caught up (and its secret-hashing key
  * was checked against the log: `caughtUp` says when both are done) it makes sure it has a
  * signing key (publishing one if it has none), keeps one for as long as it runs, and is ready
- * only while it can sign. Returns its routes: the JWKS and the token operations.
+ * only while it can sign. Returns its routes: the JWKS and the token operations. With `regions`,
+ * the link to other regions' issuers: forwarding to a family's home, and forwarded requests accepted.
  */
-export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<unknown>): RouteRegistrar {
+export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<unknown>, regions?: IssuerRegionSettings): RouteRegistrar {
   // Ready only while the keyring can sign: a key retired from another host makes the issuer
   // unready until keepKey has published its replacement.
   host.readiness.add('signing key', () => (issuer.keyring.ready ? undefined : 'the issuer has no usable signing key'));
@@ -80,7 +82,7 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
   host.onClose(issuer.authenticationFailures.start());
   if (issuer.regions) wireRegionReadModels(host, issuer.regions, issuer.now);
-  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host, issuer));
+  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host, issuer, regions));
 }
 
 /** The check material and the revocations folded in from elsewhere: forgotten once they can matter no more, and counted. */
@@ -104,17 +106,17 @@ function wireRegionReadModels(host: Host, regions: NonNullable<IssuerParts['regi
   registerLabelledCounter(host.metrics, 'tessera_revoked_elsewhere_total', 'Revocations of this region\'s families that another region recorded, folded into refresh decisions here', 'source', () => ({ mirror: regions.revokedElsewhere.applied }));
 }
 
-/** The link to other regions' issuers, from TESSERA_REGION, TESSERA_PEER_* (docs/multi-region.md, docs/decisions/0012 and 0018). */
-function peerLink(host: Host, issuer: Pick<IssuerParts, 'regions'>): PeerLink {
-  const { config } = host;
-  const secret = config.TESSERA_PEER_SECRET;
-  const regions = { own: config.TESSERA_REGION, bareFamilies: config.TESSERA_BARE_FAMILY_REGION, peers: config.TESSERA_PEER_REGIONS ?? {} };
+/** The link to other regions' issuers, from the region settings (docs/multi-region.md, docs/decisions/0012 and 0018). */
+function peerLink(host: Host, issuer: Pick<IssuerParts, 'regions'>, settings: IssuerRegionSettings | undefined): PeerLink {
+  const link = settings?.peerLink;
+  const secret = link?.secret;
   // With a region, forwarding is on: a family named for an unconfigured region is refused, not looked up here.
-  if (config.TESSERA_REGION === undefined || secret === undefined) return { secret, forwarding: undefined };
+  if (settings?.own === undefined || link === undefined) return { secret, forwarding: undefined };
+  const regions = { own: settings.own, bareFamilies: settings.bareFamilies, peers: settings.peers };
   const health = new PeerHealth({
     peers: regions.peers,
-    failures: config.TESSERA_PEER_FAILURES,
-    probeIntervalSeconds: config.TESSERA_PEER_PROBE_INTERVAL,
+    failures: link.failures,
+    probeIntervalSeconds: link.probeIntervalSeconds,
     onChange: (region, reachable, cause) =>
       reachable ? host.log.warn({ region }, 'peer region reachable again') : host.log.warn({ region, cause }, 'peer region marked unreachable: revokes of its families are decided here, refreshes answer 503'),
   });
@@ -126,9 +128,9 @@ function peerLink(host: Host, issuer: Pick<IssuerParts, 'regions'>): PeerLink {
   const remote = issuer.regions?.remoteRevocation;
   const forwarding = createForwarding({
     regions,
-    secret,
-    timeoutSeconds: config.TESSERA_PEER_TIMEOUT,
-    revokeTimeoutSeconds: config.TESSERA_PEER_REVOKE_TIMEOUT,
+    secret: link.secret,
+    timeoutSeconds: link.timeoutSeconds,
+    revokeTimeoutSeconds: link.revokeTimeoutSeconds,
     health,
     ...(remote ? { revokeHere: (refreshToken: string, request: Parameters<typeof requestMetadata>[0]) => remote.revoke(refreshToken, requestMetadata(request)) } : {}),
   });
@@ -136,7 +138,7 @@ function peerLink(host: Host, issuer: Pick<IssuerParts, 'regions'>): PeerLink {
 }
 
 export interface PeerLink {
-  /** TESSERA_PEER_SECRET: forwarded requests are accepted only with it. */
+  /** The peer link's shared secret: forwarded requests are accepted only with it. */
   readonly secret: string | undefined;
   readonly forwarding: Forwarding | undefined;
 }

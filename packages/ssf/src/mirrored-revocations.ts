@@ -12,7 +12,7 @@ export interface MirroredRevocationSource {
 
 export interface MirroredRevocationsOptions {
   readonly store: Pick<EventStore, 'append'>;
-  /** TESSERA_REGION, and where bare family ids are homed: a family homed here reaches the log through its own stream. */
+  /** This process's region, and where bare family ids are homed: a family homed here reaches the log through its own stream. */
   readonly own: string;
   readonly bareFamilies?: string | undefined;
   /** TESSERA_CLOCK_SKEW: how long past its last rejection a revocation is still remembered as sent. */

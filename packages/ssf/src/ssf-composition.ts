@@ -37,7 +37,7 @@ export interface SharedSignals {
   /** The receiver and stream read models, for the process's own follower of the log. */
   readonly readers: readonly LogReader[];
   /**
-   * With TESSERA_REGION: where the mirror hands other regions' revocations and cuts, to be recorded
+   * With a region: where the mirror hands other regions' revocations and cuts, to be recorded
    * in this region's log for its receivers (mirrored-revocations.ts); undefined without a region.
    */
   readonly mirrored: { receive(revocation: TokenRevoked | TokenCutEvent, source: MirroredRevocationSource): void } | undefined;
@@ -48,9 +48,15 @@ export interface SharedSignals {
  * read models, its routes, and its delivery from a durable checkpoint per stream in the data folder
  * (ssf-checkpoints.json), started once the process's read models (the keyring's keys among them)
  * have caught up with the log and a stream exists, and stopped before the store closes.
- * Its issuer is TESSERA_PUBLIC_URL (by default the public listener's address, as bound).
+ * Its issuer is TESSERA_PUBLIC_URL (by default the public listener's address, as bound). With
+ * `regions` naming this process's region, other regions' revocations are recorded for its receivers.
  */
-export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: SharedSignalsParts): SharedSignals {
+export function wireSharedSignals(
+  host: Host,
+  store: GuardedEventStore,
+  parts: SharedSignalsParts,
+  regions?: { readonly own: string | undefined; readonly bareFamilies: string | undefined },
+): SharedSignals {
   const { config, log } = host;
   // Read when used, not now: with TESSERA_PORT=0 the default names the port the listener binds later.
   const issuer = () => publicUrlOf(config, host.listeners.ports().public);
@@ -78,13 +84,14 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     now,
     counters: registerSsfMetrics(host.metrics, (): Transmitter => transmitter),
   });
+  const ownRegion = regions?.own;
   const mirrored =
-    config.TESSERA_REGION === undefined
+    ownRegion === undefined
       ? undefined
       : new MirroredRevocations({
           store,
-          own: config.TESSERA_REGION,
-          bareFamilies: config.TESSERA_BARE_FAMILY_REGION,
+          own: ownRegion,
+          bareFamilies: regions?.bareFamilies,
           clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
           refreshTokenTtlSeconds: config.TESSERA_REFRESH_TOKEN_TTL,
           now,

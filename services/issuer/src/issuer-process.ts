@@ -4,6 +4,7 @@ import { mirroredRegionsOf } from '@tessera/config';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { followInto, openGuardedStore, type Host } from '@tessera/host';
 import { createIssuerParts, issuerMirrorTargets, wireIssuer, wireSecretHashing, type IssuerParts, type SecretHashing } from '@tessera/issuer';
+import { regionSettings } from '@tessera/regions';
 import type { Composition } from '@tessera/server';
 import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
 import { verifierRoutes, wireLogFedVerifier, type VerifierParts } from '@tessera/verifier';
@@ -40,19 +41,19 @@ export interface IssuerProcess {
  */
 export async function wireIssuerProcess(host: Host, options: IssuerProcessOptions = {}): Promise<IssuerProcess> {
   const { verifier } = options;
+  // The region module, included when the config names a region or a peer link (docs/multi-region.md).
+  const regions = regionSettings(host.config);
   const store = await openGuardedStore(host);
   const hashing = wireSecretHashing(host, store);
-  const issuer = createIssuerParts(
-    host,
-    store,
-    hashing.keyring,
-    verifier && { onFamilyEvent: verifier.state.applyFamilyEvent, shared: { directory: verifier.state.accounts, keys: verifier.state.keys } },
-  );
+  const issuer = createIssuerParts(host, store, hashing.keyring, {
+    regions,
+    ...(verifier && { onFamilyEvent: verifier.state.applyFamilyEvent, shared: { directory: verifier.state.accounts, keys: verifier.state.keys } }),
+  });
   // The audit index (audit-index.db in the data folder) follows the log in this process; its
   // queries join the admin API, behind an admin token with audit:read.
-  const audit = wireAudit(host, { relayInProcess: options.relayInProcess ?? false });
+  const audit = wireAudit(host, { relayInProcess: options.relayInProcess ?? false, regionalRelay: regions?.own !== undefined });
   // Account writes (an account's cut) only in the control region, once confirmed (docs/decisions/0018).
-  const control = await wireControlRegionFence(host);
+  const control = await wireControlRegionFence(host, regions);
   // The admin API's routes are for the admin listener only. Operator revocations reach a verifier
   // in this process before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
   const admin = wireAdminApi(host, store, {
@@ -64,7 +65,7 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
   });
   // The Shared Signals transmitter (docs/shared-signals.md): its read models join the process's
   // follower, its SETs are signed with this issuer's keys.
-  const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
+  const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing), regions);
   // The process's read models: what waits for them (Shared Signals' delivery, the fence, archiving,
   // the issuer's first write) waits on host.readModels, in whatever order it was wired.
   followInto(host, store, [...hashing.readers, ...issuer.readers, ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
@@ -88,7 +89,7 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
       ...(signals.mirrored ? { signals: signals.mirrored } : {}),
     });
   }
-  const routes = [wireIssuer(host, store, issuer, writable), ...(verifier ? [verifierRoutes(host, verifier)] : []), signals.routes];
+  const routes = [wireIssuer(host, store, issuer, writable, regions), ...(verifier ? [verifierRoutes(host, verifier)] : []), signals.routes];
   return { composition: { routes, adminRoutes: [admin.routes, signals.adminRoutes] }, store };
 }
 

@@ -1,0 +1,1 @@
+export { regionSettings, type PeerLinkSettings, type RegionSettings } from './region-settings.js';
