@@ -3,8 +3,8 @@ import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { followInto, openGuardedStore, type Host } from '@tessera/host';
-import { createIssuerParts, issuerMirrorTargets, wireIssuer, wireSecretHashing, type IssuerParts, type SecretHashing } from '@tessera/issuer';
-import { regionSettings } from '@tessera/regions';
+import { createIssuerParts, wireIssuer, wireSecretHashing, type IssuerParts, type SecretHashing } from '@tessera/issuer';
+import { createIssuerRegionParts, issuerMirrorTargets, regionSettings, wireIssuerRegion } from '@tessera/regions';
 import type { Composition } from '@tessera/server';
 import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
 import { verifierRoutes, wireLogFedVerifier, type VerifierParts } from '@tessera/verifier';
@@ -45,8 +45,10 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
   const regions = regionSettings(host.config);
   const store = await openGuardedStore(host);
   const hashing = wireSecretHashing(host, store);
+  // What revoke from anywhere needs, when this process has a region (docs/decisions/0018).
+  const region = regions && createIssuerRegionParts(host, regions, { store, hashers: hashing.keyring, onFamilyEvent: verifier?.state.applyFamilyEvent });
   const issuer = createIssuerParts(host, store, hashing.keyring, {
-    regions,
+    region,
     ...(verifier && { onFamilyEvent: verifier.state.applyFamilyEvent, shared: { directory: verifier.state.accounts, keys: verifier.state.keys } }),
   });
   // The audit index (audit-index.db in the data folder) follows the log in this process; its
@@ -68,7 +70,7 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
   const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing), regions);
   // The process's read models: what waits for them (Shared Signals' delivery, the fence, archiving,
   // the issuer's first write) waits on host.readModels, in whatever order it was wired.
-  followInto(host, store, [...hashing.readers, ...issuer.readers, ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
+  followInto(host, store, [...hashing.readers, ...issuer.readers, ...(region?.readers ?? []), ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
     readModels: true,
@@ -84,12 +86,14 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
       keys: issuer.keys,
       accounts: issuer.directory,
       ...(verifier ? { projection: verifier.state.projection } : {}),
-      ...issuerMirrorTargets(host, store, issuer, writable, verifier?.state.applyFamilyEvent),
+      ...issuerMirrorTargets(host, store, region, writable, verifier?.state.applyFamilyEvent),
       ...(control ? { control: control.fence } : {}),
       ...(signals.mirrored ? { signals: signals.mirrored } : {}),
     });
   }
-  const routes = [wireIssuer(host, store, issuer, writable, regions), ...(verifier ? [verifierRoutes(host, verifier)] : []), signals.routes];
+  // The link to other regions' issuers: forwarding to a family's home region, forwarded requests accepted.
+  const link = regions && wireIssuerRegion(host, regions, region);
+  const routes = [wireIssuer(host, store, issuer, writable, link), ...(verifier ? [verifierRoutes(host, verifier)] : []), signals.routes];
   return { composition: { routes, adminRoutes: [admin.routes, signals.adminRoutes] }, store };
 }
 
