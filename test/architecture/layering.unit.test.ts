@@ -52,6 +52,7 @@ describe('the layering', () => {
     write('packages/regions/src/region-settings.ts', "declare const config: Record<string, string | undefined>;\nexport const own = config.TESSERA_REGION;\n");
     write('packages/config/src/config.ts', "export const TESSERA_MIRRORED_REGIONS = 'TESSERA_MIRRORED_REGIONS';\n");
     write('packages/relay/src/flows.test.ts', "declare const config: Record<string, string | undefined>;\nexport const own = config.TESSERA_REGION;\n");
+    write('packages/ssf/src/regional.ts', "import { own } from '../../regions/src/region-settings.js';\nexport const regional = own;\n");
     write('packages/ssf/src/mirrored.ts', "/** Named for the reader: TESSERA_REGION. */\nexport const help = 'needs TESSERA_REGION';\n");
     // The published set is the repository's (tokens is in it, host is not).
     write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }));
@@ -67,6 +68,7 @@ describe('the layering', () => {
       ['followers-need-no-http', 'packages/relay/src/index.ts'],
       ['archive-reads-alone', 'packages/archive/src/index.ts'],
       ['archiving-knows-no-read-model', 'packages/archiving/src/index.ts'],
+      ['regions-included-by-compositions', 'packages/ssf/src/regional.ts'],
       ['no-circular', 'packages/a/src/index.ts'],
     ])('%s fires on %s', async (rule, from) => {
       const result = await cruiseHouse(['packages', 'services'], house);
