@@ -5,3 +5,5 @@ export { decideHome, familyHomedIn, type HomeDecision, type RegionMap } from './
 export { PeerHealth, type PeerHealthOptions } from './peer-health.js';
 export { createRemoteRevocation, type RemoteRevocation, type RemoteRevocationDeps, type RemoteRevocationOutcome } from './remote-revocation.js';
 export { RevokedElsewhere, recordRevokedElsewhere, type RevokedElsewhereOptions } from './revoked-elsewhere.js';
+export { MirroredRevocations, type MirroredRevocationSource, type MirroredRevocationsOptions } from './mirrored-revocations.js';
+export { wireMirroredRevocations } from './wire-mirrored-revocations.js';

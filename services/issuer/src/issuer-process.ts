@@ -4,7 +4,7 @@ import { mirroredRegionsOf } from '@tessera/config';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { followInto, openGuardedStore, type Host } from '@tessera/host';
 import { createIssuerParts, wireIssuer, wireSecretHashing, type IssuerParts, type SecretHashing } from '@tessera/issuer';
-import { createIssuerRegionParts, issuerMirrorTargets, regionSettings, wireIssuerRegion } from '@tessera/regions';
+import { createIssuerRegionParts, issuerMirrorTargets, regionSettings, wireIssuerRegion, wireMirroredRevocations } from '@tessera/regions';
 import type { Composition } from '@tessera/server';
 import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
 import { verifierRoutes, wireLogFedVerifier, type VerifierParts } from '@tessera/verifier';
@@ -67,10 +67,12 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
   });
   // The Shared Signals transmitter (docs/shared-signals.md): its read models join the process's
   // follower, its SETs are signed with this issuer's keys.
-  const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing), regions);
+  const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
+  // With a region, other regions' revocations are recorded in this log for this region's receivers.
+  const mirroredRevocations = regions && wireMirroredRevocations(host, store, regions, signals);
   // The process's read models: what waits for them (Shared Signals' delivery, the fence, archiving,
   // the issuer's first write) waits on host.readModels, in whatever order it was wired.
-  followInto(host, store, [...hashing.readers, ...issuer.readers, ...(region?.readers ?? []), ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
+  followInto(host, store, [...hashing.readers, ...issuer.readers, ...(region?.readers ?? []), ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(mirroredRevocations ? [mirroredRevocations.reader] : []), ...(control?.readers ?? [])], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
     readModels: true,
@@ -88,7 +90,7 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
       ...(verifier ? { projection: verifier.state.projection } : {}),
       ...issuerMirrorTargets(host, store, region, writable, verifier?.state.applyFamilyEvent),
       ...(control ? { control: control.fence } : {}),
-      ...(signals.mirrored ? { signals: signals.mirrored } : {}),
+      ...(mirroredRevocations ? { signals: mirroredRevocations } : {}),
     });
   }
   // The link to other regions' issuers: forwarding to a family's home region, forwarded requests accepted.
