@@ -36,9 +36,9 @@ export interface WiredAudit extends AuditReadModel {
  * rebuild of a million events takes seconds) the audit routes answer 503 saying how far it got. A
  * failure is logged and answered the same way; it never stops the process.
  */
-export function wireAudit(host: Host, options: { readonly relayInProcess?: boolean } = {}): WiredAudit {
+export function wireAudit(host: Host, options: { readonly relayInProcess?: boolean; readonly regionalRelay?: boolean } = {}): WiredAudit {
   const file = auditIndexFile(host.config.TESSERA_DATA_DIR);
-  const thread = startAuditThread({ file, config: host.config, log: host.log, relayInProcess: options.relayInProcess ?? false });
+  const thread = startAuditThread({ file, config: host.config, log: host.log, relayInProcess: options.relayInProcess ?? false, regionalRelay: options.regionalRelay ?? false });
   host.onClose(() => thread.close());
   const budgetMs = host.config.TESSERA_AUDIT_QUERY_BUDGET_MS;
   registerGauges(host.metrics, {

@@ -39,7 +39,7 @@ export const OAuthTokenResponse = z.object({
   access_token: z.string().describe('JWT access token (RFC 9068); `iss` is the metadata\'s `issuer`'),
   token_type: z.literal('Bearer'),
   expires_in: z.number().int().positive().describe('Seconds until the access token expires'),
-  refresh_token: z.string().describe('Single-use refresh token of the family (docs/decisions: why client_credentials returns one)'),
+  refresh_token: z.string().describe('Single-use refresh token of the family (docs/decisions/0025 says why client_credentials returns one)'),
   scope: z.string().describe('The access token\'s permissions, space-separated'),
 });
 export type OAuthTokenResponse = z.infer<typeof OAuthTokenResponse>;

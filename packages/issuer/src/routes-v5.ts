@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { GetTokenRequest, RefreshTokenRequest, RevokeResponse, TokenResponse } from '@tessera/contracts';
 import { problemResponses } from '@tessera/http';
-import type { Forwarding } from './forward-to-home.js';
+import type { Forwarding } from './forwarding.js';
 import type { InterfaceTokenOperations, IssuedPair } from './token-service.js';
 import { isoTime, noStore, requestMetadata } from './http-request.js';
 

@@ -51,7 +51,7 @@ export interface TokenServiceDeps {
   readonly onFamilyEvent?: (event: FamilyEvent) => void;
   /** What a used refresh token presented again does (TESSERA_REFRESH_REUSE); `keep`, the interface's rule, when absent. */
   readonly refreshReuse?: RefreshReusePolicy;
-  /** TESSERA_REGION: new families are homed here, their ids prefixed with it. */
+  /** This issuer's region (none: one region): new families are homed here, their ids prefixed with it. */
   readonly region?: string | undefined;
   /** Told of each refused credential exchange, for the audit trail's per-minute counts. */
   readonly onAuthenticationFailure?: (failure: AuthenticationFailure) => void;

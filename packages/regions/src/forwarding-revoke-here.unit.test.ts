@@ -6,11 +6,9 @@ import { DomainError } from '@tessera/domain';
 import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
 import { PublicKeySet, newFamilyId, newRefreshToken } from '@tessera/tokens';
+import { issuerRoutes, IssuerRefusal, type InterfaceTokenOperations } from '@tessera/issuer';
 import { createForwarding } from './forward-to-home.js';
-import { issuerRoutes } from './wire-issuer.js';
-import { IssuerRefusal } from './issuer-errors.js';
 import { PeerHealth } from './peer-health.js';
-import type { InterfaceTokenOperations } from './token-service.js';
 
 /**
  * Region b's issuer, forwarding a-homed families to a home issuer played by a plain HTTP server

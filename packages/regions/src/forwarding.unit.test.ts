@@ -4,12 +4,8 @@ import type { EventMetadata } from '@tessera/contracts';
 import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
 import { PublicKeySet, newFamilyId, newRefreshToken } from '@tessera/tokens';
+import { createInMemoryAttemptLimiter, isForwardedByPeer, issuerRoutes, IssuerRefusal, peerHeaders, type InterfaceTokenOperations } from '@tessera/issuer';
 import { decideHome, type RegionMap } from './home-region.js';
-import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
-import { issuerRoutes } from './wire-issuer.js';
-import { IssuerRefusal } from './issuer-errors.js';
-import { isForwardedByPeer, peerHeaders } from './peer-link.js';
-import type { InterfaceTokenOperations } from './token-service.js';
 import { systemClock } from '@tessera/timing';
 
 describe('which region answers a refresh (decideHome)', () => {
