@@ -79,7 +79,7 @@ describe('POST /oauth2/token: client_credentials (RFC 6749 section 4.4)', () => 
     const [issued] = await tessera.store.readStream(streams.family(String(claims.fid)));
     expect(issued?.event).toMatchObject({ type: 'TokenIssued', accountId: shop.accountId, apiLoginId: shop.apiLoginId, generation: 0 });
     expect(issued?.event).not.toHaveProperty('requestedScope');
-    expect(issued?.metadata.actor).toBe(`client:${shop.apiLoginId}`);
+    expect(issued?.metadata.actor).toBe('oauth2:client_credentials');
     expect(issued!.position).toBeGreaterThan(before);
   });
 
@@ -199,14 +199,14 @@ describe('POST /oauth2/token: refresh_token (RFC 6749 section 6)', () => {
 });
 
 describe('POST /oauth2/revoke (RFC 7009)', () => {
-  it('revoking a refresh token revokes its family: its access token is refused, and the TokenRevoked names the client', async () => {
+  it('revoking a refresh token revokes its family: its access token is refused, and the TokenRevoked names the OAuth door', async () => {
     const pair = (await token({ grant_type: 'client_credentials' }, shop)).json<OAuthPair>();
     const answer = await post('/oauth2/revoke', { token: pair.refresh_token, token_type_hint: 'refresh_token' }, { authorization: basic(shop) });
     expect(answer.statusCode).toBe(200);
     expect((await charge(pair.access_token)).statusCode).toBe(401);
     const events = await tessera.store.readStream(streams.family(String(claimsOf(pair.access_token).fid)));
     expect(events.at(-1)?.event.type).toBe('TokenRevoked');
-    expect(events.at(-1)?.metadata.actor).toBe(`client:${shop.apiLoginId}`);
+    expect(events.at(-1)?.metadata.actor).toBe('oauth2:revoke');
   });
 
   it('revoking an access token revokes its family, whatever the hint', async () => {

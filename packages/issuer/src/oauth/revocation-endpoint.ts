@@ -53,7 +53,7 @@ export async function revocationEndpoint(app: FastifyInstance, options: Revocati
       const presented = presentedClient(request, request.body);
       const client = tokens.authenticate(presented.clientId, presented.clientSecret);
       const { token } = request.body;
-      const metadata = { ...requestMetadata(request), actor: `client:${client.apiLoginId}` };
+      const metadata = { ...requestMetadata(request), actor: 'oauth2:revoke' };
       try {
         if (familyOfRefreshToken(token) !== undefined) {
           await tokens.revokeToken(token, metadata, { clientId: client.apiLoginId });

@@ -50,7 +50,8 @@ export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpoint
       const presented = presentedClient(request, body);
       const client = tokens.authenticate(presented.clientId, presented.clientSecret);
       const scope = scopeOf(body.scope);
-      const metadata = { ...requestMetadata(request), actor: `client:${client.apiLoginId}` };
+      // The audit row names the door and the grant; the client is its api_login_id.
+      const metadata = { ...requestMetadata(request), actor: `oauth2:${body.grant_type}` };
       const grant = { issuer: options.issuer(), scope };
       if (body.grant_type === 'client_credentials') {
         return noStore(reply).send(tokenAnswer(await tokens.issueFamily(client, metadata, grant), options.now()));
