@@ -29,6 +29,9 @@ export const OAuthTokenRequest = z
       .optional()
       .describe("Space-separated permissions, within the account's (or, on a refresh, the family's); absent or empty: all of them"),
     refresh_token: visibleAscii(512).optional().describe('For `refresh_token`: the current refresh token of a family issued to this client'),
+    resource: visibleAscii(512)
+      .optional()
+      .describe("RFC 8707: one of the account's audiences (`tessera accounts set-audiences`); the tokens' `aud`. On a refresh, the family's. Absent: `tessera:v5`"),
     ...clientSecretPost,
   })
   .catchall(ignoredParameter);
@@ -46,7 +49,7 @@ export type OAuthTokenResponse = z.infer<typeof OAuthTokenResponse>;
 
 /** RFC 6749 section 5.2, the OAuth 2.0 endpoints' error body (not problem+json). */
 export const OAuthErrorResponse = z.object({
-  error: z.string().describe('invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, unsupported_token_type, temporarily_unavailable or server_error'),
+  error: z.string().describe('invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, invalid_target, unsupported_token_type, temporarily_unavailable or server_error'),
   error_description: z.string().optional(),
 });
 export type OAuthErrorResponse = z.infer<typeof OAuthErrorResponse>;

@@ -1,4 +1,4 @@
-import { familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/events';
+import { audiences, familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/events';
 import { presentedMatches, type KeyedHash, type PresentedSecret } from './constant-time.js';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
@@ -28,6 +28,8 @@ export type FamilyState =
       readonly refreshExpiresAt: number;
       /** The OAuth 2.0 `scope` the family was made for, which its tokens stay within; undefined: the account's permissions. */
       readonly requestedScope: readonly string[] | undefined;
+      /** The RFC 8707 audience its tokens carry; undefined: the default (`tessera:v5`). */
+      readonly audience: string | undefined;
       /**
        * The hashes of the refresh tokens this family's rotations used up, oldest first, each with
        * its key. Known only when every event was folded: a state evolved from a TokenRotated alone
@@ -45,6 +47,9 @@ export type FamilyState =
     };
 
 export const initialFamilyState = (): FamilyState => ({ status: 'none' });
+
+/** The audience of a family made without an RFC 8707 `resource`: the current interface's. */
+const defaultAudience = audiences.v5;
 
 /**
  * What a used refresh token presented again does (TESSERA_REFRESH_REUSE). `keep`: nothing, as
@@ -72,6 +77,8 @@ export type FamilyCommand =
       readonly scope: readonly string[];
       /** The OAuth 2.0 `scope` asked for, already within the account's permissions (`scope` is then the same). */
       readonly requestedScope?: readonly string[] | undefined;
+      /** The RFC 8707 `resource` asked for, already one of the account's audiences. */
+      readonly audience?: string | undefined;
       readonly now: number;
       readonly lifetimes: Lifetimes;
     }
@@ -88,6 +95,8 @@ export type FamilyCommand =
       readonly askedScope?: readonly string[] | undefined;
       /** An OAuth 2.0 refresh's authenticated client: the family must have been issued to it. */
       readonly clientId?: string | undefined;
+      /** An OAuth 2.0 refresh's RFC 8707 `resource`: it must be the family's audience. */
+      readonly askedAudience?: string | undefined;
       readonly now: number;
       readonly lifetimes: Lifetimes;
       readonly refreshReuse: RefreshReusePolicy;
@@ -132,6 +141,7 @@ export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyStat
         lastAccessExpiresAt: event.type === 'TokenIssued' ? event.accessExpiresAt : Math.max(event.accessExpiresAt, rejectsUntilOf(event)),
         refreshExpiresAt: event.refreshExpiresAt,
         requestedScope: event.requestedScope,
+        audience: event.audience,
       };
     case 'TokenRevoked':
       return {
@@ -184,6 +194,7 @@ function issue(command: Extract<FamilyCommand, { type: 'IssueToken' }>, state: F
     jti: command.jti,
     scope: [...command.scope],
     ...(command.requestedScope === undefined ? {} : { requestedScope: [...command.requestedScope] }),
+    ...(command.audience === undefined ? {} : { audience: command.audience }),
     issuedAt: command.now,
     accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
     refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,
@@ -216,6 +227,9 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
   const current = requireValidRefreshToken(state, command.presentedRefreshToken, command.now);
   // Only once the token is proven current: a guessed token learns nothing of the family's client or scope.
   requireIssuedTo(current, command.clientId);
+  if (command.askedAudience !== undefined && command.askedAudience !== (current.audience ?? defaultAudience)) {
+    throw new DomainError('ERR_INVALID_TARGET', "the resource is not the refresh token's audience");
+  }
   const scope = command.askedScope === undefined ? command.scope : narrowed(command.askedScope, command.scope);
   return {
     type: 'TokenRotated',
@@ -231,6 +245,7 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
     scope: [...scope],
     // A family keeps the scope it was made for through every rotation.
     ...(current.requestedScope === undefined ? {} : { requestedScope: [...current.requestedScope] }),
+    ...(current.audience === undefined ? {} : { audience: current.audience }),
     issuedAt: command.now,
     accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
     refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,

@@ -396,6 +396,18 @@ describe('an OAuth 2.0 family: requested scope and its client', () => {
     given(family).when(rotating(hash('a'), { askedScope: ['transaction:refund'] })).thenThrows('ERR_INVALID_SCOPE');
   });
 
+  it('records the resource as the family\'s audience, keeps it through rotations, and refuses another on a refresh', () => {
+    const family = decideFamily({ ...issue, audience: 'https://payments.example.test' }, initialFamilyState());
+    expect(family[0]).toMatchObject({ type: 'TokenIssued', audience: 'https://payments.example.test' });
+    given(family)
+      .when(rotating(hash('a')))
+      .then((events) => expect(events[0]).toMatchObject({ type: 'TokenRotated', audience: 'https://payments.example.test' }));
+    given(family).when(rotating(hash('a'), { askedAudience: 'https://payments.example.test' })).then((events) => expect(events[0]?.type).toBe('TokenRotated'));
+    given(family).when(rotating(hash('a'), { askedAudience: 'https://elsewhere.example.test' })).thenThrows('ERR_INVALID_TARGET');
+    // A family made without a resource has the default audience: asking for it is no change.
+    given(decideFamily(issue, initialFamilyState())).when(rotating(hash('a'), { askedAudience: 'tessera:v5' })).then((events) => expect(events[0]).not.toHaveProperty('audience'));
+  });
+
   it('another client is refused only once the token is proven current: a wrong token stays a wrong token', () => {
     const family = decideFamily(issue, initialFamilyState());
     given(family).when(rotating(hash('a'), { clientId: 'someone-else' })).thenThrows('ERR_REFRESH_TOKEN_OTHER_CLIENT');

@@ -69,6 +69,8 @@ export interface AuthenticatedClient {
   readonly credentialId: string;
   /** The account's permissions now. */
   readonly permissions: readonly string[];
+  /** The RFC 8707 audiences the account's tokens may be issued for. */
+  readonly audiences: readonly string[];
 }
 
 /** How a family is made or moved by the OAuth 2.0 door rather than the spec's v5 routes. */
@@ -79,6 +81,8 @@ export interface GrantOptions {
   readonly scope?: readonly string[] | undefined;
   /** On a refresh: the client the refresh token must have been issued to, else ERR_REFRESH_TOKEN_OTHER_CLIENT. */
   readonly clientId?: string | undefined;
+  /** RFC 8707 `resource`: one of the account's audiences, the tokens' `aud` (on a refresh, the family's); else ERR_INVALID_TARGET. */
+  readonly resource?: string | undefined;
 }
 
 export interface IssuedPair {
@@ -200,7 +204,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       return { event, taken: taken!.value };
     } catch (error) {
       if (error instanceof DomainError && isRefreshTokenCode(error.code)) throw refreshRefusal(error.code);
-      if (error instanceof DomainError && error.code === 'ERR_INVALID_SCOPE') throw new IssuerRefusal('ERR_INVALID_SCOPE', error.message);
+      if (error instanceof DomainError && (error.code === 'ERR_INVALID_SCOPE' || error.code === 'ERR_INVALID_TARGET')) throw new IssuerRefusal(error.code, error.message);
       throw error;
     }
   }
@@ -251,7 +255,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     const claims: AccessTokenClaims = {
       iss: issuer,
       sub: event.accountId,
-      aud: audiences.v5,
+      aud: event.audience ?? audiences.v5,
       client_id: event.apiLoginId,
       iat: event.issuedAt,
       exp: event.accessExpiresAt,
@@ -272,11 +276,14 @@ export function createTokenService(deps: TokenServiceDeps) {
 
   function authenticate(apiLoginId: string, transactionKey: string): AuthenticatedClient {
     const { credential, account } = authenticateClient(apiLoginId, transactionKey);
-    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions };
+    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
   }
 
   async function issueFamily(client: AuthenticatedClient, metadata: EventMetadata, options: GrantOptions = {}): Promise<IssuedPair> {
     const requestedScope = options.scope === undefined ? undefined : withinScope(options.scope, client.permissions);
+    if (options.resource !== undefined && !client.audiences.includes(options.resource)) {
+      throw new IssuerRefusal('ERR_INVALID_TARGET', 'the resource is not one of the audiences the client may ask for');
+    }
     const scope = requestedScope ?? client.permissions;
     const familyId = newFamilyId(deps.region);
     const refreshToken = newRefreshToken(familyId);
@@ -294,6 +301,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         jti: newJti(),
         scope,
         requestedScope,
+        audience: options.resource,
         now: issueTime(client.accountId, client.apiLoginId),
         lifetimes: deps.lifetimes,
       }),
@@ -341,6 +349,7 @@ export function createTokenService(deps: TokenServiceDeps) {
             // RFC 6749 section 6: the client must be the one the token was issued to, and may narrow the scope.
             askedScope: options.scope,
             clientId: options.clientId,
+            askedAudience: options.resource,
             now: state.status === 'active' ? issueTime(state.accountId, state.apiLoginId) : deps.now(),
             lifetimes: deps.lifetimes,
             refreshReuse,

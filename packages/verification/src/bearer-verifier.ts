@@ -23,6 +23,12 @@ export interface AccessRequirement {
   readonly interface: TokenInterface;
   /** A scope the token must carry; omit when any valid token will do. */
   readonly permission?: string;
+  /**
+   * The audience this service is (an RFC 8707 resource an account may ask tokens for). Omit to
+   * accept only the interface's default audience, so a token minted for a resource is refused
+   * where that resource was not configured.
+   */
+  readonly audience?: string;
 }
 
 /** The projection as the verifier sees it: fed from the log in-process, or from Kafka elsewhere. */
@@ -110,7 +116,7 @@ export function createBearerVerifier(deps: BearerVerifierDeps) {
     if (!signed.ok) return { status: 401, code: signed.code, detail: details[signed.code] };
     const checked = checkClaims(signed.claims, {
       issuer: typeof deps.issuer === 'function' ? deps.issuer() : deps.issuer,
-      audience: audiences[requirement.interface],
+      audience: requirement.audience ?? audiences[requirement.interface],
       nowSeconds,
       clockSkewSeconds: deps.clockSkewSeconds,
     });

@@ -13,6 +13,7 @@ let tessera: InProcessAllInOne;
 let shop: CreatedAccount;
 let other: CreatedAccount;
 let resourceServer: CreatedAccount;
+const payments = 'https://payments.example.test';
 
 beforeAll(async () => {
   tessera = await startInProcess({ env: { TESSERA_PUBLIC_URL: publicUrl, TESSERA_ACCESS_TOKEN_TTL: '600' } });
@@ -20,6 +21,7 @@ beforeAll(async () => {
   shop = await accounts.create({ name: 'Shop', permissions: ['transaction:charge', 'transaction:refund'], legacy: false });
   other = await accounts.create({ name: 'Other', permissions: ['transaction:charge'], legacy: false });
   resourceServer = await accounts.create({ name: 'Gateway', permissions: ['tessera:introspect'], legacy: false });
+  await accounts.setAudiences(shop.accountId, [payments]);
   await tessera.caughtUp();
 });
 afterAll(async () => {
@@ -291,5 +293,44 @@ describe('POST /oauth2/introspect (RFC 7662)', () => {
     expect(answer.statusCode).toBe(401);
     expect(answer.headers['www-authenticate']).toMatch(/^Basic /);
     expect(answer.json()).toMatchObject({ error: 'invalid_client' });
+  });
+});
+
+describe('resource (RFC 8707): per-service audiences', () => {
+  const forwardAuth = (accessToken: string, query: string) =>
+    tessera.app.inject({ method: 'GET', url: `/forward-auth?permission=transaction:charge${query}`, headers: { authorization: `Bearer ${accessToken}` } });
+
+  it('sets aud to one of the account\'s audiences: accepted where that audience is expected, refused where it is not', async () => {
+    const answer = await token({ grant_type: 'client_credentials', resource: payments }, shop);
+    expect(answer.statusCode).toBe(200);
+    const pair = answer.json<OAuthPair>();
+    expect(claimsOf(pair.access_token).aud).toBe(payments);
+    expect((await forwardAuth(pair.access_token, `&audience=${encodeURIComponent(payments)}`)).statusCode).toBe(200);
+    // A verifier that expects no audience accepts only the default one: a token minted for a resource is no good elsewhere.
+    expect((await forwardAuth(pair.access_token, '')).statusCode).toBe(401);
+    expect((await charge(pair.access_token)).statusCode).toBe(401);
+    // And a default-audience token is no good where the resource is expected.
+    const plain = (await token({ grant_type: 'client_credentials' }, shop)).json<OAuthPair>();
+    expect((await forwardAuth(plain.access_token, `&audience=${encodeURIComponent(payments)}`)).statusCode).toBe(401);
+    expect(await (await post('/oauth2/introspect', { token: pair.access_token }, { authorization: basic(resourceServer) })).json()).toMatchObject({ active: true, aud: payments });
+  });
+
+  it('keeps the family\'s audience through refreshes; another resource on a refresh is invalid_target', async () => {
+    const pair = (await token({ grant_type: 'client_credentials', resource: payments }, shop)).json<OAuthPair>();
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token }, shop);
+    expect(claimsOf(refreshed.json<OAuthPair>().access_token).aud).toBe(payments);
+    const other = await token({ grant_type: 'refresh_token', refresh_token: refreshed.json<OAuthPair>().refresh_token, resource: 'https://elsewhere.example.test' }, shop);
+    expect(other.statusCode).toBe(400);
+    expect(other.json()).toMatchObject({ error: 'invalid_target' });
+  });
+
+  it('refuses a resource the account may not ask for with 400 invalid_target, recording nothing', async () => {
+    const before = await head();
+    for (const client of [shop, other]) {
+      const refused = await token({ grant_type: 'client_credentials', resource: client === shop ? 'https://elsewhere.example.test' : payments }, client);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toMatchObject({ error: 'invalid_target' });
+    }
+    expect(await head()).toBe(before);
   });
 });

@@ -10,6 +10,7 @@ export type OAuthErrorName =
   | 'unauthorized_client'
   | 'unsupported_grant_type'
   | 'invalid_scope'
+  | 'invalid_target'
   | 'unsupported_token_type'
   | 'temporarily_unavailable'
   | 'server_error';
@@ -43,6 +44,7 @@ const unavailable: OAuthRule = { status: 503, error: 'temporarily_unavailable', 
 export const oauthCodes = [
   'ERR_INVALID_CLIENT',
   'ERR_INVALID_SCOPE',
+  'ERR_INVALID_TARGET',
   'ERR_CREDENTIAL_REVOKED',
   'ERR_REFRESH_TOKEN_INVALID',
   'ERR_REFRESH_TOKEN_USED',
@@ -63,6 +65,8 @@ export type OAuthCode = (typeof oauthCodes)[number];
 export const oauthTable = {
   ERR_INVALID_CLIENT: { status: 401, error: 'invalid_client', description: 'client authentication failed' },
   ERR_INVALID_SCOPE: { status: 400, error: 'invalid_scope' },
+  // RFC 8707 section 2: a resource the client may not ask for.
+  ERR_INVALID_TARGET: { status: 400, error: 'invalid_target' },
   ERR_CREDENTIAL_REVOKED: refreshRefused,
   ERR_REFRESH_TOKEN_INVALID: refreshRefused,
   ERR_REFRESH_TOKEN_USED: refreshRefused,
@@ -139,7 +143,7 @@ function requestRefusal(error: FastifyError): string {
 }
 
 const oauthDescriptions = {
-  400: 'Bad Request (RFC 6749 section 5.2): `invalid_request`, `invalid_grant`, `invalid_scope`, `unsupported_grant_type`, `unauthorized_client` or `unsupported_token_type`',
+  400: 'Bad Request (RFC 6749 section 5.2): `invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_grant_type`, `unauthorized_client` or `unsupported_token_type`',
   401: 'Unauthorized: `invalid_client`, with `WWW-Authenticate: Basic`',
   413: 'Content Too Large: `invalid_request`, the body is over 16 KiB',
   415: 'Unsupported Media Type: `invalid_request`, the body must be application/x-www-form-urlencoded',

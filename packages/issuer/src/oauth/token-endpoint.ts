@@ -52,7 +52,7 @@ export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpoint
       const scope = scopeOf(body.scope);
       // The audit row names the door and the grant; the client is its api_login_id.
       const metadata = { ...requestMetadata(request), actor: `oauth2:${body.grant_type}` };
-      const grant = { issuer: options.issuer(), scope };
+      const grant = { issuer: options.issuer(), scope, resource: body.resource };
       if (body.grant_type === 'client_credentials') {
         return noStore(reply).send(tokenAnswer(await tokens.issueFamily(client, metadata, grant), options.now()));
       }

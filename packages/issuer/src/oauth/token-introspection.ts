@@ -58,7 +58,8 @@ async function lookUpAccessToken(token: string, deps: TokenLookupDeps): Promise<
   const signed = verifySignature(token, deps.keys, now);
   if (!signed.ok) return inactive;
   const { claims } = signed;
-  if (!deps.issuers().includes(claims.iss) || (claims.aud !== audiences.v5 && claims.aud !== audiences.v1)) return inactive;
+  // A family's token may carry an RFC 8707 audience of its account instead of tessera:v5.
+  if (!deps.issuers().includes(claims.iss) || (claims.fid === undefined ? claims.aud !== audiences.v1 && claims.aud !== audiences.v5 : false)) return inactive;
   if (now >= claims.exp || claims.iat > now + deps.clockSkewSeconds) return inactive;
   if (deps.directory.tokensValidFrom(claims.sub, claims.client_id) > claims.iat) return inactive;
   if (claims.fid !== undefined) {
