@@ -90,6 +90,13 @@ module.exports = {
       to: { path: '^packages/', pathNot: '^packages/(archiving|archive|contracts|events|event-store)/' },
     },
     {
+      name: 'regions-included-by-compositions',
+      comment: 'Multi-region is one module (packages/regions) that the compositions (services/) include or not: no other library imports it. A library that behaves by region declares what it takes (the issuer\'s IssuerRegion and PeerLink, a region name) and is given it.',
+      severity: 'error',
+      from: { path: '^packages/', pathNot: '^packages/regions/' },
+      to: { path: '^packages/regions/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No module reaches itself through its imports.',
       severity: 'error',

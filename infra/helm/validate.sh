@@ -79,6 +79,8 @@ for example in examples/*.yaml; do value_sets+=("$example"); done
 rendered=()
 for values in "${value_sets[@]}"; do
   flags=()
+  # The default values leave publicUrl empty, which the chart refuses (checked below): name one.
+  flags=(--set publicUrl=https://auth.example.com)
   [ "$values" = "default values" ] || flags=(--values "$values")
   if lint=$("$helm" lint --strict "$chart" "${flags[@]}" --kube-version "$kube_version" 2>&1); then
     pass "helm lint --strict ($values)"
@@ -100,7 +102,7 @@ head -c 48 /dev/urandom | base64 | tr -d '\n' >"$scratch/peer-secret"
 printf 'not a certificate, only rendered\n' >"$scratch/tls.crt"
 printf 'not a key, only rendered\n' >"$scratch/tls.key"
 out="$scratch/rendered-secrets-from-values.yaml"
-if "$helm" template tessera "$chart" --namespace tessera --kube-version "$kube_version" \
+if "$helm" template tessera "$chart" --namespace tessera --kube-version "$kube_version" --set publicUrl=https://auth.example.com \
   --set secretHashingKey.existingSecret= --set-file secretHashingKey.value="$scratch/secret-hashing.key" \
   --set regions.name=eu1 --set regions.peers.us1=https://tessera-issuer.us1.example.internal:8443 \
   --set-file peerSecret.value="$scratch/peer-secret" \
@@ -137,7 +139,8 @@ fi
 refuses() { # description, expected message, helm flags...
   local description=$1 expected=$2 output
   shift 2
-  if output=$("$helm" template tessera "$chart" --kube-version "$kube_version" "$@" 2>&1); then
+  # A public URL, so each refusal is the one its flags cause; the publicUrl checks override it.
+  if output=$("$helm" template tessera "$chart" --kube-version "$kube_version" --set publicUrl=https://auth.example.com "$@" 2>&1); then
     fail "refuses $description: it rendered"
   elif grep -qF -- "$expected" <<<"$output"; then
     pass "refuses $description"
@@ -145,6 +148,8 @@ refuses() { # description, expected message, helm flags...
     fail "refuses $description: wrong message"; printf '%s\n' "$output"
   fi
 }
+refuses "a release without its public URL" "publicUrl: set the https URL clients reach Tessera at" --set publicUrl=
+refuses "a public URL that is not https" "publicUrl must be an https URL" --set publicUrl=http://auth.example.com
 refuses "an embedded SQLite log shared by pods" "cannot share a SQLite file" --set eventStore.url=sqlite:/var/lib/tessera/events.db
 refuses "issuers without a secret-hashing key" "secretHashingKey: name the Secret" --set secretHashingKey.existingSecret=
 refuses "peer regions without the peer secret" "regions.peers needs the peer secret" --set regions.name=eu1 --set regions.peers.us1=https://us1.example.internal:8443

@@ -2,11 +2,13 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
+import { regionSettingReads, regionSettingsRule } from './region-settings-rule.js';
 
 /**
  * The layering rules (.dependency-cruiser.cjs), checked against the code, and the package map in
  * docs/architecture.md drawn from the same cruise: `npm run architecture` rewrites the map,
- * `npm run layering` fails on a broken rule or a map that no longer matches the code.
+ * `npm run layering` fails on a broken rule or a map that no longer matches the code. One rule is
+ * about names rather than imports (region-settings-rule.ts), checked beside the cruise.
  */
 export const repositoryRoot = resolve(import.meta.dirname, '..', '..');
 const mapFile = join(repositoryRoot, 'docs', 'architecture.md');
@@ -95,6 +97,7 @@ export function renderMap(result: ICruiseResult): string {
     'The rules CI checks (`npm run layering`), each a fact about every import in `packages/` and `services/`:',
     '',
     ...rules.map((rule) => `- **${rule.name}**: ${rule.comment ?? ''}`),
+    `- **${regionSettingsRule.name}**: ${regionSettingsRule.comment}`,
     '',
     '### Runnable roles (`services/`)',
     '',
@@ -138,6 +141,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const result = await cruiseHouse();
   const violations = result.summary.violations;
   for (const violation of violations) console.error(`${violation.rule.name}: ${violation.from} → ${violation.to}`);
+  const regionReads = regionSettingReads(repositoryRoot);
+  for (const read of regionReads) console.error(`${regionSettingsRule.name}: ${read.file}:${read.line} reads ${read.setting}`);
   const expected = withMap(currentDocument(), renderMap(result));
   if (argv.includes('--write')) {
     writeFileSync(mapFile, expected);
@@ -146,8 +151,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error('docs/architecture.md: the package map does not match the code; run `npm run architecture` and commit the result');
     return 1;
   }
-  console.log(`layering: ${violations.length} violations in ${result.summary.totalCruised} modules`);
-  return violations.length === 0 ? 0 : 1;
+  console.log(`layering: ${violations.length + regionReads.length} violations in ${result.summary.totalCruised} modules`);
+  return violations.length + regionReads.length === 0 ? 0 : 1;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cruiseHouse, currentDocument, renderMap, withMap } from './architecture-map.js';
+import { cruiseHouse, currentDocument, renderMap, repositoryRoot, withMap } from './architecture-map.js';
+import { regionSettingReads, regionSettingsRule } from './region-settings-rule.js';
 
 /**
  * The layering rules hold on the code, docs/architecture.md's package map is the one the code
@@ -14,6 +15,7 @@ describe('the layering', () => {
     expect(result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`)).toEqual([]);
     expect(result.summary.totalCruised).toBeGreaterThan(150);
     expect(withMap(currentDocument(), renderMap(result)) === currentDocument(), 'the package map is stale: run `npm run architecture`').toBe(true);
+    expect(regionSettingReads(repositoryRoot)).toEqual([]);
   });
 
   describe('each rule fires on what it forbids', () => {
@@ -43,6 +45,15 @@ describe('the layering', () => {
     write('services/all-in-one/src/main.ts', "import { issuerProcess } from '../../issuer/src/issuer-process.js';\nexport const allInOne = issuerProcess;\n");
     write('packages/a/src/index.ts', "import { b } from '../../b/src/index.js';\nexport const a = b;\n");
     write('packages/b/src/index.ts', "import { a } from '../../a/src/index.js';\nexport const b = a;\n");
+    // Region settings read outside the config and the region module, and where they may be named.
+    write('packages/relay/src/flows.ts', "declare const config: Record<string, string | undefined>;\nexport const regional = config.TESSERA_REGION !== undefined;\n");
+    write('services/cli/src/peer.ts', "declare const config: Record<string, string | undefined>;\nexport const secret = config['TESSERA_PEER_SECRET'];\n");
+    write('services/issuer/src/fence.ts', "declare const config: Record<string, string | undefined>;\nexport const { TESSERA_CONTROL_REGION } = config;\n");
+    write('packages/regions/src/region-settings.ts', "declare const config: Record<string, string | undefined>;\nexport const own = config.TESSERA_REGION;\n");
+    write('packages/config/src/config.ts', "export const TESSERA_MIRRORED_REGIONS = 'TESSERA_MIRRORED_REGIONS';\n");
+    write('packages/relay/src/flows.test.ts', "declare const config: Record<string, string | undefined>;\nexport const own = config.TESSERA_REGION;\n");
+    write('packages/ssf/src/regional.ts', "import { own } from '../../regions/src/region-settings.js';\nexport const regional = own;\n");
+    write('packages/ssf/src/mirrored.ts', "/** Named for the reader: TESSERA_REGION. */\nexport const help = 'needs TESSERA_REGION';\n");
     // The published set is the repository's (tokens is in it, host is not).
     write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }));
 
@@ -57,10 +68,19 @@ describe('the layering', () => {
       ['followers-need-no-http', 'packages/relay/src/index.ts'],
       ['archive-reads-alone', 'packages/archive/src/index.ts'],
       ['archiving-knows-no-read-model', 'packages/archiving/src/index.ts'],
+      ['regions-included-by-compositions', 'packages/ssf/src/regional.ts'],
       ['no-circular', 'packages/a/src/index.ts'],
     ])('%s fires on %s', async (rule, from) => {
       const result = await cruiseHouse(['packages', 'services'], house);
       expect(result.summary.violations.filter((violation) => violation.rule.name === rule).map((violation) => violation.from)).toContain(from);
+    });
+
+    it(`${regionSettingsRule.name} fires on a region setting read outside the config and the region module, and on nothing else`, () => {
+      expect(regionSettingReads(house)).toEqual([
+        { file: 'packages/relay/src/flows.ts', line: 2, setting: 'TESSERA_REGION' },
+        { file: 'services/cli/src/peer.ts', line: 2, setting: 'TESSERA_PEER_SECRET' },
+        { file: 'services/issuer/src/fence.ts', line: 2, setting: 'TESSERA_CONTROL_REGION' },
+      ]);
     });
 
     it('a service importing the shared issuer-process wiring breaks no rule', async () => {

@@ -14,6 +14,7 @@
  * `-- scale` only the long-log part (a 2 M-event log grown live, admin work beside issuance).
  * `-- tracing` only the cost of tracing (off, on sampling all, on sampling 1%).
  * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
+ * `-- oauth` only the OAuth 2.0 door (oauth-door.ts: client_credentials against get-oauth-token, introspection).
  * `-- power-loss` only the power cuts (power-loss.ts: BENCH_POWER_CUTS cuts, 50 by default, on LazyFS);
  * never part of a run without a part, as it needs LazyFS and /dev/fuse and measures no speed.
  */
@@ -29,6 +30,7 @@ import { describeCpu, measureCpuPerOperation, processCpuSeconds, untilQuiet, typ
 import { describeFloor, measureFloor, tokenIssuedTemplate, type FloorResult } from './floor.js';
 import { issueAmount, load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 import { startOidcProviderPeer } from './oidc-provider-peer.js';
+import { measureOAuthDoor, oauthDoorRows, type OAuthDoorResult } from './oauth-door.js';
 import { allowedCpus, describePinning, detectPinning, pinBenchProcess } from './pinning.js';
 import { measureProjection, type ProjectionResult } from './projection-memory.js';
 import { RefreshPool } from './refresh-pool.js';
@@ -45,10 +47,10 @@ import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIss
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing', 'storage', 'power-loss'] as const;
+const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing', 'storage', 'power-loss', 'oauth'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing | storage | power-loss]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing | storage | power-loss | oauth]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -441,6 +443,7 @@ interface Results extends HttpResults {
   sharedSignals: SharedSignalsResult;
   scale: ScaleResult;
   storage: Partial<StorageResult>;
+  oauth: OAuthDoorResult;
 }
 
 async function startPinnedTessera(): Promise<TesseraTarget> {
@@ -679,6 +682,22 @@ async function main(): Promise<void> {
       progress(describeScale(results.scale));
     }
     if (part === 'all' || part === 'tracing') results.tracing = await measureTracing();
+    if (part === 'all' || part === 'oauth') {
+      noteLoad('oauth');
+      const tessera = await startPinnedTessera();
+      try {
+        results.oauth = await measureOAuthDoor(tessera, {
+          seconds: config.seconds,
+          warmupSeconds: config.warmupSeconds,
+          cpuRate: config.cpuRate,
+          cpuConnections: config.cpuConnections,
+          connections: config.curveConnections.filter((connections) => connections <= 50),
+          pairs: config.refreshPairs,
+        });
+      } finally {
+        await tessera.stop();
+      }
+    }
   } finally {
     // The parts below (broker, verifiers, projection, audit) run unpinned, as they always have.
     pinBenchProcess(pinning, pinning.allCpus);
@@ -1115,6 +1134,7 @@ function report(results: Partial<Results>, started: Date): void {
     lines.push(describeSoak(results.soak));
     rows.push(soakRow(results.soak));
   }
+  if (results.oauth) rows.push(...oauthDoorRows(results.oauth));
   if (results.tracing) {
     lines.push(describeTracing(results.tracing));
     rows.push(...tracingRows(results.tracing));

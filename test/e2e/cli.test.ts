@@ -186,6 +186,32 @@ describe('CLI safety', () => {
     expect(await permissionsOf()).toEqual([]);
   });
 
+  it('set-audiences lets the OAuth 2.0 token endpoint issue for that resource (RFC 8707), and --none takes it back', async () => {
+    const account = await tessera.createAccount({ permissions: ['transaction:charge'] });
+    const resource = 'https://payments.example.test';
+    const clientCredentials = () =>
+      tessera.request('/oauth2/token', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${account.api_login_id}:${account.transaction_key}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', resource }).toString(),
+      });
+    expect((await clientCredentials()).json()).toMatchObject({ error: 'invalid_target' });
+    const set = JSON.parse((await tessera.tessera(['accounts', 'set-audiences', '--account', account.account_id, '--audience', resource, '--json'])).stdout) as Record<string, unknown>;
+    expect(set).toMatchObject({ account_id: account.account_id, audiences: [resource], events: ['AccountAudiencesSet'] });
+    await expect.poll(async () => (await clientCredentials()).status, { timeout: 1000 }).toBe(200);
+    const aud = (JSON.parse(Buffer.from(((await clientCredentials()).json() as { access_token: string }).access_token.split('.')[1]!, 'base64url').toString()) as { aud: string }).aud;
+    expect(aud).toBe(resource);
+    const bad = await runCli(['accounts', 'set-audiences', '--account', account.account_id, '--audience', 'not a uri']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/absolute URI/);
+    expect((await runCli(['accounts', 'set-audiences', '--account', account.account_id])).code).toBe(2);
+    await tessera.tessera(['accounts', 'set-audiences', '--account', account.account_id, '--none']);
+    await expect.poll(async () => (await clientCredentials()).status, { timeout: 1000 }).toBe(400);
+  });
+
   it.each([
     ['accounts list', ['accounts', 'list']],
     ['accounts list --json', ['accounts', 'list', '--json']],

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
@@ -8,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileTokenLock, LegacyTesseraClient, TesseraClient, TesseraError, type FetchLike } from '@tessera/client';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { httpsFetch } from '../support/https-fetch.js';
 import { until } from '../support/until.js';
 
 /**
@@ -29,39 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await tessera?.stop();
 });
-
-/**
- * Node 20's global fetch takes no CA, and NODE_EXTRA_CA_CERTS is read only at start-up, so
- * the test (not the client) adapts node:https to the fetch signature, trusting the server's
- * certificate by its file. The client stays dependency-free; it only takes a `fetch`.
- */
-function httpsFetch(ca: Buffer): FetchLike {
-  const agent = new Agent({ ca, keepAlive: true, maxSockets: 32 });
-  return async (input, init = {}) => {
-    const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
-    const body = await new Response(init.body ?? null).arrayBuffer();
-    if (body.byteLength > 0 && !headers['content-type'] && typeof init.body === 'string') headers['content-type'] = 'text/plain;charset=UTF-8';
-    return new Promise<Response>((resolveResponse, reject) => {
-      const outgoing = request(new URL(String(input)), { method: init.method ?? 'GET', headers, agent, signal: init.signal ?? undefined }, (incoming) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.on('error', reject);
-        incoming.on('end', () => {
-          const status = incoming.statusCode ?? 0;
-          const responseHeaders = new Headers();
-          for (const [name, value] of Object.entries(incoming.headers)) {
-            if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
-          }
-          const nullBody = status === 204 || status === 304 || init.method === 'HEAD';
-          resolveResponse(new Response(nullBody ? null : Buffer.concat(chunks), { status, headers: responseHeaders }));
-        });
-      });
-      outgoing.on('error', reject);
-      outgoing.end(body.byteLength > 0 ? Buffer.from(body) : undefined);
-    });
-  };
-}
 
 interface Pair {
   token: string;

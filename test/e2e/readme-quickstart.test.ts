@@ -84,15 +84,15 @@ describe('README quickstart, run as written', () => {
     await tessera?.stop();
   });
 
-  it('has the v5 walk-through and the v1 blocks marked for this test', () => {
-    expect(blocks.length).toBe(6);
+  it('has the v5 walk-through, the OAuth 2.0 and the v1 blocks marked for this test', () => {
+    expect(blocks.length).toBe(7);
   });
 
   it('runs every marked block without a failing command', () => {
     expect(run.code, redact(run.stderr)).toBe(0);
   });
 
-  it('gets the statuses the README describes: tokens issued, charge, refresh and revoke 200, replaced and revoked tokens 401, a revoked legacy key 401 but its token alive', () => {
+  it('gets the statuses the README describes: tokens issued, charge, refresh and revoke 200, replaced and revoked tokens 401, the OAuth 2.0 metadata, token and introspection 200, a revoked legacy key 401 but its token alive', () => {
     const statuses = [...run.stderr.matchAll(/^readme-test: (\d{3}) (\w+) https:\/\/localhost:\d+(\S*)$/gm)].map(
       ([, status, method, path]) => `${status} ${method} ${path}`,
     );
@@ -103,6 +103,9 @@ describe('README quickstart, run as written', () => {
       '401 POST /v5/Transaction/charge',
       '200 POST /v5/Authorization/revoke-oauth-token',
       '401 POST /v5/Transaction/charge',
+      '200 GET /.well-known/oauth-authorization-server',
+      '200 POST /oauth2/token',
+      '200 POST /oauth2/introspect',
       '200 POST /v1/authenticate',
       '200 GET /v1/account',
       '401 POST /v1/authenticate',

@@ -174,6 +174,16 @@ export function createAccountService(deps: AccountServiceDeps) {
       return { accountId, events: events.map((event) => event.type), ...cutBefore(events) };
     },
 
+    /**
+     * The RFC 8707 audiences (`resource` values) the account's tokens may be issued for, as a whole
+     * set; none leaves only the default audience. Tokens already issued keep theirs.
+     */
+    async setAudiences(accountId: string, audiences: readonly string[]): Promise<AccountChange> {
+      const valid = validAudiences(audiences);
+      const { events } = await change(accountId, () => ({ type: 'SetAudiences', audiences: valid, now: deps.now() }));
+      return { accountId, events: events.map((event) => event.type) };
+    },
+
     async addLegacyKey(accountId: string): Promise<{ accountId: string } & NewLegacyKey> {
       const apiId = newLegacyApiId();
       const apiKey = newLegacyApiKey();
@@ -223,6 +233,28 @@ export async function listAccounts(store: Pick<EventStore, 'readAll'>): Promise<
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;
+
+/**
+ * RFC 8707 section 2: a resource is an absolute URI without a fragment. At most 20 per account, so
+ * a token request never scans a long list; each at most 512 characters, as the event allows.
+ */
+function validAudiences(audiences: readonly string[]): readonly string[] {
+  if (audiences.length > 20) throw new InvalidAccountInput('audience', `at most 20 audiences per account; got ${audiences.length}`);
+  for (const audience of audiences) {
+    if (!isResourceIndicator(audience)) throw new InvalidAccountInput('audience', `invalid audience "${audience.slice(0, 80)}": an absolute URI without a fragment (RFC 8707), at most 512 characters`);
+  }
+  return audiences;
+}
+
+/** An absolute URI without a fragment, as RFC 8707 requires of `resource`. */
+export function isResourceIndicator(value: string): boolean {
+  if (value.length === 0 || value.length > 512 || value.includes('#')) return false;
+  try {
+    return new URL(value).protocol.length > 1 && /^[a-z][a-z0-9+.-]*:/i.test(value);
+  } catch {
+    return false;
+  }
+}
 
 function validPermissions(permissions: readonly string[]): readonly string[] {
   for (const permission of permissions) {

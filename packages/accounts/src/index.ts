@@ -1,5 +1,6 @@
 export {
   createAccountService,
+  isResourceIndicator,
   listAccounts,
   type AccountChange,
   type AccountService,

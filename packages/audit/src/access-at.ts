@@ -73,6 +73,7 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'LegacyCredentialIssued':
     case 'LegacyCredentialRevoked':
     case 'PermissionsChanged':
+    case 'AccountAudiencesSet':
     case 'SigningKeyPublished':
     case 'SigningKeyRetired':
     case 'AuthenticationFailuresCounted':

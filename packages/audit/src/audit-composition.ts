@@ -36,9 +36,9 @@ export interface WiredAudit extends AuditReadModel {
  * rebuild of a million events takes seconds) the audit routes answer 503 saying how far it got. A
  * failure is logged and answered the same way; it never stops the process.
  */
-export function wireAudit(host: Host, options: { readonly relayInProcess?: boolean } = {}): WiredAudit {
+export function wireAudit(host: Host, options: { readonly relayInProcess?: boolean; readonly regionalRelay?: boolean } = {}): WiredAudit {
   const file = auditIndexFile(host.config.TESSERA_DATA_DIR);
-  const thread = startAuditThread({ file, config: host.config, log: host.log, relayInProcess: options.relayInProcess ?? false });
+  const thread = startAuditThread({ file, config: host.config, log: host.log, relayInProcess: options.relayInProcess ?? false, regionalRelay: options.regionalRelay ?? false });
   host.onClose(() => thread.close());
   const budgetMs = host.config.TESSERA_AUDIT_QUERY_BUDGET_MS;
   registerGauges(host.metrics, {
@@ -67,11 +67,10 @@ export function wireAudit(host: Host, options: { readonly relayInProcess?: boole
       throw error;
     });
   // Archiving runs on the audit thread, off the request thread; a failed run is logged there and retried at the next.
-  const schedule = setInterval(() => {
+  const stopArchiving = host.scheduler.every(host.config.TESSERA_ARCHIVE_INTERVAL * 1000, () => {
     if (thread.state().caughtUp) archiveNow().catch(() => undefined);
-  }, host.config.TESSERA_ARCHIVE_INTERVAL * 1000);
-  schedule.unref();
-  host.onClose(async () => clearInterval(schedule));
+  });
+  host.onClose(async () => stopArchiving());
   const archive = () => thread.state().archive;
   const seconds = (ms: number) => Math.max(0, ms / 1000);
   const started = host.clock.now();

@@ -12,6 +12,8 @@ export interface AuditThreadData {
   readonly config: TesseraConfig;
   /** This process runs the relay (the all-in-one with Kafka): archiving waits for its checkpoints in the data folder. */
   readonly relayInProcess: boolean;
+  /** That relay also publishes the account and family topics (a process with a region): archiving waits for their checkpoints too. */
+  readonly regionalRelay: boolean;
 }
 
 /** A query for the audit thread, answered within its budget. */

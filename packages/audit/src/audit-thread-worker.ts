@@ -186,7 +186,7 @@ async function close(): Promise<void> {
  * with Kafka): nothing the relay has not published is removed. A missing checkpoint holds everything.
  */
 function relayPast(): bigint | undefined | 'none' {
-  return data.relayInProcess ? relayCheckpointsPast(data.config.TESSERA_DATA_DIR, data.config.TESSERA_REGION !== undefined) : 'none';
+  return data.relayInProcess ? relayCheckpointsPast(data.config.TESSERA_DATA_DIR, data.regionalRelay) : 'none';
 }
 
 const fileBytes = (file: string) => (existsSync(file) ? statSync(file).size : 0);

@@ -38,8 +38,14 @@ const graceMs = 2_000;
  * of its own, writes the index and answers the queries, so none of it runs on the thread that
  * answers token requests.
  */
-export function startAuditThread(options: { readonly file: string; readonly config: TesseraConfig; readonly log: AuditThreadLogger; readonly relayInProcess?: boolean }): AuditThread {
-  const data: AuditThreadData = { file: options.file, config: options.config, relayInProcess: options.relayInProcess ?? false };
+export function startAuditThread(options: {
+  readonly file: string;
+  readonly config: TesseraConfig;
+  readonly log: AuditThreadLogger;
+  readonly relayInProcess?: boolean;
+  readonly regionalRelay?: boolean;
+}): AuditThread {
+  const data: AuditThreadData = { file: options.file, config: options.config, relayInProcess: options.relayInProcess ?? false, regionalRelay: options.regionalRelay ?? false };
   let state: AuditThreadState = { position: undefined, caughtUp: false, failure: undefined };
   const thread = startBackgroundWorker<AuditRequest, AuditReply>({
     name: 'audit index',

@@ -82,6 +82,18 @@ export const PermissionsChanged = z.object({
 });
 
 /**
+ * The audiences (RFC 8707 `resource` values) the account's tokens may be issued for, as a whole
+ * set: the last one recorded holds. Empty: only the default audience (`tessera:v5`).
+ */
+export const AccountAudiencesSet = z.object({
+  type: z.literal('AccountAudiencesSet'),
+  v: z.literal(1),
+  accountId: id,
+  audiences: z.array(z.string().min(1).max(512)),
+  at: epochSeconds,
+});
+
+/**
  * Family events are "fat": each one carries the whole state a later command needs,
  * so a family loads from its last event alone (read backwards, maxCount 1).
  */
@@ -96,6 +108,17 @@ const familyGeneration = {
   hashingKey,
   jti: id,
   scope: z.array(permission),
+  /**
+   * The scope the client asked for when the family was made (OAuth 2.0 `scope`): every access
+   * token of the family stays within it. Absent: the account's permissions, whatever they become.
+   * Optional and still `v: 1`, so readers older than the field accept the event.
+   */
+  requestedScope: z.array(permission).optional(),
+  /**
+   * The audience the client asked for with RFC 8707 `resource`, one of the account's audiences:
+   * every access token of the family carries it as `aud`. Absent: `tessera:v5`.
+   */
+  audience: z.string().min(1).max(512).optional(),
   issuedAt: epochSeconds,
   accessExpiresAt: epochSeconds,
   refreshExpiresAt: epochSeconds,
@@ -236,6 +259,7 @@ export const PublishedEvent = z.discriminatedUnion('type', [
   LegacyCredentialIssued,
   LegacyCredentialRevoked,
   PermissionsChanged,
+  AccountAudiencesSet,
   AccountTokensRevoked,
   CredentialTokensRevoked,
   TokenIssued,
@@ -252,6 +276,7 @@ export type ApiCredentialRevoked = z.infer<typeof ApiCredentialRevoked>;
 export type LegacyCredentialIssued = z.infer<typeof LegacyCredentialIssued>;
 export type LegacyCredentialRevoked = z.infer<typeof LegacyCredentialRevoked>;
 export type PermissionsChanged = z.infer<typeof PermissionsChanged>;
+export type AccountAudiencesSet = z.infer<typeof AccountAudiencesSet>;
 export type AccountTokensRevoked = z.infer<typeof AccountTokensRevoked>;
 export type CredentialTokensRevoked = z.infer<typeof CredentialTokensRevoked>;
 export type TokenIssued = z.infer<typeof TokenIssued>;
@@ -272,6 +297,7 @@ export type AccountEvent =
   | LegacyCredentialIssued
   | LegacyCredentialRevoked
   | PermissionsChanged
+  | AccountAudiencesSet
   | AccountTokensRevoked
   | CredentialTokensRevoked;
 /** The cuts: account events that reject access tokens by account or by credential, issued before a time. */
@@ -286,6 +312,7 @@ export const accountEventTypes = [
   'LegacyCredentialIssued',
   'LegacyCredentialRevoked',
   'PermissionsChanged',
+  'AccountAudiencesSet',
   'AccountTokensRevoked',
   'CredentialTokensRevoked',
 ] as const satisfies readonly AccountEvent['type'][];

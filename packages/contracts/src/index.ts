@@ -5,3 +5,4 @@ export * from './error-code.js';
 export * from './one-of.js';
 export * from './trace-context.js';
 export * from './time-ordered-id.js';
+export * from './oauth.js';

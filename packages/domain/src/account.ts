@@ -41,6 +41,8 @@ export type AccountCommand =
       readonly revokeTokens?: TokenCut;
     }
   | { readonly type: 'SetPermissions'; readonly permissions: readonly string[]; readonly now: number; readonly revokeTokens?: TokenCut }
+  /** The RFC 8707 audiences its tokens may be issued for, as a whole set. */
+  | { readonly type: 'SetAudiences'; readonly audiences: readonly string[]; readonly now: number }
   | {
       readonly type: 'AddLegacyCredential';
       readonly credentialId: string;
@@ -76,6 +78,9 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       return { ...state, legacyCredentials: withoutCredential(state.legacyCredentials, event.apiId, event.credentialId) };
     case 'PermissionsChanged':
       return { ...state, permissions: event.permissions };
+    case 'AccountAudiencesSet':
+      // Only the issuer's directory needs the audiences; an account's decisions do not.
+      return state;
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
       // A cut rejects tokens; the account and its credentials stay as they are.
@@ -129,6 +134,8 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
         { type: 'PermissionsChanged', v: 1, accountId, permissions: unique(command.permissions), at: command.now },
         ...(command.revokeTokens ? [accountCut(accountId, command.now, command.revokeTokens, 'permissions-changed')] : []),
       ];
+    case 'SetAudiences':
+      return [{ type: 'AccountAudiencesSet', v: 1, accountId, audiences: unique(command.audiences), at: command.now }];
     case 'AddLegacyCredential':
       return [
         {

@@ -18,6 +18,8 @@ export interface AccountProfile {
   readonly accountId: string;
   readonly name: string;
   readonly permissions: readonly string[];
+  /** The RFC 8707 `resource` values its tokens may be issued for; none: only the default audience. */
+  readonly audiences?: readonly string[] | undefined;
 }
 
 export class CredentialDirectory {
@@ -47,6 +49,11 @@ export class CredentialDirectory {
       case 'PermissionsChanged': {
         const account = this.accounts.get(event.accountId);
         if (account) this.accounts.set(event.accountId, { ...account, permissions: event.permissions });
+        return;
+      }
+      case 'AccountAudiencesSet': {
+        const account = this.accounts.get(event.accountId);
+        if (account) this.accounts.set(event.accountId, { ...account, audiences: event.audiences });
         return;
       }
       case 'AccountTokensRevoked':

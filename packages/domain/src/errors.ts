@@ -8,6 +8,12 @@ export type DomainErrorCode =
   | 'ERR_REFRESH_TOKEN_EXPIRED'
   /** Away from home: the presented token cannot be proven the family's current one here (only the home region can tell). */
   | 'ERR_REFRESH_TOKEN_UNPROVEN'
+  /** An OAuth 2.0 client presenting another client's refresh token. */
+  | 'ERR_REFRESH_TOKEN_OTHER_CLIENT'
+  /** An OAuth 2.0 refresh asking for a scope wider than the family's. */
+  | 'ERR_INVALID_SCOPE'
+  /** An OAuth 2.0 refresh naming a `resource` other than the family's audience (RFC 8707). */
+  | 'ERR_INVALID_TARGET'
   /** Account writes belong to another region (the control region, named in the message). */
   | 'ERR_NOT_CONTROL_REGION'
   /** This region has not yet read what every other region said about the control region. */

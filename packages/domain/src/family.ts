@@ -1,4 +1,4 @@
-import { familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/events';
+import { audiences, familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEvent, type TokenIssued, type TokenRevoked, type TokenRotated } from '@tessera/events';
 import { presentedMatches, type KeyedHash, type PresentedSecret } from './constant-time.js';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
@@ -26,6 +26,10 @@ export type FamilyState =
        */
       readonly lastAccessExpiresAt: number;
       readonly refreshExpiresAt: number;
+      /** The OAuth 2.0 `scope` the family was made for, which its tokens stay within; undefined: the account's permissions. */
+      readonly requestedScope: readonly string[] | undefined;
+      /** The RFC 8707 audience its tokens carry; undefined: the default (`tessera:v5`). */
+      readonly audience: string | undefined;
       /**
        * The hashes of the refresh tokens this family's rotations used up, oldest first, each with
        * its key. Known only when every event was folded: a state evolved from a TokenRotated alone
@@ -43,6 +47,9 @@ export type FamilyState =
     };
 
 export const initialFamilyState = (): FamilyState => ({ status: 'none' });
+
+/** The audience of a family made without an RFC 8707 `resource`: the current interface's. */
+const defaultAudience = audiences.v5;
 
 /**
  * What a used refresh token presented again does (TESSERA_REFRESH_REUSE). `keep`: nothing, as
@@ -68,6 +75,10 @@ export type FamilyCommand =
       readonly hashingKey: string;
       readonly jti: string;
       readonly scope: readonly string[];
+      /** The OAuth 2.0 `scope` asked for, already within the account's permissions (`scope` is then the same). */
+      readonly requestedScope?: readonly string[] | undefined;
+      /** The RFC 8707 `resource` asked for, already one of the account's audiences. */
+      readonly audience?: string | undefined;
       readonly now: number;
       readonly lifetimes: Lifetimes;
     }
@@ -78,8 +89,14 @@ export type FamilyCommand =
       /** The fingerprint of the key `newRefreshTokenHash` was made with. */
       readonly hashingKey: string;
       readonly jti: string;
-      /** The account's permissions now: a refresh picks up permission changes. */
+      /** The account's permissions now, within the family's requested scope: a refresh picks up permission changes. */
       readonly scope: readonly string[];
+      /** An OAuth 2.0 refresh's `scope`: the new access token's, which must lie within `scope` (RFC 6749 section 6). */
+      readonly askedScope?: readonly string[] | undefined;
+      /** An OAuth 2.0 refresh's authenticated client: the family must have been issued to it. */
+      readonly clientId?: string | undefined;
+      /** An OAuth 2.0 refresh's RFC 8707 `resource`: it must be the family's audience. */
+      readonly askedAudience?: string | undefined;
       readonly now: number;
       readonly lifetimes: Lifetimes;
       readonly refreshReuse: RefreshReusePolicy;
@@ -87,11 +104,17 @@ export type FamilyCommand =
   | {
       readonly type: 'RevokeToken';
       readonly presentedRefreshToken: PresentedSecret;
+      /** An OAuth 2.0 revocation's authenticated client: the family must have been issued to it (RFC 7009 section 2.1). */
+      readonly clientId?: string | undefined;
       readonly now: number;
     }
   | {
-      /** An operator's revocation (admin API): no refresh token needed, and revoking a revoked family changes nothing. */
+      /**
+       * An operator's revocation (admin API), or a client's revocation of one of its access tokens
+       * (OAuth 2.0, with `clientId`): no refresh token needed, and revoking a revoked family changes nothing.
+       */
       readonly type: 'RevokeFamily';
+      readonly clientId?: string | undefined;
       readonly now: number;
     };
 
@@ -117,6 +140,8 @@ export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyStat
         accessExpiresAt: event.accessExpiresAt,
         lastAccessExpiresAt: event.type === 'TokenIssued' ? event.accessExpiresAt : Math.max(event.accessExpiresAt, rejectsUntilOf(event)),
         refreshExpiresAt: event.refreshExpiresAt,
+        requestedScope: event.requestedScope,
+        audience: event.audience,
       };
     case 'TokenRevoked':
       return {
@@ -168,6 +193,8 @@ function issue(command: Extract<FamilyCommand, { type: 'IssueToken' }>, state: F
     hashingKey: command.hashingKey,
     jti: command.jti,
     scope: [...command.scope],
+    ...(command.requestedScope === undefined ? {} : { requestedScope: [...command.requestedScope] }),
+    ...(command.audience === undefined ? {} : { audience: command.audience }),
     issuedAt: command.now,
     accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
     refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,
@@ -198,6 +225,12 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
     return revokedFamily(state, command.now, 'refresh-token-reused');
   }
   const current = requireValidRefreshToken(state, command.presentedRefreshToken, command.now);
+  // Only once the token is proven current: a guessed token learns nothing of the family's client or scope.
+  requireIssuedTo(current, command.clientId);
+  if (command.askedAudience !== undefined && command.askedAudience !== (current.audience ?? defaultAudience)) {
+    throw new DomainError('ERR_INVALID_TARGET', "the resource is not the refresh token's audience");
+  }
+  const scope = command.askedScope === undefined ? command.scope : narrowed(command.askedScope, command.scope);
   return {
     type: 'TokenRotated',
     v: 1,
@@ -209,13 +242,23 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
     refreshTokenHash: command.newRefreshTokenHash,
     hashingKey: command.hashingKey,
     jti: command.jti,
-    scope: [...command.scope],
+    scope: [...scope],
+    // A family keeps the scope it was made for through every rotation.
+    ...(current.requestedScope === undefined ? {} : { requestedScope: [...current.requestedScope] }),
+    ...(current.audience === undefined ? {} : { audience: current.audience }),
     issuedAt: command.now,
     accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
     refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,
     // Every earlier generation is now invalid; the last of their tokens expires at this time.
     rejectsUntil: current.lastAccessExpiresAt,
   };
+}
+
+/** A scope asked for on a refresh, within the one the family may have now; each permission once. */
+function narrowed(asked: readonly string[], allowed: readonly string[]): readonly string[] {
+  const outside = asked.filter((permission) => !allowed.includes(permission));
+  if (outside.length > 0) throw new DomainError('ERR_INVALID_SCOPE', `the scope is wider than the refresh token's: ${outside.join(' ')}`);
+  return [...new Set(asked)];
 }
 
 /**
@@ -227,7 +270,16 @@ function wasUsed(state: FamilyState, presented: PresentedSecret): state is Extra
 }
 
 function revoke(command: Extract<FamilyCommand, { type: 'RevokeToken' }>, state: FamilyState): TokenRevoked {
-  return revokedFamily(requireValidRefreshToken(state, command.presentedRefreshToken, command.now), command.now);
+  const current = requireValidRefreshToken(state, command.presentedRefreshToken, command.now);
+  requireIssuedTo(current, command.clientId);
+  return revokedFamily(current, command.now);
+}
+
+/** An OAuth 2.0 client acts only on its own families (RFC 6749 section 6, RFC 7009 section 2.1). */
+function requireIssuedTo(current: Extract<FamilyState, { status: 'active' }>, clientId: string | undefined): void {
+  if (clientId !== undefined && clientId !== current.apiLoginId) {
+    throw new DomainError('ERR_REFRESH_TOKEN_OTHER_CLIENT', 'the token was issued to another client');
+  }
 }
 
 /**
@@ -241,6 +293,7 @@ function revokeByOperator(command: Extract<FamilyCommand, { type: 'RevokeFamily'
     case 'revoked':
       return [];
     case 'active':
+      requireIssuedTo(state, command.clientId);
       return [revokedFamily(state, command.now)];
     default:
       return assertNever(state);

@@ -8,7 +8,7 @@ const hash = (c: string) => c.repeat(43);
 const lifetimes = { accessTokenSeconds: 3600, refreshTokenSeconds: 604800 };
 const t0 = 1_800_000_000;
 
-const issue: FamilyCommand = {
+const issue: Extract<FamilyCommand, { type: 'IssueToken' }> = {
   type: 'IssueToken',
   familyId: 'fam',
   accountId: 'acc',
@@ -356,5 +356,67 @@ describe('operator revocation of a family', () => {
   it('after it, the refresh token is refused as revoked', () => {
     const revoked = decideFamily(byOperator(t0 + 20), issued.reduce(evolveFamily, initialFamilyState()));
     given([...issued, ...revoked]).when(rotate(hash('a'), t0 + 30)).thenThrows('ERR_REFRESH_TOKEN_REVOKED');
+  });
+});
+
+describe('an OAuth 2.0 family: requested scope and its client', () => {
+  type Rotate = Extract<FamilyCommand, { type: 'RotateToken' }>;
+  const rotating = (presented: string, changes: Partial<Rotate> = {}): Rotate => ({
+    type: 'RotateToken',
+    presentedRefreshToken: () => presented,
+    newRefreshTokenHash: hash('b'),
+    hashingKey: 'K'.repeat(22),
+    jti: 'jti-b',
+    scope: ['transaction:charge'],
+    now: t0 + 10,
+    lifetimes,
+    refreshReuse: 'keep',
+    ...changes,
+  });
+  const revoking = (presented: string, clientId: string): FamilyCommand => ({ type: 'RevokeToken', presentedRefreshToken: () => presented, clientId, now: t0 + 10 });
+  const issued = decideFamily({ ...issue, scope: ['transaction:refund'], requestedScope: ['transaction:refund'] }, initialFamilyState());
+
+  it('records the requested scope on TokenIssued and keeps it on every rotation', () => {
+    expect(issued[0]).toMatchObject({ type: 'TokenIssued', scope: ['transaction:refund'], requestedScope: ['transaction:refund'] });
+    given(issued)
+      .when(rotating(hash('a'), { scope: ['transaction:refund'] }))
+      .then((events) => expect(events[0]).toMatchObject({ type: 'TokenRotated', requestedScope: ['transaction:refund'] }));
+  });
+
+  it('a v5 family has no requested scope', () => {
+    const [event] = decideFamily(issue, initialFamilyState());
+    expect(event).not.toHaveProperty('requestedScope');
+  });
+
+  it('a refresh may narrow the access token within the scope it is allowed, never widen it', () => {
+    const family = decideFamily(issue, initialFamilyState());
+    given(family)
+      .when(rotating(hash('a'), { scope: ['transaction:charge', 'transaction:refund'], askedScope: ['transaction:refund'] }))
+      .then((events) => expect(events[0]).toMatchObject({ scope: ['transaction:refund'] }));
+    given(family).when(rotating(hash('a'), { askedScope: ['transaction:refund'] })).thenThrows('ERR_INVALID_SCOPE');
+  });
+
+  it('records the resource as the family\'s audience, keeps it through rotations, and refuses another on a refresh', () => {
+    const family = decideFamily({ ...issue, audience: 'https://payments.example.test' }, initialFamilyState());
+    expect(family[0]).toMatchObject({ type: 'TokenIssued', audience: 'https://payments.example.test' });
+    given(family)
+      .when(rotating(hash('a')))
+      .then((events) => expect(events[0]).toMatchObject({ type: 'TokenRotated', audience: 'https://payments.example.test' }));
+    given(family).when(rotating(hash('a'), { askedAudience: 'https://payments.example.test' })).then((events) => expect(events[0]?.type).toBe('TokenRotated'));
+    given(family).when(rotating(hash('a'), { askedAudience: 'https://elsewhere.example.test' })).thenThrows('ERR_INVALID_TARGET');
+    // A family made without a resource has the default audience: asking for it is no change.
+    given(decideFamily(issue, initialFamilyState())).when(rotating(hash('a'), { askedAudience: 'tessera:v5' })).then((events) => expect(events[0]).not.toHaveProperty('audience'));
+  });
+
+  it('another client is refused only once the token is proven current: a wrong token stays a wrong token', () => {
+    const family = decideFamily(issue, initialFamilyState());
+    given(family).when(rotating(hash('a'), { clientId: 'someone-else' })).thenThrows('ERR_REFRESH_TOKEN_OTHER_CLIENT');
+    given(family).when(rotating(hash('z'), { clientId: 'someone-else' })).thenThrows('ERR_REFRESH_TOKEN_USED');
+    given(family).when(rotating(hash('a'), { clientId: 'login' })).then((events) => expect(events[0]?.type).toBe('TokenRotated'));
+    given(family).when(revoking(hash('a'), 'someone-else')).thenThrows('ERR_REFRESH_TOKEN_OTHER_CLIENT');
+    given(family).when({ type: 'RevokeFamily', clientId: 'someone-else', now: t0 + 10 }).thenThrows('ERR_REFRESH_TOKEN_OTHER_CLIENT');
+    given(family)
+      .when({ type: 'RevokeFamily', clientId: 'login', now: t0 + 10 })
+      .then((events) => expect(events[0]?.type).toBe('TokenRevoked'));
   });
 });

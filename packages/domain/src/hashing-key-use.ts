@@ -92,6 +92,7 @@ export class HashingKeyUse {
         return;
       case 'AccountRegistered':
       case 'PermissionsChanged':
+      case 'AccountAudiencesSet':
       case 'AccountTokensRevoked':
       case 'CredentialTokensRevoked':
         return;

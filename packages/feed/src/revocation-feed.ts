@@ -162,6 +162,7 @@ export function feedKey(event: PublishedEvent): string {
     case 'LegacyCredentialIssued':
     case 'LegacyCredentialRevoked':
     case 'PermissionsChanged':
+    case 'AccountAudiencesSet':
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
       return event.accountId;

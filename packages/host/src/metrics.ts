@@ -21,7 +21,7 @@ export function createMetrics() {
     tokens: talliedCounter(
       registry,
       'tessera_tokens_total',
-      'Token operations by operation (issue, refresh, revoke, legacy_issue) and outcome (ok, refused, throttled, invalid_request, error)',
+      'Token operations by operation (issue, refresh, revoke, legacy_issue; oauth_token, introspect, oauth_revoke) and outcome (ok, refused, throttled, invalid_request, error)',
       ['operation', 'outcome'],
     ),
     verifications: talliedCounter(registry, 'tessera_verifications_total', 'Bearer token decisions on protected routes and forward-auth by outcome (allowed, unauthorized, forbidden)', ['outcome']),

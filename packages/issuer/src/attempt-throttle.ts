@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problemTypes, sendProblem } from '@tessera/http';
 import type { AttemptLimiter, Budget, BudgetScope } from './attempt-limiter.js';
+import { claimedClientId } from './oauth/client-authentication.js';
+import { sendOAuthError } from './oauth/oauth-errors.js';
 
 /** How many failures each budget allows per window; 0 turns that budget off. */
 export interface FailureLimits {
@@ -18,7 +20,7 @@ export interface FailureLimits {
   readonly proxy: number;
 }
 
-export type ThrottledOperation = 'issue' | 'legacy_issue' | 'refresh' | 'revoke';
+export type ThrottledOperation = 'issue' | 'legacy_issue' | 'refresh' | 'revoke' | 'introspect';
 
 export interface AttemptThrottle {
   readonly limiter: AttemptLimiter;
@@ -43,6 +45,10 @@ const operations: Record<string, { operation: ThrottledOperation; budgets: (requ
   '/v1/authenticate': { operation: 'legacy_issue', budgets: (request, limits) => loginBudgets(request, limits, `v1:${credentialId(request.body, 'apiid')}`) },
   '/v5/Authorization/refresh-oauth-token': { operation: 'refresh', budgets: (request, limits) => refreshBudgets(request, limits) },
   '/v5/Authorization/revoke-oauth-token': { operation: 'revoke', budgets: (request, limits) => refreshBudgets(request, limits) },
+  // The OAuth 2.0 endpoints authenticate a client first, on every grant: a wrong secret is a login failure.
+  '/oauth2/token': { operation: 'issue', budgets: (request, limits) => loginBudgets(request, limits, `v5:${claimedClientId(request).slice(0, 128)}`) },
+  '/oauth2/introspect': { operation: 'introspect', budgets: (request, limits) => loginBudgets(request, limits, `v5:${claimedClientId(request).slice(0, 128)}`) },
+  '/oauth2/revoke': { operation: 'revoke', budgets: (request, limits) => loginBudgets(request, limits, `v5:${claimedClientId(request).slice(0, 128)}`) },
 };
 
 function loginBudgets(request: FastifyRequest, limits: FailureLimits, credential: string): Budget[] {
@@ -89,7 +95,7 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
     if (throttled) {
       throttle.onThrottled?.(route.operation, throttled.scope);
       request.log.info({ throttled: throttled.scope }, 'token request throttled');
-      return tooManyFailures(reply, throttled.scope, throttled.retryAfterSeconds);
+      return tooManyFailures(reply, throttled.scope, throttled.retryAfterSeconds, request.routeOptions.url?.startsWith('/oauth2/') === true);
     }
     if (!throttle.uncharged?.(request)) charged.set(request, budgets);
   });
@@ -103,8 +109,10 @@ export function throttleFailedAttempts(app: FastifyInstance, throttle: AttemptTh
   });
 }
 
-function tooManyFailures(reply: FastifyReply, scope: BudgetScope, retryAfterSeconds: number): FastifyReply {
+function tooManyFailures(reply: FastifyReply, scope: BudgetScope, retryAfterSeconds: number, oauth: boolean): FastifyReply {
   const whose = { credential: 'with this credential from this address', address: 'from this address', proxy: 'through this proxy' }[scope];
+  // The OAuth 2.0 endpoints answer in RFC 6749's shape, a 429 included.
+  if (oauth) return sendOAuthError(reply.code(429).header('retry-after', String(retryAfterSeconds)), 429, 'temporarily_unavailable', `too many failed attempts ${whose}; try again in ${retryAfterSeconds} s`);
   return sendProblem(reply.header('retry-after', String(retryAfterSeconds)), {
     type: problemTypes.tooManyRequests,
     title: 'Too Many Requests',

@@ -9,15 +9,15 @@ import type { FailureLimits, ThrottledOperation } from './attempt-throttle.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
 import { issuerRoutes } from './wire-issuer.js';
 import { IssuerRefusal } from './issuer-errors.js';
-import type { TokenService } from './token-service.js';
+import type { InterfaceTokenOperations } from './token-service.js';
 import { systemClock } from '@tessera/timing';
 
 /**
  * Failed token operations are throttled per (credential, address) and per address, over inject() with the source address set per request. The token service is a stand-in
  * that knows one right key per credential and one good refresh token.
  */
-const pair = { issuedAt: 1, accessToken: 'at', refreshToken: 'rt', expiresAt: 2 };
-const tokens: TokenService = {
+const pair = { issuedAt: 1, accessToken: 'at', refreshToken: 'rt', expiresAt: 2, scope: [] };
+const tokens: InterfaceTokenOperations = {
   getToken: async (_id, key) => {
     if (key !== 'right') throw new IssuerRefusal('ERR_INVALID_CLIENT', 'invalid API Login ID or Transaction Key');
     return pair;

@@ -9,7 +9,13 @@ export type IssuerRefusalCode =
   | 'ERR_REFRESH_TOKEN_REUSED'
   | 'ERR_REFRESH_TOKEN_REVOKED'
   | 'ERR_REFRESH_TOKEN_EXPIRED'
-  | 'ERR_CREDENTIAL_REVOKED';
+  | 'ERR_CREDENTIAL_REVOKED'
+  /** An OAuth 2.0 `scope` naming a permission the account does not have (or the family was not made for). */
+  | 'ERR_INVALID_SCOPE'
+  /** An RFC 8707 `resource` that is not one of the account's audiences (or, on a refresh, not the family's). */
+  | 'ERR_INVALID_TARGET'
+  /** An OAuth 2.0 client presenting a refresh token issued to another client. */
+  | 'ERR_REFRESH_TOKEN_OTHER_CLIENT';
 
 export class IssuerRefusal extends CodedError {
   constructor(
@@ -29,7 +35,7 @@ export class IssuerRefusal extends CodedError {
  */
 export const refreshRefusalMessage = 'the refresh token is not valid (unknown, expired, already used or revoked): get a new pair with get-oauth-token';
 
-export const refreshRefusal = (code: Exclude<IssuerRefusalCode, 'ERR_INVALID_CLIENT'>) => new IssuerRefusal(code, refreshRefusalMessage);
+export const refreshRefusal = (code: Exclude<IssuerRefusalCode, 'ERR_INVALID_CLIENT' | 'ERR_INVALID_SCOPE' | 'ERR_INVALID_TARGET'>) => new IssuerRefusal(code, refreshRefusalMessage);
 
 /**
  * The issuer has no key it can sign with: its key was retired elsewhere and the replacement is

@@ -1,11 +1,9 @@
 import { accountEventTypes, signingKeyEventTypes, type FamilyEvent } from '@tessera/contracts';
-import { CredentialDirectory, FamilyCheckMaterial } from '@tessera/domain';
+import { CredentialDirectory } from '@tessera/domain';
 import { logReader, type EventStore, type LogReader } from '@tessera/event-store';
 import { epochSeconds, type Host } from '@tessera/host';
 import { PublicKeySet, openSigningKeyFolder, type SecretHashers } from '@tessera/tokens';
 import { createAuthenticationFailureCounter, type AuthenticationFailureCounter } from './authentication-failures.js';
-import { createRemoteRevocation, type RemoteRevocation } from './remote-revocation.js';
-import { RevokedElsewhere } from './revoked-elsewhere.js';
 import { SigningKeyring } from './signing-keyring.js';
 import { createTokenService, type TokenService } from './token-service.js';
 
@@ -21,25 +19,22 @@ export interface IssuerParts {
   readonly authenticationFailures: AuthenticationFailureCounter;
   /** Epoch seconds, from the host's clock. */
   readonly now: () => number;
-  /** With TESSERA_REGION: what revoke from anywhere needs (docs/decisions/0018). */
-  readonly regions: IssuerRegionParts | undefined;
 }
 
-export interface IssuerRegionParts {
-  /** Other regions' families, from their mirrored family topics: what a revoke of them is decided from here. */
-  readonly material: FamilyCheckMaterial;
-  /** Revoke here a family whose home region is out of reach. */
-  readonly remoteRevocation: RemoteRevocation;
-  /** This region's families revoked in another region: folded into refresh decisions. */
-  readonly revokedElsewhere: RevokedElsewhere;
+/**
+ * What the issuer takes of the region module, when the process has a region: the region new
+ * families are homed in (their ids prefixed with it), and its families revoked in another region,
+ * folded into refresh decisions (docs/decisions/0018).
+ */
+export interface IssuerRegion {
+  readonly own: string;
+  readonly isRevokedElsewhere: (familyId: string) => boolean;
 }
-
-/** Revocations this region recorded of other regions' families: the material learns them, so a second revoke is refused like at home. */
-const recordedHere = /^revocations-/;
 
 /**
  * The issuer's in-memory state and operations over one store and key folder, hashing with the
- * process's secret-hashing keys (`wireSecretHashing`). In the all-in-one
+ * process's secret-hashing keys (`wireSecretHashing`), in the region `hooks.region` names (none:
+ * one region, bare family ids). In the all-in-one
  * the verifier already folds account and key events: `shared` hands its read models over, so
  * one process does not keep the same derived state twice.
  */
@@ -47,7 +42,11 @@ export function createIssuerParts(
   host: Pick<Host, 'config' | 'clock'>,
   store: EventStore,
   hashers: SecretHashers,
-  hooks: { onFamilyEvent?: ((event: FamilyEvent) => void) | undefined; shared?: { directory: CredentialDirectory; keys: PublicKeySet } | undefined } = {},
+  hooks: {
+    onFamilyEvent?: ((event: FamilyEvent) => void) | undefined;
+    shared?: { directory: CredentialDirectory; keys: PublicKeySet } | undefined;
+    region?: IssuerRegion | undefined;
+  } = {},
 ): IssuerParts {
   const { config } = host;
   const now = () => epochSeconds(host.clock);
@@ -56,22 +55,7 @@ export function createIssuerParts(
   const keyring = new SigningKeyring(signing);
   const keys = hooks.shared?.keys ?? new PublicKeySet();
   const authenticationFailures = createAuthenticationFailureCounter({ store, now });
-  const regions: IssuerRegionParts | undefined =
-    config.TESSERA_REGION === undefined
-      ? undefined
-      : (() => {
-          const material = new FamilyCheckMaterial({ clockSkewSeconds: config.TESSERA_CLOCK_SKEW });
-          return {
-            material,
-            remoteRevocation: createRemoteRevocation({ store, material, hashers, now, onFamilyEvent: hooks.onFamilyEvent }),
-            revokedElsewhere: new RevokedElsewhere({
-              own: config.TESSERA_REGION,
-              bareFamilies: config.TESSERA_BARE_FAMILY_REGION,
-              keepSeconds: config.TESSERA_REFRESH_TOKEN_TTL + config.TESSERA_CLOCK_SKEW,
-              now,
-            }),
-          };
-        })();
+  const { region } = hooks;
   const tokens = createTokenService({
     store,
     directory,
@@ -86,23 +70,16 @@ export function createIssuerParts(
     now,
     onFamilyEvent: hooks.onFamilyEvent,
     refreshReuse: config.TESSERA_REFRESH_REUSE,
-    region: config.TESSERA_REGION,
+    region: region?.own,
     onAuthenticationFailure: (failure) => authenticationFailures.record(failure),
-    ...(regions ? { isRevokedElsewhere: (familyId: string) => regions.revokedElsewhere.has(familyId) } : {}),
+    ...(region ? { isRevokedElsewhere: region.isRevokedElsewhere } : {}),
   });
   const readers: LogReader[] = [logReader(signingKeyEventTypes, ({ event }) => keyring.apply(event))];
-  if (regions) {
-    readers.push(
-      logReader(['TokenRevoked'], ({ event, stream }) => {
-        if (recordedHere.test(stream)) regions.material.apply(event);
-      }),
-    );
-  }
   if (!hooks.shared) {
     readers.push(
       logReader(accountEventTypes, ({ event }) => directory.apply(event)),
       logReader(signingKeyEventTypes, ({ event }) => keys.apply(event)),
     );
   }
-  return { tokens, keyring, directory, keys, readers, authenticationFailures, now, regions };
+  return { tokens, keyring, directory, keys, readers, authenticationFailures, now };
 }

@@ -4,8 +4,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { problemTypes, sendProblem, unauthorized } from '@tessera/http';
 
 /**
- * The issuer-to-issuer link (docs/decisions/0012): a forwarded request carries the shared
- * TESSERA_PEER_SECRET and the client's own address. Header names are lowercase, as node gives them.
+ * The receiving end of the issuer-to-issuer link (docs/decisions/0012), in every issuer: a forwarded
+ * request carries the link's shared secret (the region module's `PeerLink` hands it over) and the
+ * client's own address. Header names are lowercase, as node gives them.
  */
 export const peerHeaders = {
   secret: 'tessera-peer-secret',

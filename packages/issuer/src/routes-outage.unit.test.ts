@@ -6,10 +6,10 @@ import { buildApp, type RouteRegistrar } from '@tessera/server';
 import { SigningKeyUnavailable } from './issuer-errors.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { v5TokenRoutes } from './routes-v5.js';
-import type { TokenService } from './token-service.js';
+import type { InterfaceTokenOperations } from './token-service.js';
 
 /** Token operations that meet an outage: no signing key (retired elsewhere), or a store that cannot append. */
-const failingWith = (error: () => Error): TokenService => {
+const failingWith = (error: () => Error): InterfaceTokenOperations => {
   const fail = async (): Promise<never> => {
     throw error();
   };

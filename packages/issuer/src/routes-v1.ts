@@ -3,14 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { LegacyAuthenticateRequest, LegacyAuthenticateResponse } from '@tessera/contracts';
 import { problemResponses } from '@tessera/http';
-import type { TokenService } from './token-service.js';
+import type { InterfaceTokenOperations } from './token-service.js';
 import { noStore, requestMetadata } from './http-request.js';
 
 /**
  * Spec 4.5: the older interface, form-encoded only. Registered in its own encapsulated
  * context so JSON is refused here with a 415 while v5 keeps JSON.
  */
-export async function v1AuthenticateRoutes(app: FastifyInstance, options: { tokens: TokenService }): Promise<void> {
+export async function v1AuthenticateRoutes(app: FastifyInstance, options: { tokens: InterfaceTokenOperations }): Promise<void> {
   app.removeAllContentTypeParsers();
   await app.register(formbody, { bodyLimit: 16 * 1024 });
   const routes = app.withTypeProvider<ZodTypeProvider>();

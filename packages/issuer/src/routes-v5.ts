@@ -3,8 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { GetTokenRequest, RefreshTokenRequest, RevokeResponse, TokenResponse } from '@tessera/contracts';
 import { problemResponses } from '@tessera/http';
-import type { Forwarding } from './forward-to-home.js';
-import type { IssuedPair, TokenService } from './token-service.js';
+import type { Forwarding } from './forwarding.js';
+import type { InterfaceTokenOperations, IssuedPair } from './token-service.js';
 import { isoTime, noStore, requestMetadata } from './http-request.js';
 
 // 429 comes from the throttle on these routes, 503 from a store or signing-key outage (or before the first ready).
@@ -23,7 +23,7 @@ const operation = <Body extends z.ZodType, Answer extends z.ZodType>(summary: st
 });
 
 /** The current interface's token operations (docs/interface.md), JSON only. */
-export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: TokenService; forwarding?: Forwarding | undefined }): Promise<void> {
+export async function v5TokenRoutes(app: FastifyInstance, options: { tokens: InterfaceTokenOperations; forwarding?: Forwarding | undefined }): Promise<void> {
   const { tokens, forwarding } = options;
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // A family homed in another region is refreshed and revoked there: only its home can check the

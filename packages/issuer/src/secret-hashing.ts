@@ -63,11 +63,11 @@ function lookForCurrentKey(host: Host, keyring: SecretHashingKeyring): { start()
       recovered: 'the secret-hashing key the log rotated to is in the data folder',
     },
   });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: (() => void) | undefined;
   let closed = false;
   host.onClose(async () => {
     closed = true;
-    clearTimeout(timer);
+    timer?.();
   });
   const look = () => {
     timer = undefined;
@@ -80,8 +80,7 @@ function lookForCurrentKey(host: Host, keyring: SecretHashingKeyring): { start()
     schedule(new Error(missing));
   };
   const schedule = (cause: Error) => {
-    timer = setTimeout(look, retry.failed(cause));
-    timer.unref();
+    timer = host.scheduler.after(retry.failed(cause), look);
   };
   return {
     start() {

@@ -51,7 +51,7 @@ export interface TokenServiceDeps {
   readonly onFamilyEvent?: (event: FamilyEvent) => void;
   /** What a used refresh token presented again does (TESSERA_REFRESH_REUSE); `keep`, the interface's rule, when absent. */
   readonly refreshReuse?: RefreshReusePolicy;
-  /** TESSERA_REGION: new families are homed here, their ids prefixed with it. */
+  /** This issuer's region (none: one region): new families are homed here, their ids prefixed with it. */
   readonly region?: string | undefined;
   /** Told of each refused credential exchange, for the audit trail's per-minute counts. */
   readonly onAuthenticationFailure?: (failure: AuthenticationFailure) => void;
@@ -62,11 +62,36 @@ export interface TokenServiceDeps {
   readonly isRevokedElsewhere?: (familyId: string) => boolean;
 }
 
+/** A client whose credentials checked out: who a token will be issued to. */
+export interface AuthenticatedClient {
+  readonly apiLoginId: string;
+  readonly accountId: string;
+  readonly credentialId: string;
+  /** The account's permissions now. */
+  readonly permissions: readonly string[];
+  /** The RFC 8707 audiences the account's tokens may be issued for. */
+  readonly audiences: readonly string[];
+}
+
+/** How a family is made or moved by the OAuth 2.0 door rather than the spec's v5 routes. */
+export interface GrantOptions {
+  /** The `iss` of the access token: the OAuth 2.0 door's is TESSERA_PUBLIC_URL (docs/oauth.md). Default TESSERA_ISSUER. */
+  readonly issuer?: string | undefined;
+  /** An OAuth 2.0 `scope`: within the account's permissions (and, on a refresh, the family's), else ERR_INVALID_SCOPE. */
+  readonly scope?: readonly string[] | undefined;
+  /** On a refresh: the client the refresh token must have been issued to, else ERR_REFRESH_TOKEN_OTHER_CLIENT. */
+  readonly clientId?: string | undefined;
+  /** RFC 8707 `resource`: one of the account's audiences, the tokens' `aud` (on a refresh, the family's); else ERR_INVALID_TARGET. */
+  readonly resource?: string | undefined;
+}
+
 export interface IssuedPair {
   readonly issuedAt: number;
   readonly accessToken: string;
   readonly refreshToken: string;
   readonly expiresAt: number;
+  /** The access token's scope. */
+  readonly scope: readonly string[];
 }
 
 export interface LegacyToken {
@@ -179,6 +204,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       return { event, taken: taken!.value };
     } catch (error) {
       if (error instanceof DomainError && isRefreshTokenCode(error.code)) throw refreshRefusal(error.code);
+      if (error instanceof DomainError && (error.code === 'ERR_INVALID_SCOPE' || error.code === 'ERR_INVALID_TARGET')) throw new IssuerRefusal(error.code, error.message);
       throw error;
     }
   }
@@ -225,11 +251,11 @@ export function createTokenService(deps: TokenServiceDeps) {
 
   // ---- end of refresh-token reuse ----
 
-  function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey): string {
+  function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey, issuer = deps.issuer): string {
     const claims: AccessTokenClaims = {
-      iss: deps.issuer,
+      iss: issuer,
       sub: event.accountId,
-      aud: audiences.v5,
+      aud: event.audience ?? audiences.v5,
       client_id: event.apiLoginId,
       iat: event.issuedAt,
       exp: event.accessExpiresAt,
@@ -241,37 +267,65 @@ export function createTokenService(deps: TokenServiceDeps) {
     return signInSpan(claims, key);
   }
 
+  /** What a rotation may grant: the account's permissions now, within the scope the family was made for. */
+  function refreshedScope(state: Extract<FamilyState, { status: 'active' }>): readonly string[] {
+    const permissions = directory.account(state.accountId)?.permissions ?? [];
+    const { requestedScope } = state;
+    return requestedScope === undefined ? permissions : permissions.filter((permission) => requestedScope.includes(permission));
+  }
+
+  function authenticate(apiLoginId: string, transactionKey: string): AuthenticatedClient {
+    const { credential, account } = authenticateClient(apiLoginId, transactionKey);
+    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
+  }
+
+  async function issueFamily(client: AuthenticatedClient, metadata: EventMetadata, options: GrantOptions = {}): Promise<IssuedPair> {
+    const requestedScope = options.scope === undefined ? undefined : withinScope(options.scope, client.permissions);
+    if (options.resource !== undefined && !client.audiences.includes(options.resource)) {
+      throw new IssuerRefusal('ERR_INVALID_TARGET', 'the resource is not one of the audiences the client may ask for');
+    }
+    const scope = requestedScope ?? client.permissions;
+    const familyId = newFamilyId(deps.region);
+    const refreshToken = newRefreshToken(familyId);
+    const hasher = hashers.current();
+    const { event, taken: key } = await handleFamilyCommand<TokenIssued, SigningKey>(
+      familyId,
+      () => ({
+        type: 'IssueToken',
+        familyId,
+        accountId: client.accountId,
+        credentialId: client.credentialId,
+        apiLoginId: client.apiLoginId,
+        refreshTokenHash: hasher.hash(refreshToken),
+        hashingKey: hasher.fingerprint,
+        jti: newJti(),
+        scope,
+        requestedScope,
+        audience: options.resource,
+        now: issueTime(client.accountId, client.apiLoginId),
+        lifetimes: deps.lifetimes,
+      }),
+      metadata,
+      // A fresh random family id: nothing to read.
+      { newStream: true, beforeAppend: signingKeyBeforeAppend },
+    );
+    return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key, options.issuer), refreshToken, expiresAt: event.accessExpiresAt, scope: event.scope };
+  }
+
   return {
     /** Spec 4.1. */
     async getToken(apiLoginId: string, transactionKey: string, metadata: EventMetadata): Promise<IssuedPair> {
-      const { credential, account } = authenticateClient(apiLoginId, transactionKey);
-      const familyId = newFamilyId(deps.region);
-      const refreshToken = newRefreshToken(familyId);
-      const hasher = hashers.current();
-      const { event, taken: key } = await handleFamilyCommand<TokenIssued, SigningKey>(
-        familyId,
-        () => ({
-          type: 'IssueToken',
-          familyId,
-          accountId: account.accountId,
-          credentialId: credential.credentialId,
-          apiLoginId,
-          refreshTokenHash: hasher.hash(refreshToken),
-          hashingKey: hasher.fingerprint,
-          jti: newJti(),
-          scope: account.permissions,
-          now: issueTime(account.accountId, apiLoginId),
-          lifetimes: deps.lifetimes,
-        }),
-        metadata,
-        // A fresh random family id: nothing to read.
-        { newStream: true, beforeAppend: signingKeyBeforeAppend },
-      );
-      return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key), refreshToken, expiresAt: event.accessExpiresAt };
+      return issueFamily(authenticate(apiLoginId, transactionKey), metadata);
     },
 
+    /** A client's credentials checked (the Transaction Key against its keyed hash), or ERR_INVALID_CLIENT. */
+    authenticate,
+
+    /** A new family for a client authenticated by `authenticate` (OAuth 2.0 client_credentials). */
+    issueFamily,
+
     /** Spec 4.2: the expected revision makes two refreshes of one token race to exactly one winner. */
-    async refreshToken(refreshToken: string, metadata: EventMetadata): Promise<IssuedPair> {
+    async refreshToken(refreshToken: string, metadata: EventMetadata, options: GrantOptions = {}): Promise<IssuedPair> {
       const familyId = familyOfRefreshToken(refreshToken);
       if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
       // Revoked is terminal, wherever it was recorded: checked before anything is read, as at home.
@@ -290,8 +344,12 @@ export function createTokenService(deps: TokenServiceDeps) {
             newRefreshTokenHash: hasher.hash(nextRefreshToken),
             hashingKey: hasher.fingerprint,
             jti: newJti(),
-            // The account's permissions now: a refresh picks up permission changes.
-            scope: state.status === 'active' ? (directory.account(state.accountId)?.permissions ?? []) : [],
+            // The account's permissions now (a refresh picks up permission changes), within what the family was made for.
+            scope: state.status === 'active' ? refreshedScope(state) : [],
+            // RFC 6749 section 6: the client must be the one the token was issued to, and may narrow the scope.
+            askedScope: options.scope,
+            clientId: options.clientId,
+            askedAudience: options.resource,
             now: state.status === 'active' ? issueTime(state.accountId, state.apiLoginId) : deps.now(),
             lifetimes: deps.lifetimes,
             refreshReuse,
@@ -299,21 +357,61 @@ export function createTokenService(deps: TokenServiceDeps) {
         },
         metadata,
       );
-      return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key), refreshToken: nextRefreshToken, expiresAt: event.accessExpiresAt };
+      return {
+        issuedAt: event.issuedAt,
+        accessToken: signFamilyToken(event, key, options.issuer),
+        refreshToken: nextRefreshToken,
+        expiresAt: event.accessExpiresAt,
+        scope: event.scope,
+      };
     },
 
-    /** Spec 4.3. */
-    async revokeToken(refreshToken: string, metadata: EventMetadata): Promise<{ revokedAt: number }> {
+    /** Spec 4.3; with `clientId`, an OAuth 2.0 client's revocation of its own refresh token (RFC 7009). */
+    async revokeToken(refreshToken: string, metadata: EventMetadata, options: Pick<GrantOptions, 'clientId'> = {}): Promise<{ revokedAt: number }> {
       const familyId = familyOfRefreshToken(refreshToken);
       if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
       const { event } = await handleFamilyCommand<TokenRevoked, void>(
         familyId,
-        () => ({ type: 'RevokeToken', presentedRefreshToken: presentedRefreshToken(refreshToken), now: deps.now() }),
+        () => ({ type: 'RevokeToken', presentedRefreshToken: presentedRefreshToken(refreshToken), clientId: options.clientId, now: deps.now() }),
         metadata,
         // Nothing is signed: no key needed.
         { beforeAppend: () => undefined },
       );
       return { revokedAt: event.revokedAt };
+    },
+
+    /**
+     * An OAuth 2.0 client's revocation of one of its access tokens (RFC 7009): the token's family,
+     * with no refresh token. Revoking a revoked family changes nothing; another client's family is
+     * ERR_REFRESH_TOKEN_OTHER_CLIENT, an unknown one ERR_FAMILY_NOT_FOUND.
+     */
+    async revokeFamily(familyId: string, clientId: string, metadata: EventMetadata): Promise<void> {
+      try {
+        const { events } = await handleCommand(store, {
+          stream: streams.family(familyId),
+          decider: tracedFamilyDecider,
+          command: (): FamilyCommand => ({ type: 'RevokeFamily', clientId, now: deps.now() }),
+          read: 'last-event',
+          metadata: (event) => ({ ...metadata, accountId: event.accountId }),
+          // A refresh that commits first changes nothing about whether the family may be revoked: decide again.
+          onConflict: { retries: 3 },
+        });
+        for (const event of events) deps.onFamilyEvent?.(event);
+      } catch (error) {
+        if (error instanceof DomainError && error.code === 'ERR_REFRESH_TOKEN_OTHER_CLIENT') throw refreshRefusal(error.code);
+        throw error;
+      }
+    },
+
+    /** A family's state as its last event says, for introspection (RFC 7662): no lock, no write. */
+    async familyState(familyId: string): Promise<FamilyState> {
+      const [last] = await store.readStream(streams.family(familyId), { direction: 'backwards', maxCount: 1 });
+      return last && familyDecider.isEvent(last.event) ? familyDecider.evolve(familyDecider.initialState(), last.event) : familyDecider.initialState();
+    },
+
+    /** Whether a presented refresh token is the family's current one: the hash compared in constant time under the key that made it. */
+    isCurrentRefreshToken(state: Extract<FamilyState, { status: 'active' }>, refreshToken: string): boolean {
+      return sameKeyedHash(state.refreshTokenHash, hashers.hashUnder(state.hashingKey, refreshToken));
     },
 
     /** Spec 4.5: the older interface. Its tokens carry their own audience. */
@@ -359,6 +457,16 @@ export function createTokenService(deps: TokenServiceDeps) {
 }
 
 export type TokenService = ReturnType<typeof createTokenService>;
+
+/** What the spec's interfaces (v5 and v1) call: the OAuth 2.0 door uses the rest. */
+export type InterfaceTokenOperations = Pick<TokenService, 'getToken' | 'refreshToken' | 'revokeToken' | 'legacyAuthenticate'>;
+
+/** A requested scope, each permission in it granted, in the order asked and without repeats; else ERR_INVALID_SCOPE. */
+function withinScope(asked: readonly string[], granted: readonly string[]): readonly string[] {
+  const outside = asked.filter((permission) => !granted.includes(permission));
+  if (outside.length > 0) throw new IssuerRefusal('ERR_INVALID_SCOPE', `the scope asks for what the client may not have: ${outside.join(' ')}`);
+  return [...new Set(asked)];
+}
 
 /**
  * The domain's refusals of a refresh token, each also an issuer refusal (a new one fails to compile

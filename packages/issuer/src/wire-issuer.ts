@@ -1,52 +1,27 @@
+import { publicUrlOf } from '@tessera/config';
 import { Jwks } from '@tessera/events';
 import type { GuardedEventStore } from '@tessera/event-store';
-import { epochSeconds, registerGauges, registerLabelledCounter, registerLabelledGauge, untilAvailable, type Host } from '@tessera/host';
+import { epochSeconds, registerGauges, untilAvailable, type Host } from '@tessera/host';
 import { problemResponses } from '@tessera/http';
 import type { RouteRegistrar } from '@tessera/server';
 import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
-import { createForwarding, type Forwarding } from './forward-to-home.js';
+import type { PeerLink } from './forwarding.js';
 import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
-import { requestMetadata } from './http-request.js';
 import type { IssuerParts } from './issuer-parts.js';
-import { PeerHealth } from './peer-health.js';
-import { recordRevokedElsewhere } from './revoked-elsewhere.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
+import { oauthRoutes, type OAuthRoutesOptions } from './oauth/oauth-routes.js';
+import type { InterfaceTokenOperations } from './token-service.js';
 import { v5TokenRoutes } from './routes-v5.js';
-
-/**
- * What an issuer takes from other regions' mirrored topics beyond keys and accounts (docs/decisions/0018):
- * their family events, the check material a revoke of their families is decided from here; and the
- * revocations they recorded of this region's families, folded into refresh decisions at once and
- * recorded in the family's own stream once this process may write.
- */
-export function issuerMirrorTargets(
-  host: Host,
-  store: GuardedEventStore,
-  issuer: Pick<IssuerParts, 'regions' | 'now'>,
-  writable: Promise<unknown>,
-  onFamilyEvent?: Parameters<typeof recordRevokedElsewhere>[2]['onFamilyEvent'],
-) {
-  const regions = issuer.regions;
-  if (!regions) return {};
-  const record = recordRevokedElsewhere(host, store, { now: issuer.now, writable, onFamilyEvent });
-  return {
-    families: regions.material,
-    remoteRevocations: {
-      apply: (event: Parameters<typeof regions.revokedElsewhere.apply>[0], recordedIn: string) => {
-        if (regions.revokedElsewhere.apply(event)) record(event, recordedIn);
-      },
-    },
-  };
-}
 
 /**
  * Wires an issuer into a process: once its read models have caught up (and its secret-hashing key
  * was checked against the log: `caughtUp` says when both are done) it makes sure it has a
  * signing key (publishing one if it has none), keeps one for as long as it runs, and is ready
- * only while it can sign. Returns its routes: the JWKS and the token operations.
+ * only while it can sign. Returns its routes: the JWKS and the token operations. With `link` (the
+ * region module's), forwarding to a family's home region, and forwarded requests accepted.
  */
-export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<unknown>): RouteRegistrar {
+export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerParts, caughtUp: Promise<unknown>, link?: PeerLink): RouteRegistrar {
   // Ready only while the keyring can sign: a key retired from another host makes the issuer
   // unready until keepKey has published its replacement.
   host.readiness.add('signing key', () => (issuer.keyring.ready ? undefined : 'the issuer has no usable signing key'));
@@ -80,66 +55,18 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   );
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
   host.onClose(issuer.authenticationFailures.start({ scheduler: host.scheduler }));
-  if (issuer.regions) wireRegionReadModels(host, issuer.regions, issuer.now);
-  return issuerRoutes(issuer, attemptThrottle(host), peerLink(host, issuer));
+  return issuerRoutes(issuer, attemptThrottle(host), link, { tokens: issuer.tokens, directory: issuer.directory, ...oauthIssuer(host) });
 }
 
-/** The check material and the revocations folded in from elsewhere: forgotten once they can matter no more, and counted. */
-function wireRegionReadModels(host: Host, regions: NonNullable<IssuerParts['regions']>, now: () => number): void {
-  const forget = setInterval(() => {
-    regions.material.forgetExpired(now());
-    regions.revokedElsewhere.forgetExpired(now());
-  }, 60_000);
-  forget.unref();
-  host.onClose(async () => clearInterval(forget));
-  registerGauges(host.metrics, {
-    tessera_family_check_entries: { help: 'Families of other regions whose check material this process holds (from their mirrored family topics)', read: () => regions.material.size },
-  });
-  registerLabelledCounter(
-    host.metrics,
-    'tessera_remote_revocations_total',
-    'Revokes of other regions\' families decided here while their home region was out of reach, by outcome (recorded: 200; unproven: 503; refused: 401)',
-    'outcome',
-    () => regions.remoteRevocation.outcomes(),
-  );
-  registerLabelledCounter(host.metrics, 'tessera_revoked_elsewhere_total', 'Revocations of this region\'s families that another region recorded, folded into refresh decisions here', 'source', () => ({ mirror: regions.revokedElsewhere.applied }));
-}
-
-/** The link to other regions' issuers, from TESSERA_REGION, TESSERA_PEER_* (docs/multi-region.md, docs/decisions/0012 and 0018). */
-function peerLink(host: Host, issuer: Pick<IssuerParts, 'regions'>): PeerLink {
+/**
+ * The OAuth 2.0 door's issuer identifier (RFC 8414): TESSERA_PUBLIC_URL, or the default built from
+ * the port the public listener bound. Its tokens carry it as `iss`; the spec's interfaces keep
+ * TESSERA_ISSUER, and both are Tessera's (docs/decisions/0025).
+ */
+function oauthIssuer(host: Host) {
   const { config } = host;
-  const secret = config.TESSERA_PEER_SECRET;
-  const regions = { own: config.TESSERA_REGION, bareFamilies: config.TESSERA_BARE_FAMILY_REGION, peers: config.TESSERA_PEER_REGIONS ?? {} };
-  // With a region, forwarding is on: a family named for an unconfigured region is refused, not looked up here.
-  if (config.TESSERA_REGION === undefined || secret === undefined) return { secret, forwarding: undefined };
-  const health = new PeerHealth({
-    peers: regions.peers,
-    failures: config.TESSERA_PEER_FAILURES,
-    probeIntervalSeconds: config.TESSERA_PEER_PROBE_INTERVAL,
-    onChange: (region, reachable, cause) =>
-      reachable ? host.log.warn({ region }, 'peer region reachable again') : host.log.warn({ region, cause }, 'peer region marked unreachable: revokes of its families are decided here, refreshes answer 503'),
-  });
-  const stopProbing = health.start();
-  host.onClose(async () => stopProbing());
-  registerLabelledGauge(host.metrics, 'tessera_peer_reachable', 'Each peer region as the failure detector sees it: 1 reachable, 0 marked unreachable', ['region'], async () =>
-    Object.entries(health.snapshot()).map(([region, reachable]) => [{ region }, reachable] as const),
-  );
-  const remote = issuer.regions?.remoteRevocation;
-  const forwarding = createForwarding({
-    regions,
-    secret,
-    timeoutSeconds: config.TESSERA_PEER_TIMEOUT,
-    revokeTimeoutSeconds: config.TESSERA_PEER_REVOKE_TIMEOUT,
-    health,
-    ...(remote ? { revokeHere: (refreshToken: string, request: Parameters<typeof requestMetadata>[0]) => remote.revoke(refreshToken, requestMetadata(request)) } : {}),
-  });
-  return { secret, forwarding };
-}
-
-export interface PeerLink {
-  /** TESSERA_PEER_SECRET: forwarded requests are accepted only with it. */
-  readonly secret: string | undefined;
-  readonly forwarding: Forwarding | undefined;
+  const issuer = () => publicUrlOf(config, host.listeners.ports().public);
+  return { issuer, issuers: () => [config.TESSERA_ISSUER, issuer()], clockSkewSeconds: config.TESSERA_CLOCK_SKEW };
 }
 
 /** Failure budgets from TESSERA_THROTTLE_*, in this process's memory, counted in tessera_throttled_total. */
@@ -170,7 +97,12 @@ const jwksSchema = {
  * serves, throttled when a throttle is given (in their own context, so no other route pays for
  * its hooks).
  */
-export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys' | 'now'>, throttle?: AttemptThrottle, link?: PeerLink): RouteRegistrar {
+export function issuerRoutes(
+  issuer: Pick<IssuerParts, 'keys' | 'now'> & { readonly tokens: InterfaceTokenOperations },
+  throttle?: AttemptThrottle,
+  link?: PeerLink,
+  oauth?: Omit<OAuthRoutesOptions, 'keys' | 'now'>,
+): RouteRegistrar {
   return async (app, listener) => {
     app.get('/.well-known/jwks.json', { schema: jwksSchema }, async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=60').send(issuer.keys.jwks(issuer.now())),
@@ -183,6 +115,10 @@ export function issuerRoutes(issuer: Pick<IssuerParts, 'tokens' | 'keys' | 'now'
       refuseUnauthenticatedPeers(tokenOperations);
       if (listener.v5) await tokenOperations.register(v5TokenRoutes, { tokens: issuer.tokens, forwarding: link?.forwarding });
       if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
+      // The OAuth 2.0 door, on the listener that serves the current interface.
+      if (listener.v5 && oauth) {
+        await tokenOperations.register(oauthRoutes, { keys: issuer.keys, now: issuer.now, ...oauth });
+      }
     });
   };
 }

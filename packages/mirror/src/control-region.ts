@@ -7,16 +7,24 @@ import { mirroredTopicsOf } from './mirrored-topics.js';
 /** The fence's name for this region's own log, the first of the sources it must have read. */
 export const localLogSource = 'this region\'s log';
 
+/** The regions a control-region fence is drawn from, as the region settings give them. */
+export interface ControlRegionSettings {
+  /** This process's region. */
+  readonly own: string | undefined;
+  /** The control region, the same in every region. */
+  readonly control: string | undefined;
+}
+
 /**
  * The fence every account writer of this region checks (docs/decisions/0018), or undefined without
- * TESSERA_CONTROL_REGION (no fence: one region, or regions that predate it). Before a first write
+ * a control region (no fence: one region, or regions that predate it). Before a first write
  * it must have read this region's own record of promotions and each other region's mirrored account
  * topic up to where it stood.
  */
-export function controlRegionFenceOf(config: TesseraConfig): ControlRegionFence | undefined {
-  if (config.TESSERA_CONTROL_REGION === undefined || config.TESSERA_REGION === undefined) return undefined;
+export function controlRegionFenceOf(config: TesseraConfig, regions: ControlRegionSettings | undefined): ControlRegionFence | undefined {
+  if (regions?.control === undefined || regions.own === undefined) return undefined;
   const topics = mirroredTopicsOf(config).filter((mirrored) => mirrored.carries === 'accounts').map((mirrored) => mirrored.topic);
-  return new ControlRegionFence(config.TESSERA_REGION, config.TESSERA_CONTROL_REGION, [localLogSource, ...topics]);
+  return new ControlRegionFence(regions.own, regions.control, [localLogSource, ...topics]);
 }
 
 /** What a command-line writer reads its own region's promotions from. */

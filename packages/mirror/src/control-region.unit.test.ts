@@ -5,6 +5,8 @@ import { ControlRegionFence } from '@tessera/domain';
 import { controlRegionFenceOf, localLogSource, readControlRegion, type ControlRegionLog } from './control-region.js';
 
 const secret = 's'.repeat(32);
+/** Region eu1, the control region, as the region settings give it. */
+const controlEu1 = { own: 'eu1', control: 'eu1' };
 const promotion = (region: string, epoch: number): ControlRegionChanged => ({ type: 'ControlRegionChanged', v: 1, region, epoch, recordedIn: 'eu1', at: 1_900_000_000 });
 
 /** This region's log, holding `events` in its control-region stream. */
@@ -21,13 +23,15 @@ function logOf(...events: ControlRegionChanged[]): ControlRegionLog & { readonly
 }
 
 describe('the control region\'s fence', () => {
-  it('is none without TESSERA_CONTROL_REGION: one region, or regions from before the fence', () => {
-    expect(controlRegionFenceOf(loadConfig({ TESSERA_REGION: 'eu1' }))).toBeUndefined();
+  it('is none without a control region: one region, or regions from before the fence', () => {
+    expect(controlRegionFenceOf(loadConfig({ TESSERA_REGION: 'eu1' }), { own: 'eu1', control: undefined })).toBeUndefined();
+    expect(controlRegionFenceOf(loadConfig({}), undefined)).toBeUndefined();
   });
 
   it('waits for this region\'s log and each mirrored account topic, not for the revocation topics', () => {
     const fence = controlRegionFenceOf(
       loadConfig({ TESSERA_REGION: 'eu1', TESSERA_CONTROL_REGION: 'eu1', TESSERA_PEER_REGIONS: 'us1=https://x:1,ap2=https://y:1', TESSERA_PEER_SECRET: secret, TESSERA_KAFKA_BROKERS: 'k:9092' }),
+      controlEu1,
     );
     expect(fence?.waitingFor).toEqual([localLogSource, 'us1.tessera.accounts', 'ap2.tessera.accounts']);
     expect(fence?.current).toEqual({ region: 'eu1', epoch: 0 });
@@ -37,7 +41,7 @@ describe('the control region\'s fence', () => {
 describe('a command-line writer reading the control region', () => {
   it('applies this region\'s recorded promotions and then counts its own log as read: with no mirrored topic, the fence opens', async () => {
     const config = loadConfig({ TESSERA_REGION: 'eu1', TESSERA_CONTROL_REGION: 'eu1' });
-    const fence = controlRegionFenceOf(config)!;
+    const fence = controlRegionFenceOf(config, controlEu1)!;
     const log = logOf(promotion('us1', 1), promotion('eu1', 2));
     await readControlRegion(config, fence, log);
     expect(log.asked).toEqual([streams.controlRegion()]);
@@ -48,7 +52,7 @@ describe('a command-line writer reading the control region', () => {
 
   it('refuses the write once the log says the control region moved elsewhere', async () => {
     const config = loadConfig({ TESSERA_REGION: 'eu1', TESSERA_CONTROL_REGION: 'eu1' });
-    const fence = controlRegionFenceOf(config)!;
+    const fence = controlRegionFenceOf(config, controlEu1)!;
     await readControlRegion(config, fence, logOf(promotion('us1', 1)));
     expect(fence.current).toEqual({ region: 'us1', epoch: 1 });
     expect(() => fence.checkAccountWrite()).toThrow(expect.objectContaining({ code: 'ERR_NOT_CONTROL_REGION' }));

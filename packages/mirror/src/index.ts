@@ -1,4 +1,4 @@
 export { wireMirroredRegions } from './mirrored-regions.js';
 export { mirroredTopicsOf, type MirroredTopic } from './mirrored-topics.js';
 export type { MirrorTargets } from './route-mirrored-event.js';
-export { controlRegionFenceOf, localLogSource, readControlRegion, type ControlRegionLog } from './control-region.js';
+export { controlRegionFenceOf, localLogSource, readControlRegion, type ControlRegionLog, type ControlRegionSettings } from './control-region.js';

@@ -19,13 +19,14 @@ interface RelayFlow {
 
 /**
  * The flows this process relays. Revocations always. Account events (credentials, permissions,
- * cuts, and the control region's changes) and family events only when the process has a region:
+ * cuts, and the control region's changes) and family events only when the process has a region
+ * (`region`, from the region settings):
  * the first let another region's issuer authenticate this region's credentials through
  * MirrorMaker 2, the second let it check a refresh token of this region's families that it is
  * asked to revoke while this region is out of reach (docs/multi-region.md). A single-region
  * deployment has no reader for either.
  */
-export function relayFlows(config: Host['config']): RelayFlow[] {
+export function relayFlows(config: Host['config'], region: string | undefined): RelayFlow[] {
   const flows: RelayFlow[] = [
     {
       topic: config.TESSERA_KAFKA_TOPIC,
@@ -35,7 +36,7 @@ export function relayFlows(config: Host['config']): RelayFlow[] {
       describes: 'revocation and key events',
     },
   ];
-  if (config.TESSERA_REGION !== undefined) {
+  if (region !== undefined) {
     flows.push({
       topic: config.TESSERA_KAFKA_ACCOUNT_TOPIC,
       types: accountTopicEventTypes,
@@ -59,15 +60,16 @@ export function relayFlows(config: Host['config']): RelayFlow[] {
  * with its lag on /metrics. Stopped first on shutdown, so what it read gets one bounded
  * attempt to reach Kafka while the store is still open. Each flow has its own checkpoint, so
  * a slow topic never holds another back and neither can skip what the other has not sent.
+ * `region`: this process's region, when it has one (the account and family topics are relayed too).
  */
-export async function wireRelay(host: Host, store: EventStore): Promise<void> {
+export async function wireRelay(host: Host, store: EventStore, region?: string): Promise<void> {
   const { config, log } = host;
   const brokers = config.TESSERA_KAFKA_BROKERS;
   // The configuration refuses a relay without brokers; the all-in-one wires it only with them.
   if (!brokers) throw new ConfigError('the relay needs TESSERA_KAFKA_BROKERS');
   // TLS and SASL from TESSERA_KAFKA_*, files read now: a missing CA or password file stops the start.
   const security = kafkaSecurityOf(config);
-  for (const flow of relayFlows(config)) {
+  for (const flow of relayFlows(config, region)) {
     const feed = createKafkaFeed({ brokers, topic: flow.topic, logger: log, ...security });
     const relay = createRelay({
       store,

@@ -94,6 +94,7 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'LegacyCredentialIssued':
       case 'LegacyCredentialRevoked':
       case 'PermissionsChanged':
+      case 'AccountAudiencesSet':
       case 'ControlRegionChanged':
         // Nothing for this projection: a token carries its scope, a revoked credential's
         // refreshes are refused by the issuer (cutting its tokens is a cut event of its own), and

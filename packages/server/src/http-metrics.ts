@@ -8,6 +8,9 @@ const tokenOperations: Record<string, string> = {
   '/v5/Authorization/refresh-oauth-token': 'refresh',
   '/v5/Authorization/revoke-oauth-token': 'revoke',
   '/v1/authenticate': 'legacy_issue',
+  '/oauth2/token': 'oauth_token',
+  '/oauth2/introspect': 'introspect',
+  '/oauth2/revoke': 'oauth_revoke',
 };
 
 /** Counts outcomes from the answers, so no route has to remember to: a response step of the server's. */

@@ -32,7 +32,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 const description = [
   'Event-sourced token authority: the current interface (v5) and the older one (v1), described in docs/interface.md of the repository.',
   '',
-  'Every error is `application/problem+json` (RFC 9457). Beyond the statuses each operation lists:',
+  'Every error is `application/problem+json` (RFC 9457), except on the OAuth 2.0 endpoints (`/oauth2/*`), which',
+  'answer RFC 6749 section 5.2 JSON (`error`, `error_description`) as OAuth clients expect. Beyond the statuses each operation lists:',
   'a known path asked with a method it does not take answers 405 with `Allow`; a request Node cannot',
   'parse answers 400, headers that are too large 431, a request that does not arrive in time 408,',
   'and an unknown method 501, each on a connection that is then closed.',

@@ -1,15 +1,14 @@
 import { join } from 'node:path';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { publicUrlOf } from '@tessera/config';
-import type { AdminScope, TokenCutEvent, TokenRevoked } from '@tessera/events';
+import type { AdminScope } from '@tessera/events';
 import type { GuardedEventStore, LogReader } from '@tessera/event-store';
-import { epochSeconds, registerCounter, untilAvailable, type Host } from '@tessera/host';
+import { epochSeconds, untilAvailable, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar, RouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
 import { createFileCheckpoints } from './delivery/delivery-checkpoints.js';
 import { firstEventHorizon } from './delivery/retention.js';
 import { Transmitter } from './delivery/transmitter.js';
-import { MirroredRevocations, type MirroredRevocationSource } from './mirrored-revocations.js';
 import { ReceiverDirectory } from './receiver-directory.js';
 import { receiverAdminRoutes } from './receiver-admin-routes.js';
 import { createHeaderSeal } from './sealed-header.js';
@@ -37,10 +36,10 @@ export interface SharedSignals {
   /** The receiver and stream read models, for the process's own follower of the log. */
   readonly readers: readonly LogReader[];
   /**
-   * With TESSERA_REGION: where the mirror hands other regions' revocations and cuts, to be recorded
-   * in this region's log for its receivers (mirrored-revocations.ts); undefined without a region.
+   * True once a stream exists: the region module records other regions' revocations for this
+   * region's receivers only then (with none, no receiver would get them).
    */
-  readonly mirrored: { receive(revocation: TokenRevoked | TokenCutEvent, source: MirroredRevocationSource): void } | undefined;
+  readonly anyStream: () => boolean;
 }
 
 /**
@@ -79,22 +78,6 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     now,
     counters: registerSsfMetrics(host.metrics, (): Transmitter => transmitter),
   });
-  const mirrored =
-    config.TESSERA_REGION === undefined
-      ? undefined
-      : new MirroredRevocations({
-          store,
-          own: config.TESSERA_REGION,
-          bareFamilies: config.TESSERA_BARE_FAMILY_REGION,
-          clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
-          refreshTokenTtlSeconds: config.TESSERA_REFRESH_TOKEN_TTL,
-          now,
-          anyStream: () => directory.anyStream,
-          caughtUp: host.readModels.caughtUp,
-          untilAvailable: async (operation) => untilAvailable(store, operation),
-          onRecordFailed: (error, source) => logger.warn({ err: error, region: source.region }, "could not record another region's revocation for the Shared Signals receivers"),
-        });
-  if (mirrored) registerCounter(host.metrics, 'tessera_ssf_mirrored_revocations_total', "Other regions' revocations and cuts recorded in this region's log for its Shared Signals receivers", () => mirrored.recordedSinceStart);
   // Started once the read models have caught up and a stream exists; stopped once, before the store closes.
   let closed = false;
   let starting: Promise<void> | undefined;
@@ -119,7 +102,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   return {
     routes: async (app) => streamRoutes(app, { issuer, issuerAtStart, receivers, management, transmitter, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
     adminRoutes: async (app) => receiverAdminRoutes(app, { store, hashers: parts.hashers, now, requireScope: parts.requireScope, adminTokenIdOf: parts.adminTokenIdOf }),
-    readers: [receivers.reader, directory.reader, ...(mirrored ? [mirrored.reader] : [])],
-    mirrored,
+    readers: [receivers.reader, directory.reader],
+    anyStream: () => directory.anyStream,
   };
 }

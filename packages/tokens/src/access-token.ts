@@ -42,7 +42,8 @@ export type TokenVerification = { readonly ok: true; readonly claims: AccessToke
 
 export interface VerifyOptions {
   readonly keys: PublicKeySet;
-  readonly issuer: string;
+  /** The `iss` accepted: one issuer, or several (the spec's interfaces' TESSERA_ISSUER and the OAuth 2.0 door's public URL). */
+  readonly issuer: string | readonly string[];
   readonly audience: string;
   readonly nowSeconds: number;
   /** Tolerance for an `iat` or `nbf` slightly in the future from another host's clock. Expiry gets none. */
@@ -99,7 +100,7 @@ export function verifySignature(token: string, keys: PublicKeySet, nowSeconds: n
 
 /** The per-request checks: issuer, audience, expiry, not-yet-valid (`iat`, and `nbf` when present). */
 export function checkClaims(claims: AccessTokenClaims, options: Omit<VerifyOptions, 'keys'>): TokenVerification {
-  if (claims.iss !== options.issuer) return reject('ERR_TOKEN_ISSUER');
+  if (typeof options.issuer === 'string' ? claims.iss !== options.issuer : !options.issuer.includes(claims.iss)) return reject('ERR_TOKEN_ISSUER');
   if (claims.aud !== options.audience) return reject('ERR_TOKEN_AUDIENCE');
   if (options.nowSeconds >= claims.exp) return reject('ERR_TOKEN_EXPIRED');
   const latestStart = options.nowSeconds + (options.clockSkewSeconds ?? 60);

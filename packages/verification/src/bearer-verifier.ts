@@ -23,6 +23,12 @@ export interface AccessRequirement {
   readonly interface: TokenInterface;
   /** A scope the token must carry; omit when any valid token will do. */
   readonly permission?: string;
+  /**
+   * The audience this service is (an RFC 8707 resource an account may ask tokens for). Omit to
+   * accept only the interface's default audience, so a token minted for a resource is refused
+   * where that resource was not configured.
+   */
+  readonly audience?: string;
 }
 
 /** The projection as the verifier sees it: fed from the log in-process, or from Kafka elsewhere. */
@@ -38,7 +44,12 @@ export interface RevocationCheck {
 export interface BearerVerifierDeps {
   readonly keys: PublicKeySet;
   readonly projection: RevocationCheck;
-  readonly issuer: string;
+  /**
+   * The `iss` accepted: Tessera's TESSERA_ISSUER, and its public URL when tokens from its OAuth 2.0
+   * endpoints are accepted too. A function is asked at each decision, for an issuer known only once
+   * a listener has bound its port.
+   */
+  readonly issuer: string | readonly string[] | (() => string | readonly string[]);
   /** Epoch seconds. */
   readonly now: () => number;
   readonly clockSkewSeconds?: number;
@@ -104,8 +115,8 @@ export function createBearerVerifier(deps: BearerVerifierDeps) {
     }
     if (!signed.ok) return { status: 401, code: signed.code, detail: details[signed.code] };
     const checked = checkClaims(signed.claims, {
-      issuer: deps.issuer,
-      audience: audiences[requirement.interface],
+      issuer: typeof deps.issuer === 'function' ? deps.issuer() : deps.issuer,
+      audience: requirement.audience ?? audiences[requirement.interface],
       nowSeconds,
       clockSkewSeconds: deps.clockSkewSeconds,
     });

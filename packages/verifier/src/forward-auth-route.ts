@@ -19,6 +19,12 @@ const ForwardAuthQuery = z.object({
     .optional()
     .describe('true: any valid token of the interface will do. Must be said explicitly; a permission, when named, is still checked'),
   interface: z.enum(['v5', 'v1']).optional().describe('Which interface the token must belong to (default v5)'),
+  audience: z
+    .string()
+    .max(512)
+    .regex(/^[\x21-\x7e]+$/, 'must be an absolute URI in visible ASCII')
+    .optional()
+    .describe('The audience of the protected service (an RFC 8707 resource): the token must carry it as `aud`. Absent: only the default audience (`tessera:v5`)'),
 });
 
 /**
@@ -81,6 +87,7 @@ export async function forwardAuthRoute(app: FastifyInstance, options: { verifier
       const decision = await options.verifier.check(request.headers.authorization, {
         interface: request.query.interface === 'v1' ? 'v1' : 'v5',
         permission: permission || undefined,
+        ...(request.query.audience === undefined ? {} : { audience: request.query.audience }),
       });
       if (decision.status !== 200) return sendAccessRefusal(reply, decision);
       const { claims } = decision;

@@ -1,4 +1,5 @@
 import type { Host } from '@tessera/host';
+import { regionSettings } from '@tessera/regions';
 import type { Composition } from '@tessera/server';
 import { wireIssuerProcess } from '@tessera/service-issuer/process';
 import { createVerifierParts } from '@tessera/verifier';
@@ -15,7 +16,7 @@ export async function composeAllInOne(host: Host): Promise<Composition> {
   if (config.TESSERA_KAFKA_BROKERS) {
     // Kafka's client is loaded only when it is configured.
     const { wireRelay } = await import('@tessera/relay');
-    await wireRelay(host, store);
+    await wireRelay(host, store, regionSettings(host.config)?.own);
   }
   return composition;
 }

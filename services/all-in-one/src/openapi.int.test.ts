@@ -77,7 +77,7 @@ describe('/openapi.json', () => {
     }
   });
 
-  it('gives every response a content type, and every error application/problem+json', () => {
+  it('gives every response a content type, and every error application/problem+json but the OAuth 2.0 endpoints\' RFC 6749 JSON', () => {
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, { responses }] of Object.entries(operations)) {
         expect(Object.keys(responses).length, `${method} ${path}`).toBeGreaterThan(0);
@@ -88,7 +88,8 @@ describe('/openapi.json', () => {
             expect(types, `${method} ${path} ${status}`).toEqual([]);
             continue;
           }
-          expect(types, `${method} ${path} ${status}`).toEqual(Number(status) >= 400 ? ['application/problem+json'] : ['application/json']);
+          const errorType = path.startsWith('/oauth2/') ? 'application/json' : 'application/problem+json';
+          expect(types, `${method} ${path} ${status}`).toEqual(Number(status) >= 400 ? [errorType] : ['application/json']);
           expect(response.content?.[types[0]!]?.schema, `${method} ${path} ${status}`).toBeDefined();
         }
       }

@@ -1,17 +1,19 @@
 import type { ControlRegionFence } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
+import { regionSettings } from '@tessera/regions';
 import type { CommandContext } from './command-context.js';
 
 /**
  * The control region's fence as a command-line writer checks it (docs/decisions/0018): this
  * region's record of promotions from the log, and each other region's mirrored account topic read
- * up to its end, as a server that just started would. Undefined without TESSERA_CONTROL_REGION.
+ * up to its end, as a server that just started would. Undefined without a control region.
  */
 export async function readControlRegionFence(command: CommandContext, store: Pick<EventStore, 'readStream'>): Promise<ControlRegionFence | undefined> {
-  if (command.config.TESSERA_CONTROL_REGION === undefined) return undefined;
+  const regions = regionSettings(command.config);
+  if (regions?.control === undefined) return undefined;
   // Kafka's client comes with the mirror package: loaded only when a fence is configured.
   const { controlRegionFenceOf, readControlRegion } = await import('@tessera/mirror');
-  const fence = controlRegionFenceOf(command.config);
+  const fence = controlRegionFenceOf(command.config, regions);
   if (!fence) return undefined;
   await readControlRegion(command.config, fence, store);
   return fence;

@@ -1,6 +1,7 @@
 import type { ControlRegionFence } from '@tessera/domain';
 import { logReader, type LogReader } from '@tessera/event-store';
 import { registerGauges, type Host } from '@tessera/host';
+import type { RegionSettings } from '@tessera/regions';
 
 export interface WiredControlRegionFence {
   readonly fence: ControlRegionFence;
@@ -10,15 +11,15 @@ export interface WiredControlRegionFence {
 
 /**
  * The control region's fence in a server that writes accounts (the admin API's account cut), or
- * undefined without TESSERA_CONTROL_REGION (docs/decisions/0018). Fed by the log follower (this
+ * undefined without a control region (docs/decisions/0018). Fed by the log follower (this
  * region's promotions) and the mirror followers (other regions' promotions, and when each account
  * topic has been read up to where it stood); until both have, account writes wait.
  */
-export async function wireControlRegionFence(host: Host): Promise<WiredControlRegionFence | undefined> {
-  if (host.config.TESSERA_CONTROL_REGION === undefined) return undefined;
+export async function wireControlRegionFence(host: Host, regions: RegionSettings | undefined): Promise<WiredControlRegionFence | undefined> {
+  if (regions?.control === undefined) return undefined;
   // Kafka's client comes with the mirror package: loaded only when a fence is configured.
   const { controlRegionFenceOf, localLogSource } = await import('@tessera/mirror');
-  const fence = controlRegionFenceOf(host.config);
+  const fence = controlRegionFenceOf(host.config, regions);
   if (!fence) return undefined;
   registerGauges(host.metrics, {
     tessera_control_region_epoch: { help: 'The highest control-region epoch this process has seen (0: TESSERA_CONTROL_REGION, no promotion yet)', read: () => fence.current.epoch },

@@ -3,7 +3,8 @@ import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import type { GuardedEventStore } from '@tessera/event-store';
 import { followInto, openGuardedStore, type Host } from '@tessera/host';
-import { createIssuerParts, issuerMirrorTargets, wireIssuer, wireSecretHashing, type IssuerParts, type SecretHashing } from '@tessera/issuer';
+import { createIssuerParts, wireIssuer, wireSecretHashing, type IssuerParts, type SecretHashing } from '@tessera/issuer';
+import { createIssuerRegionParts, issuerMirrorTargets, regionSettings, wireIssuerRegion, wireMirroredRevocations } from '@tessera/regions';
 import type { Composition } from '@tessera/server';
 import { wireSharedSignals, type SharedSignalsParts } from '@tessera/ssf';
 import { verifierRoutes, wireLogFedVerifier, type VerifierParts } from '@tessera/verifier';
@@ -40,19 +41,21 @@ export interface IssuerProcess {
  */
 export async function wireIssuerProcess(host: Host, options: IssuerProcessOptions = {}): Promise<IssuerProcess> {
   const { verifier } = options;
+  // The region module, included when the config names a region or a peer link (docs/multi-region.md).
+  const regions = regionSettings(host.config);
   const store = await openGuardedStore(host);
   const hashing = wireSecretHashing(host, store);
-  const issuer = createIssuerParts(
-    host,
-    store,
-    hashing.keyring,
-    verifier && { onFamilyEvent: verifier.state.applyFamilyEvent, shared: { directory: verifier.state.accounts, keys: verifier.state.keys } },
-  );
+  // What revoke from anywhere needs, when this process has a region (docs/decisions/0018).
+  const region = regions && createIssuerRegionParts(host, regions, { store, hashers: hashing.keyring, onFamilyEvent: verifier?.state.applyFamilyEvent });
+  const issuer = createIssuerParts(host, store, hashing.keyring, {
+    region,
+    ...(verifier && { onFamilyEvent: verifier.state.applyFamilyEvent, shared: { directory: verifier.state.accounts, keys: verifier.state.keys } }),
+  });
   // The audit index (audit-index.db in the data folder) follows the log in this process; its
   // queries join the admin API, behind an admin token with audit:read.
-  const audit = wireAudit(host, { relayInProcess: options.relayInProcess ?? false });
+  const audit = wireAudit(host, { relayInProcess: options.relayInProcess ?? false, regionalRelay: regions?.own !== undefined });
   // Account writes (an account's cut) only in the control region, once confirmed (docs/decisions/0018).
-  const control = await wireControlRegionFence(host);
+  const control = await wireControlRegionFence(host, regions);
   // The admin API's routes are for the admin listener only. Operator revocations reach a verifier
   // in this process before the answer, as revoke-oauth-token's do; a cut also dates this issuer's next tokens.
   const admin = wireAdminApi(host, store, {
@@ -65,9 +68,11 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
   // The Shared Signals transmitter (docs/shared-signals.md): its read models join the process's
   // follower, its SETs are signed with this issuer's keys.
   const signals = wireSharedSignals(host, store, sharedSignalsParts(issuer, admin, hashing));
+  // With a region, other regions' revocations are recorded in this log for this region's receivers.
+  const mirroredRevocations = regions && wireMirroredRevocations(host, store, regions, signals);
   // The process's read models: what waits for them (Shared Signals' delivery, the fence, archiving,
   // the issuer's first write) waits on host.readModels, in whatever order it was wired.
-  followInto(host, store, [...hashing.readers, ...issuer.readers, ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(control?.readers ?? [])], {
+  followInto(host, store, [...hashing.readers, ...issuer.readers, ...(region?.readers ?? []), ...(verifier?.state.readers ?? []), ...admin.readers, ...signals.readers, ...(mirroredRevocations ? [mirroredRevocations.reader] : []), ...(control?.readers ?? [])], {
     name: 'read models',
     notReady: 'read models are catching up with the event log',
     readModels: true,
@@ -83,12 +88,14 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
       keys: issuer.keys,
       accounts: issuer.directory,
       ...(verifier ? { projection: verifier.state.projection } : {}),
-      ...issuerMirrorTargets(host, store, issuer, writable, verifier?.state.applyFamilyEvent),
+      ...issuerMirrorTargets(host, store, region, writable, verifier?.state.applyFamilyEvent),
       ...(control ? { control: control.fence } : {}),
-      ...(signals.mirrored ? { signals: signals.mirrored } : {}),
+      ...(mirroredRevocations ? { signals: mirroredRevocations } : {}),
     });
   }
-  const routes = [wireIssuer(host, store, issuer, writable), ...(verifier ? [verifierRoutes(host, verifier)] : []), signals.routes];
+  // The link to other regions' issuers: forwarding to a family's home region, forwarded requests accepted.
+  const link = regions && wireIssuerRegion(host, regions, region);
+  const routes = [wireIssuer(host, store, issuer, writable, link), ...(verifier ? [verifierRoutes(host, verifier)] : []), signals.routes];
   return { composition: { routes, adminRoutes: [admin.routes, signals.adminRoutes] }, store };
 }
 

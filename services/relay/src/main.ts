@@ -1,5 +1,6 @@
 import type { TesseraConfig } from '@tessera/config';
 import { openGuardedStore, type Host } from '@tessera/host';
+import { regionSettings } from '@tessera/regions';
 import { wireRelay } from '@tessera/relay';
 import { runHost, type RunningServer, type StartOptions } from '@tessera/server';
 
@@ -9,7 +10,7 @@ import { runHost, type RunningServer, type StartOptions } from '@tessera/server'
  * composition with none.
  */
 export async function composeRelay(host: Host): Promise<{ readonly routes: readonly [] }> {
-  await wireRelay(host, await openGuardedStore(host));
+  await wireRelay(host, await openGuardedStore(host), regionSettings(host.config)?.own);
   return { routes: [] };
 }
 

@@ -123,6 +123,12 @@ message naming the value, rather than pods that crash later.
 {{- if and .Values.kafka.sasl.mechanism (not .Values.kafka.sasl.existingSecret) }}
 {{- fail "kafka.sasl.mechanism needs kafka.sasl.existingSecret (the password file)" }}
 {{- end }}
+{{- if not .Values.publicUrl }}
+{{- fail "publicUrl: set the https URL clients reach Tessera at (TESSERA_PUBLIC_URL, e.g. --set publicUrl=https://auth.example.com); the OAuth 2.0 and Shared Signals metadata name every endpoint under it" }}
+{{- end }}
+{{- if not (hasPrefix "https://" .Values.publicUrl) }}
+{{- fail "publicUrl must be an https URL (TESSERA_PUBLIC_URL)" }}
+{{- end }}
 {{- range $key, $_ := .Values.config }}
 {{- if eq $key "TESSERA_PEER_SECRET" }}
 {{- fail "config.TESSERA_PEER_SECRET: a secret does not go in a ConfigMap; use peerSecret" }}
@@ -148,6 +154,7 @@ away from where the probes, Services and volumes expect it.
 {{- $_ := set $c "TESSERA_ADMIN_HOST" "0.0.0.0" }}
 {{- $_ := set $c "TESSERA_ADMIN_PORT" (toString $v.ports.admin) }}
 {{- $_ := set $c "TESSERA_DATA_DIR" (include "tessera.dataDir" $root) }}
+{{- $_ := set $c "TESSERA_PUBLIC_URL" $v.publicUrl }}
 {{- $kafkaFed := and (eq $role "verifier") (include "tessera.kafkaFedVerifier" $root) }}
 {{- if and $v.eventStore.url (not $v.eventStore.existingSecret) (not $kafkaFed) }}
 {{- $_ := set $c "TESSERA_EVENT_STORE" $v.eventStore.url }}

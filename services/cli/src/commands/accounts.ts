@@ -12,6 +12,7 @@ import { print, shown } from '../output.js';
 const options = {
   name: { type: 'string' },
   permission: { type: 'string', multiple: true },
+  audience: { type: 'string', multiple: true },
   legacy: { type: 'boolean' },
   json: { type: 'boolean' },
   account: { type: 'string' },
@@ -58,6 +59,15 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           );
           return 0;
         }
+        case 'set-audiences': {
+          const audiences = values.audience ?? [];
+          // An empty set leaves only the default audience: that must be asked for, as for permissions.
+          if (audiences.length === 0 && !values.none) throw new CliError('set-audiences needs --audience URI (one or more), or --none to leave only the default audience');
+          if (audiences.length > 0 && values.none) throw new CliError('set-audiences takes --audience or --none, not both');
+          const changed = await accounts.setAudiences(required(values.account, '--account'), audiences);
+          print(json, { account_id: changed.accountId, audiences, events: changed.events }, `audiences of ${changed.accountId} set to: ${audiences.join(' ') || '(none: the default audience only)'}`);
+          return 0;
+        }
         case 'add-legacy-key': {
           const added = await accounts.addLegacyKey(required(values.account, '--account'));
           print(json, { account_id: added.accountId, apiid: added.apiId, apikey: added.apiKey }, `Legacy credential added. ${secretsNotice}\n  apiid   ${added.apiId}\n  apikey  ${added.apiKey}`);
@@ -74,7 +84,7 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           return 0;
         }
         default:
-          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, add-legacy-key, revoke-legacy-key');
+          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, add-legacy-key, revoke-legacy-key');
       }
     } catch (error) {
       // A refusal of the service is the caller's to fix: one line, exit code 3 when what it names does not exist, else 2.

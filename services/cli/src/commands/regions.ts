@@ -1,6 +1,7 @@
 import { streams } from '@tessera/events';
 import { DomainError, promoteControlRegion } from '@tessera/domain';
 import { ExpectedRevisionConflict } from '@tessera/event-store';
+import { regionSettings } from '@tessera/regions';
 import { withExistingLog } from '../admin-store.js';
 import { CliError } from '../cli-error.js';
 import type { CommandContext } from '../command-context.js';
@@ -23,11 +24,11 @@ export async function runRegions(command: CommandContext, argv: string[]): Promi
   const [subcommand, ...rest] = argv;
   const { values } = parseCommandOptions(rest, options);
   if (subcommand !== 'promote-control') throw new CliError('regions needs: promote-control --region NAME');
-  const { config } = command;
-  const own = config.TESSERA_REGION;
-  if (own === undefined || config.TESSERA_CONTROL_REGION === undefined) throw new CliError('regions promote-control needs TESSERA_REGION and TESSERA_CONTROL_REGION (the same in every region)');
+  const regions = regionSettings(command.config);
+  const own = regions?.own;
+  if (own === undefined || regions?.control === undefined) throw new CliError('regions promote-control needs TESSERA_REGION and TESSERA_CONTROL_REGION (the same in every region)');
   const region = values.region;
-  const known = new Set([own, config.TESSERA_CONTROL_REGION, ...Object.keys(config.TESSERA_PEER_REGIONS ?? {}), ...(config.TESSERA_MIRRORED_REGIONS ?? [])]);
+  const known = new Set([own, regions.control, ...Object.keys(regions.peers), ...(regions.mirrored ?? [])]);
   if (region === undefined || !known.has(region)) throw new CliError(`--region must name a region this one knows: ${[...known].sort().join(', ')}`);
   return withExistingLog(
     command,

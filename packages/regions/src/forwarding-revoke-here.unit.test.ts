@@ -6,11 +6,9 @@ import { DomainError } from '@tessera/domain';
 import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
 import { PublicKeySet, newFamilyId, newRefreshToken } from '@tessera/tokens';
+import { issuerRoutes, IssuerRefusal, type InterfaceTokenOperations } from '@tessera/issuer';
 import { createForwarding } from './forward-to-home.js';
-import { issuerRoutes } from './wire-issuer.js';
-import { IssuerRefusal } from './issuer-errors.js';
 import { PeerHealth } from './peer-health.js';
-import type { TokenService } from './token-service.js';
 
 /**
  * Region b's issuer, forwarding a-homed families to a home issuer played by a plain HTTP server
@@ -24,7 +22,7 @@ const refuse = (operation: string) => async (): Promise<never> => {
   servedHere.push(operation);
   throw new IssuerRefusal('ERR_INVALID_CLIENT', 'no');
 };
-const tokens: TokenService = { getToken: refuse('get'), refreshToken: refuse('refresh'), revokeToken: refuse('revoke'), legacyAuthenticate: refuse('legacy') };
+const tokens: InterfaceTokenOperations = { getToken: refuse('get'), refreshToken: refuse('refresh'), revokeToken: refuse('revoke'), legacyAuthenticate: refuse('legacy') };
 
 let home: Server | undefined;
 /** Requests that reached the home server: a forward that was tried. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ManualClock, ManualScheduler } from '@tessera/timing';
 import { PeerHealth } from './peer-health.js';
 
 const peers = { a: 'https://issuer.a:8443', c: 'https://issuer.c:8443' };
@@ -51,5 +52,38 @@ describe('the failure detector on the link to other regions', () => {
     answers['https://issuer.a:8443'] = async () => true;
     await health.probeAll();
     expect(health.isReachable('a')).toBe(true);
+  });
+
+  it('probes in the background every interval, the next probe after the last one ended, until stopped', async () => {
+    const clock = new ManualClock(1_800_000_000_000);
+    const scheduler = new ManualScheduler(clock);
+    const probed: number[] = [];
+    let healthy = false;
+    const health = new PeerHealth({
+      peers: { a: 'https://issuer.a:8443' },
+      failures: 2,
+      probeIntervalSeconds: 5,
+      scheduler,
+      probe: async () => {
+        probed.push(clock.now());
+        return healthy;
+      },
+    });
+    const stop = health.start();
+    await scheduler.advance(4_999);
+    expect(probed).toHaveLength(0);
+    await scheduler.advance(1);
+    expect(probed).toEqual([1_800_000_005_000]);
+    expect(health.isReachable('a')).toBe(true);
+    await scheduler.advance(5_000);
+    // Two failed probes in a row mark the region, with no request from a client.
+    expect(probed).toHaveLength(2);
+    expect(health.isReachable('a')).toBe(false);
+    healthy = true;
+    await scheduler.advance(5_000);
+    expect(health.isReachable('a')).toBe(true);
+    stop();
+    await scheduler.advance(60_000);
+    expect(probed).toHaveLength(3);
   });
 });

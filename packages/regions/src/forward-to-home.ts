@@ -1,11 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { problemTypes, sendProblem } from '@tessera/http';
+import { isForwardedByPeer, isoTime, noStore, peerHeaders, refreshRefusal, type Forwarding } from '@tessera/issuer';
 import { traceContextHeaders } from '@tessera/tracing';
 import { decideHome, type RegionMap } from './home-region.js';
-import { isoTime, noStore } from './http-request.js';
-import { refreshRefusal } from './issuer-errors.js';
 import type { PeerHealth } from './peer-health.js';
-import { isForwardedByPeer, peerHeaders } from './peer-link.js';
 
 export interface ForwardingOptions {
   readonly regions: RegionMap;
@@ -31,14 +29,6 @@ const relayedHeaders = ['content-type', 'cache-control', 'pragma', 'retry-after'
 const homeUnavailableRetryAfterSeconds = 5;
 
 const revokeRoute = '/v5/Authorization/revoke-oauth-token';
-
-/**
- * Answers the request when `refreshToken`'s family is homed elsewhere, and says so: true once it
- * has sent the answer, false when the family is homed here. A boolean, not the reply: a reply is
- * thenable, and awaiting one resolves to nothing once it is sent, which read as "homed here" and
- * ran this region's own token service on a request already answered.
- */
-export type Forwarding = (refreshToken: string, request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 
 type Exchange = { readonly kind: 'answered'; readonly answer: Response; readonly body: string } | { readonly kind: 'failed'; readonly cause: string; readonly timedOut: boolean };
 

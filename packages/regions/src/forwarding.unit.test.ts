@@ -4,12 +4,8 @@ import type { EventMetadata } from '@tessera/contracts';
 import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
 import { PublicKeySet, newFamilyId, newRefreshToken } from '@tessera/tokens';
+import { createInMemoryAttemptLimiter, isForwardedByPeer, issuerRoutes, IssuerRefusal, peerHeaders, type InterfaceTokenOperations } from '@tessera/issuer';
 import { decideHome, type RegionMap } from './home-region.js';
-import { createInMemoryAttemptLimiter } from './in-memory-attempt-limiter.js';
-import { issuerRoutes } from './wire-issuer.js';
-import { IssuerRefusal } from './issuer-errors.js';
-import { isForwardedByPeer, peerHeaders } from './peer-link.js';
-import type { TokenService } from './token-service.js';
 import { systemClock } from '@tessera/timing';
 
 describe('which region answers a refresh (decideHome)', () => {
@@ -41,11 +37,11 @@ describe('which region answers a refresh (decideHome)', () => {
 describe('the peer link on the home issuer', () => {
   const secret = 'p'.repeat(40);
   const seen: { metadata: EventMetadata }[] = [];
-  const pair = { issuedAt: 1, accessToken: 'at', refreshToken: 'rt', expiresAt: 2 };
+  const pair = { issuedAt: 1, accessToken: 'at', refreshToken: 'rt', expiresAt: 2, scope: [] };
   const refuse = async (): Promise<never> => {
     throw new IssuerRefusal('ERR_INVALID_CLIENT', 'no');
   };
-  const tokens: TokenService = {
+  const tokens: InterfaceTokenOperations = {
     getToken: refuse,
     refreshToken: async (token, metadata) => {
       seen.push({ metadata });

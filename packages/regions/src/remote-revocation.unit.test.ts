@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { streams, type FamilyEvent, type TokenIssued } from '@tessera/events';
 import { DomainError, FamilyCheckMaterial } from '@tessera/domain';
 import { InMemoryEventStore } from '@tessera/event-store';
+import { IssuerRefusal } from '@tessera/issuer';
 import { createSecretHasher, familyOfRefreshToken, newFamilyId, newRefreshToken, singleKeyHashers } from '@tessera/tokens';
-import { IssuerRefusal } from './issuer-errors.js';
 import { createRemoteRevocation } from './remote-revocation.js';
 
 const t0 = 1_800_000_000;

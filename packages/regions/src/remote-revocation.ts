@@ -1,8 +1,8 @@
 import { streams, type EventMetadata, type FamilyEvent } from '@tessera/events';
 import { DomainError, decideRemoteRevocation, type FamilyCheckMaterial } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
+import { refreshRefusal } from '@tessera/issuer';
 import { familyOfRefreshToken, type SecretHashers } from '@tessera/tokens';
-import { refreshRefusal } from './issuer-errors.js';
 
 export interface RemoteRevocationDeps {
   readonly store: Pick<EventStore, 'append'>;

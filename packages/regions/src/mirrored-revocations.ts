@@ -1,6 +1,6 @@
 import { streams, type RevocationMirrored, type TokenCutEvent, type TokenRevoked } from '@tessera/events';
 import { logReader, type EventStore, type LogReader } from '@tessera/event-store';
-import { homeRegionOfFamily } from '@tessera/tokens';
+import { familyHomedIn } from './home-region.js';
 
 /** Where a mirrored revocation came from: the region whose log recorded it, and its id and time there. */
 export interface MirroredRevocationSource {
@@ -12,7 +12,7 @@ export interface MirroredRevocationSource {
 
 export interface MirroredRevocationsOptions {
   readonly store: Pick<EventStore, 'append'>;
-  /** TESSERA_REGION, and where bare family ids are homed: a family homed here reaches the log through its own stream. */
+  /** This process's region, and where bare family ids are homed: a family homed here reaches the log through its own stream. */
   readonly own: string;
   readonly bareFamilies?: string | undefined;
   /** TESSERA_CLOCK_SKEW: how long past its last rejection a revocation is still remembered as sent. */
@@ -93,7 +93,7 @@ export class MirroredRevocations {
   }
 
   private homedHere(familyId: string): boolean {
-    return (homeRegionOfFamily(familyId) ?? this.options.bareFamilies ?? this.options.own) === this.options.own;
+    return familyHomedIn(familyId, this.options.own, this.options.bareFamilies);
   }
 
   private remember(revocation: TokenRevoked | TokenCutEvent, source: MirroredRevocationSource | undefined): void {

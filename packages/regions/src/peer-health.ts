@@ -1,3 +1,5 @@
+import { systemScheduler, type Scheduler } from '@tessera/timing';
+
 /**
  * The failure detector on the link to other regions' issuers (docs/multi-region.md, "Revocation
  * from anywhere"). A region is marked unreachable after `failures` consecutive failed exchanges
@@ -19,6 +21,8 @@ export interface PeerHealthOptions {
   /** One probe of a peer: resolves true when it answered as a healthy issuer does. The default asks for its JWKS. */
   readonly probe?: (origin: string, signal: AbortSignal) => Promise<boolean>;
   readonly onChange?: (region: string, reachable: boolean, cause: string) => void;
+  /** Where the background probes wait; the host's, so a test moves time instead of sleeping. */
+  readonly scheduler?: Scheduler;
 }
 
 interface PeerState {
@@ -37,7 +41,7 @@ async function probeJwks(origin: string, signal: AbortSignal): Promise<boolean> 
 export class PeerHealth {
   readonly #peers = new Map<string, PeerState>();
   readonly #options: PeerHealthOptions;
-  #timer: NodeJS.Timeout | undefined;
+  #cancel: (() => void) | undefined;
 
   constructor(options: PeerHealthOptions) {
     this.#options = options;
@@ -95,21 +99,21 @@ export class PeerHealth {
     );
   }
 
-  /** Probes in the background until the returned function is called. */
+  /** Probes in the background until the returned function is called: the next probe waits for the last to end. */
   start(): () => void {
+    const scheduler = this.#options.scheduler ?? systemScheduler;
+    const every = this.#options.probeIntervalSeconds * 1000;
+    let running = true;
     const tick = () => {
       void this.probeAll().finally(() => {
-        if (this.#timer !== undefined) {
-          this.#timer = setTimeout(tick, this.#options.probeIntervalSeconds * 1000);
-          this.#timer.unref();
-        }
+        if (running) this.#cancel = scheduler.after(every, tick);
       });
     };
-    this.#timer = setTimeout(tick, this.#options.probeIntervalSeconds * 1000);
-    this.#timer.unref();
+    this.#cancel = scheduler.after(every, tick);
     return () => {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
+      running = false;
+      this.#cancel?.();
+      this.#cancel = undefined;
     };
   }
 }

@@ -1,0 +1,32 @@
+import formbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+import type { TokenLookupDeps } from './token-introspection.js';
+import type { TokenService } from '../token-service.js';
+import { metadataRoute } from './authorization-server-metadata.js';
+import { introspectionEndpoint } from './introspection-endpoint.js';
+import { answerOAuthError } from './oauth-errors.js';
+import { revocationEndpoint } from './revocation-endpoint.js';
+import { tokenEndpoint } from './token-endpoint.js';
+
+export interface OAuthRoutesOptions extends Omit<TokenLookupDeps, 'tokens'> {
+  readonly tokens: TokenService;
+  /** The metadata's `issuer`: TESSERA_PUBLIC_URL, or the default built from the port the public listener bound. */
+  readonly issuer: () => string;
+}
+
+/**
+ * The OAuth 2.0 door (docs/oauth.md) beside the spec's interface, over the same families: the RFC
+ * 8414 metadata, and the token, introspection and revocation endpoints. Form-encoded only, in their
+ * own context, whose errors are RFC 6749 JSON rather than problem+json.
+ */
+export async function oauthRoutes(app: FastifyInstance, options: OAuthRoutesOptions): Promise<void> {
+  await app.register(metadataRoute, { issuer: options.issuer });
+  await app.register(async (endpoints) => {
+    endpoints.removeAllContentTypeParsers();
+    await endpoints.register(formbody, { bodyLimit: 16 * 1024 });
+    endpoints.setErrorHandler(answerOAuthError);
+    await endpoints.register(tokenEndpoint, { tokens: options.tokens, issuer: options.issuer, now: options.now });
+    await endpoints.register(introspectionEndpoint, options);
+    await endpoints.register(revocationEndpoint, { tokens: options.tokens, keys: options.keys, issuers: options.issuers, now: options.now });
+  });
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { OAuthTokenRequest, OAuthTokenResponse } from '@tessera/contracts';
+import { noStore, requestMetadata } from '../http-request.js';
+import type { IssuedPair, TokenService } from '../token-service.js';
+import { presentedClient } from './client-authentication.js';
+import { OAuthRequestRefused, oauthErrorResponses } from './oauth-errors.js';
+import { scopeOf } from './scope.js';
+
+/** The grants the token endpoint takes, as its request schema lists them. */
+export const grantTypes = OAuthTokenRequest.shape.grant_type.options;
+
+export interface OAuthEndpointOptions {
+  readonly tokens: TokenService;
+  /** The metadata's `issuer` (TESSERA_PUBLIC_URL, or the default built from the bound port): the `iss` of these tokens. */
+  readonly issuer: () => string;
+  /** Epoch seconds. */
+  readonly now: () => number;
+}
+
+const tokenAnswer = (pair: IssuedPair, now: number): OAuthTokenResponse => ({
+  access_token: pair.accessToken,
+  token_type: 'Bearer',
+  expires_in: Math.max(1, pair.expiresAt - now),
+  refresh_token: pair.refreshToken,
+  scope: pair.scope.join(' '),
+});
+
+/**
+ * RFC 6749's token endpoint over the same families as get-oauth-token: client_credentials makes
+ * a family (the same TokenIssued, the same refresh token life), refresh_token rotates one with the
+ * spec's single-use and reuse rules. The client authenticates first, for either grant (section 6:
+ * a confidential client's refresh is bound to it).
+ */
+export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpointOptions): Promise<void> {
+  const { tokens } = options;
+  app.withTypeProvider<ZodTypeProvider>().post(
+    '/oauth2/token',
+    {
+      schema: {
+        summary: 'OAuth 2.0 token endpoint (RFC 6749): client_credentials and refresh_token',
+        tags: ['oauth2'],
+        consumes: ['application/x-www-form-urlencoded'],
+        body: OAuthTokenRequest,
+        response: { 200: OAuthTokenResponse, ...oauthErrorResponses(400, 401, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { body } = request;
+      const presented = presentedClient(request, body);
+      const client = tokens.authenticate(presented.clientId, presented.clientSecret);
+      const scope = scopeOf(body.scope);
+      // The audit row names the door and the grant; the client is its api_login_id.
+      const metadata = { ...requestMetadata(request), actor: `oauth2:${body.grant_type}` };
+      const grant = { issuer: options.issuer(), scope, resource: body.resource };
+      if (body.grant_type === 'client_credentials') {
+        return noStore(reply).send(tokenAnswer(await tokens.issueFamily(client, metadata, grant), options.now()));
+      }
+      if (body.refresh_token === undefined || body.refresh_token === '') throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'refresh_token is required for the refresh_token grant');
+      return noStore(reply).send(tokenAnswer(await tokens.refreshToken(body.refresh_token, metadata, { ...grant, clientId: client.apiLoginId }), options.now()));
+    },
+  );
+}
