@@ -19,6 +19,7 @@ import {
   newTransactionKey,
   type SecretHasher,
 } from '@tessera/tokens';
+import { validClientKeys } from './client-keys.js';
 import { InvalidAccountInput } from './invalid-account-input.js';
 
 export interface AccountServiceDeps {
@@ -182,6 +183,16 @@ export function createAccountService(deps: AccountServiceDeps) {
       const valid = validAudiences(audiences);
       const { events } = await change(accountId, () => ({ type: 'SetAudiences', audiences: valid, now: deps.now() }));
       return { accountId, events: events.map((event) => event.type) };
+    },
+
+    /**
+     * The public keys (a JWKS) the account's private_key_jwt assertions are checked with, as a whole
+     * set; an empty set ends authentication by assertion. Refused whole if any key is private.
+     */
+    async setClientKeys(accountId: string, jwks: unknown): Promise<AccountChange & { readonly kids: readonly string[] }> {
+      const valid = validClientKeys(jwks);
+      const { events } = await change(accountId, () => ({ type: 'SetClientKeys', jwks: valid, now: deps.now() }));
+      return { accountId, events: events.map((event) => event.type), kids: valid.keys.map((key) => key.kid) };
     },
 
     async addLegacyKey(accountId: string): Promise<{ accountId: string } & NewLegacyKey> {

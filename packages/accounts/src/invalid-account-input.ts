@@ -5,7 +5,7 @@ export class InvalidAccountInput extends CodedError {
   readonly code = 'ERR_INVALID_ACCOUNT_INPUT';
   constructor(
     /** Which input: the CLI names its flag after it. */
-    readonly field: 'name' | 'permission' | 'account' | 'audience',
+    readonly field: 'name' | 'permission' | 'account' | 'audience' | 'client-keys',
     message: string,
   ) {
     super(message);

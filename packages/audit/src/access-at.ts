@@ -74,6 +74,7 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'LegacyCredentialRevoked':
     case 'PermissionsChanged':
     case 'AccountAudiencesSet':
+    case 'ClientKeysSet':
     case 'SigningKeyPublished':
     case 'SigningKeyRetired':
     case 'AuthenticationFailuresCounted':

@@ -94,6 +94,29 @@ export const AccountAudiencesSet = z.object({
 });
 
 /**
+ * A public JSON Web Key (RFC 7517) a client signs its `private_key_jwt` assertions with. Only the
+ * public members travel: the account service refuses a key holding a private one (`d`, `p`, `q`…).
+ */
+export const ClientPublicJwk = z
+  .object({
+    kty: z.enum(['EC', 'RSA', 'OKP']),
+    kid: z.string().min(1).max(128),
+  })
+  .catchall(z.union([z.string().max(4096), z.array(z.string().max(4096)).max(10)]));
+
+/**
+ * The public keys the account's `private_key_jwt` assertions (RFC 7523) are checked with, as a
+ * whole set: the last one recorded holds. Empty: the account cannot authenticate by assertion.
+ */
+export const ClientKeysSet = z.object({
+  type: z.literal('ClientKeysSet'),
+  v: z.literal(1),
+  accountId: id,
+  jwks: z.object({ keys: z.array(ClientPublicJwk).max(10) }),
+  at: epochSeconds,
+});
+
+/**
  * Family events are "fat": each one carries the whole state a later command needs,
  * so a family loads from its last event alone (read backwards, maxCount 1).
  */
@@ -260,6 +283,7 @@ export const PublishedEvent = z.discriminatedUnion('type', [
   LegacyCredentialRevoked,
   PermissionsChanged,
   AccountAudiencesSet,
+  ClientKeysSet,
   AccountTokensRevoked,
   CredentialTokensRevoked,
   TokenIssued,
@@ -277,6 +301,8 @@ export type LegacyCredentialIssued = z.infer<typeof LegacyCredentialIssued>;
 export type LegacyCredentialRevoked = z.infer<typeof LegacyCredentialRevoked>;
 export type PermissionsChanged = z.infer<typeof PermissionsChanged>;
 export type AccountAudiencesSet = z.infer<typeof AccountAudiencesSet>;
+export type ClientPublicJwk = z.infer<typeof ClientPublicJwk>;
+export type ClientKeysSet = z.infer<typeof ClientKeysSet>;
 export type AccountTokensRevoked = z.infer<typeof AccountTokensRevoked>;
 export type CredentialTokensRevoked = z.infer<typeof CredentialTokensRevoked>;
 export type TokenIssued = z.infer<typeof TokenIssued>;
@@ -298,6 +324,7 @@ export type AccountEvent =
   | LegacyCredentialRevoked
   | PermissionsChanged
   | AccountAudiencesSet
+  | ClientKeysSet
   | AccountTokensRevoked
   | CredentialTokensRevoked;
 /** The cuts: account events that reject access tokens by account or by credential, issued before a time. */
@@ -313,6 +340,7 @@ export const accountEventTypes = [
   'LegacyCredentialRevoked',
   'PermissionsChanged',
   'AccountAudiencesSet',
+  'ClientKeysSet',
   'AccountTokensRevoked',
   'CredentialTokensRevoked',
 ] as const satisfies readonly AccountEvent['type'][];

@@ -14,10 +14,15 @@ const visibleAscii = (max: number) => parameter(max).regex(/^[\x21-\x7e]*$/, 'vi
 /** RFC 6749 section 3.2: parameters the endpoint does not know are ignored, each within a bound. */
 const ignoredParameter = z.string().max(256);
 
-/** The client authentication parameters of client_secret_post (RFC 6749 section 2.3.1). */
+/**
+ * The client authentication parameters of client_secret_post (RFC 6749 section 2.3.1) and of
+ * private_key_jwt (RFC 7523 section 2.2). An assertion of an RSA-4096 key fits well in 8 KiB.
+ */
 const clientSecretPost = {
-  client_id: visibleAscii(128).optional().describe('client_secret_post: the API Login ID'),
+  client_id: visibleAscii(128).optional().describe('client_secret_post: the API Login ID; with private_key_jwt, optional and then the assertion\'s `sub`'),
   client_secret: visibleAscii(256).optional().describe('client_secret_post: the Transaction Key'),
+  client_assertion_type: visibleAscii(128).optional().describe('private_key_jwt: `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`'),
+  client_assertion: visibleAscii(8192).optional().describe('private_key_jwt: a JWT signed with a key registered by `tessera accounts set-client-keys`'),
 };
 
 /** RFC 6749 sections 4.4.2 and 6. */
@@ -91,6 +96,9 @@ export const AuthorizationServerMetadata = z.object({
   token_endpoint_auth_methods_supported: z.array(z.string()),
   introspection_endpoint_auth_methods_supported: z.array(z.string()),
   revocation_endpoint_auth_methods_supported: z.array(z.string()),
+  token_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
+  introspection_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
+  revocation_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
   scopes_supported: z.array(z.string()).optional(),
   service_documentation: z.string().optional(),
 });

@@ -1,4 +1,4 @@
-import { accountEventTypes, isEventOf, type AccountEvent, type AccountTokensRevoked, type CredentialTokensRevoked } from '@tessera/events';
+import { accountEventTypes, isEventOf, type AccountEvent, type AccountTokensRevoked, type ClientKeysSet, type CredentialTokensRevoked } from '@tessera/events';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
 import { cutTimes, type TokenCut } from './token-cut.js';
@@ -43,6 +43,8 @@ export type AccountCommand =
   | { readonly type: 'SetPermissions'; readonly permissions: readonly string[]; readonly now: number; readonly revokeTokens?: TokenCut }
   /** The RFC 8707 audiences its tokens may be issued for, as a whole set. */
   | { readonly type: 'SetAudiences'; readonly audiences: readonly string[]; readonly now: number }
+  /** The public keys its private_key_jwt assertions (RFC 7523) are checked with, as a whole set. */
+  | { readonly type: 'SetClientKeys'; readonly jwks: ClientKeysSet['jwks']; readonly now: number }
   | {
       readonly type: 'AddLegacyCredential';
       readonly credentialId: string;
@@ -79,7 +81,8 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
     case 'PermissionsChanged':
       return { ...state, permissions: event.permissions };
     case 'AccountAudiencesSet':
-      // Only the issuer's directory needs the audiences; an account's decisions do not.
+    case 'ClientKeysSet':
+      // Only the issuer's directory needs the audiences and the client keys; an account's decisions do not.
       return state;
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
@@ -136,6 +139,8 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
       ];
     case 'SetAudiences':
       return [{ type: 'AccountAudiencesSet', v: 1, accountId, audiences: unique(command.audiences), at: command.now }];
+    case 'SetClientKeys':
+      return [{ type: 'ClientKeysSet', v: 1, accountId, jwks: command.jwks, at: command.now }];
     case 'AddLegacyCredential':
       return [
         {

@@ -1,4 +1,4 @@
-import type { AccountEvent } from '@tessera/contracts';
+import type { AccountEvent, ClientPublicJwk } from '@tessera/contracts';
 import { assertNever } from './errors.js';
 
 /**
@@ -20,6 +20,8 @@ export interface AccountProfile {
   readonly permissions: readonly string[];
   /** The RFC 8707 `resource` values its tokens may be issued for; none: only the default audience. */
   readonly audiences?: readonly string[] | undefined;
+  /** The public keys its private_key_jwt assertions are checked with; none: it cannot authenticate by assertion. */
+  readonly clientKeys?: readonly ClientPublicJwk[] | undefined;
 }
 
 export class CredentialDirectory {
@@ -54,6 +56,11 @@ export class CredentialDirectory {
       case 'AccountAudiencesSet': {
         const account = this.accounts.get(event.accountId);
         if (account) this.accounts.set(event.accountId, { ...account, audiences: event.audiences });
+        return;
+      }
+      case 'ClientKeysSet': {
+        const account = this.accounts.get(event.accountId);
+        if (account) this.accounts.set(event.accountId, { ...account, clientKeys: event.jwks.keys });
         return;
       }
       case 'AccountTokensRevoked':

@@ -93,6 +93,7 @@ export class HashingKeyUse {
       case 'AccountRegistered':
       case 'PermissionsChanged':
       case 'AccountAudiencesSet':
+      case 'ClientKeysSet':
       case 'AccountTokensRevoked':
       case 'CredentialTokensRevoked':
         return;

@@ -163,6 +163,7 @@ export function feedKey(event: PublishedEvent): string {
     case 'LegacyCredentialRevoked':
     case 'PermissionsChanged':
     case 'AccountAudiencesSet':
+    case 'ClientKeysSet':
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
       return event.accountId;

@@ -2,6 +2,7 @@ import {
   audiences,
   streams,
   type AccessTokenClaims,
+  type ClientPublicJwk,
   type EventMetadata,
   type FamilyEvent,
   type LegacyTokenIssued,
@@ -279,6 +280,30 @@ export function createTokenService(deps: TokenServiceDeps) {
     return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
   }
 
+  /**
+   * private_key_jwt: the client an assertion names, once `check` has verified the assertion with
+   * the public keys the account registered. The client is found by its API Login ID as for a
+   * secret, so a revoked credential authenticates by neither; an account without keys cannot
+   * authenticate by assertion. A refusal counts as a failed authentication, as a wrong secret does.
+   */
+  async function authenticateByAssertion(apiLoginId: string, check: (keys: readonly ClientPublicJwk[]) => Promise<void>): Promise<AuthenticatedClient> {
+    const credential = directory.apiCredential(apiLoginId);
+    const account = credential && directory.account(credential.accountId);
+    const known = credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiLoginId };
+    const keys = account?.clientKeys ?? [];
+    if (!credential || !account || keys.length === 0) {
+      refused('v5', known);
+      throw new IssuerRefusal('ERR_INVALID_CLIENT', 'unknown client, or a client with no keys registered for private_key_jwt');
+    }
+    try {
+      await check(keys);
+    } catch (error) {
+      if (error instanceof IssuerRefusal) refused('v5', known);
+      throw error;
+    }
+    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
+  }
+
   async function issueFamily(client: AuthenticatedClient, metadata: EventMetadata, options: GrantOptions = {}): Promise<IssuedPair> {
     const requestedScope = options.scope === undefined ? undefined : withinScope(options.scope, client.permissions);
     if (options.resource !== undefined && !client.audiences.includes(options.resource)) {
@@ -320,6 +345,8 @@ export function createTokenService(deps: TokenServiceDeps) {
 
     /** A client's credentials checked (the Transaction Key against its keyed hash), or ERR_INVALID_CLIENT. */
     authenticate,
+
+    authenticateByAssertion,
 
     /** A new family for a client authenticated by `authenticate` (OAuth 2.0 client_credentials). */
     issueFamily,

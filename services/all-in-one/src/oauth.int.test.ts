@@ -58,9 +58,12 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       revocation_endpoint: `${publicUrl}/oauth2/revoke`,
       grant_types_supported: ['client_credentials', 'refresh_token'],
       response_types_supported: [],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      token_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+      introspection_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+      revocation_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
     });
     expect((await tessera.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).statusCode).toBe(404);
   });

@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { IntrospectionResponse, OAuthTokenTypeHintRequest } from '@tessera/contracts';
 import { noStore } from '../http-request.js';
-import type { TokenService } from '../token-service.js';
-import { presentedClient } from './client-authentication.js';
+import { authenticatedClient, type ClientAuthenticationDeps } from './authenticated-client.js';
 import { oauthErrorResponses } from './oauth-errors.js';
 import { lookUpToken, type TokenLookupDeps } from './token-introspection.js';
 
@@ -15,7 +14,7 @@ export const introspectPermission = 'tessera:introspect';
  * any token; any other only about its own; a token that is not the caller's to see, or not
  * active, is `{"active": false}` alone, so the answer tells nothing about other clients' tokens.
  */
-export async function introspectionEndpoint(app: FastifyInstance, options: TokenLookupDeps & { readonly tokens: Pick<TokenService, 'authenticate'> }): Promise<void> {
+export async function introspectionEndpoint(app: FastifyInstance, options: TokenLookupDeps & Omit<ClientAuthenticationDeps, 'tokens'> & { readonly tokens: ClientAuthenticationDeps['tokens'] }): Promise<void> {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/oauth2/introspect',
     {
@@ -28,8 +27,7 @@ export async function introspectionEndpoint(app: FastifyInstance, options: Token
       },
     },
     async (request, reply) => {
-      const presented = presentedClient(request, request.body);
-      const caller = options.tokens.authenticate(presented.clientId, presented.clientSecret);
+      const caller = await authenticatedClient(request, request.body, options);
       const found = await lookUpToken(request.body.token, options);
       const mayLook = found.active && (found.client_id === caller.apiLoginId || caller.permissions.includes(introspectPermission));
       return noStore(reply).send(mayLook ? found : { active: false });

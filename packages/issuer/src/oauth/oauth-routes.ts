@@ -7,6 +7,7 @@ import { introspectionEndpoint } from './introspection-endpoint.js';
 import { answerOAuthError } from './oauth-errors.js';
 import { revocationEndpoint } from './revocation-endpoint.js';
 import { tokenEndpoint } from './token-endpoint.js';
+import { UsedAssertionIds } from './used-assertion-ids.js';
 
 export interface OAuthRoutesOptions extends Omit<TokenLookupDeps, 'tokens'> {
   readonly tokens: TokenService;
@@ -25,8 +26,10 @@ export async function oauthRoutes(app: FastifyInstance, options: OAuthRoutesOpti
     endpoints.removeAllContentTypeParsers();
     await endpoints.register(formbody, { bodyLimit: 16 * 1024 });
     endpoints.setErrorHandler(answerOAuthError);
-    await endpoints.register(tokenEndpoint, { tokens: options.tokens, issuer: options.issuer, now: options.now });
-    await endpoints.register(introspectionEndpoint, options);
-    await endpoints.register(revocationEndpoint, { tokens: options.tokens, keys: options.keys, issuers: options.issuers, now: options.now });
+    // One jti cache for the three endpoints: an assertion spent at one is spent at all.
+    const authentication = { tokens: options.tokens, issuer: options.issuer, now: options.now, clockSkewSeconds: options.clockSkewSeconds, usedAssertionIds: new UsedAssertionIds() };
+    await endpoints.register(tokenEndpoint, authentication);
+    await endpoints.register(introspectionEndpoint, { ...options, ...authentication });
+    await endpoints.register(revocationEndpoint, { ...authentication, keys: options.keys, issuers: options.issuers });
   });
 }

@@ -5,11 +5,11 @@ import { errorCode, OAuthTokenTypeHintRequest } from '@tessera/contracts';
 import { familyOfRefreshToken, verifySignature, type PublicKeySet } from '@tessera/tokens';
 import { noStore, requestMetadata } from '../http-request.js';
 import type { TokenService } from '../token-service.js';
-import { presentedClient } from './client-authentication.js';
+import { authenticatedClient, type ClientAuthenticationDeps } from './authenticated-client.js';
 import { OAuthRequestRefused, sendOAuthError, oauthErrorResponses } from './oauth-errors.js';
 
-export interface RevocationEndpointOptions {
-  readonly tokens: Pick<TokenService, 'authenticate' | 'revokeToken' | 'revokeFamily'>;
+export interface RevocationEndpointOptions extends Omit<ClientAuthenticationDeps, 'tokens'> {
+  readonly tokens: Pick<TokenService, 'authenticate' | 'authenticateByAssertion' | 'revokeToken' | 'revokeFamily'>;
   readonly keys: PublicKeySet;
   readonly issuers: () => readonly string[];
   /** Epoch seconds. */
@@ -50,8 +50,7 @@ export async function revocationEndpoint(app: FastifyInstance, options: Revocati
       },
     },
     async (request, reply) => {
-      const presented = presentedClient(request, request.body);
-      const client = tokens.authenticate(presented.clientId, presented.clientSecret);
+      const client = await authenticatedClient(request, request.body, options);
       const { token } = request.body;
       const metadata = { ...requestMetadata(request), actor: 'oauth2:revoke' };
       try {

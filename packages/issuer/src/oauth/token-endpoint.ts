@@ -3,19 +3,17 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { OAuthTokenRequest, OAuthTokenResponse } from '@tessera/contracts';
 import { noStore, requestMetadata } from '../http-request.js';
 import type { IssuedPair, TokenService } from '../token-service.js';
-import { presentedClient } from './client-authentication.js';
+import { authenticatedClient, type ClientAuthenticationDeps } from './authenticated-client.js';
 import { OAuthRequestRefused, oauthErrorResponses } from './oauth-errors.js';
 import { scopeOf } from './scope.js';
 
 /** The grants the token endpoint takes, as its request schema lists them. */
 export const grantTypes = OAuthTokenRequest.shape.grant_type.options;
 
-export interface OAuthEndpointOptions {
+export interface OAuthEndpointOptions extends ClientAuthenticationDeps {
   readonly tokens: TokenService;
   /** The metadata's `issuer` (TESSERA_PUBLIC_URL, or the default built from the bound port): the `iss` of these tokens. */
   readonly issuer: () => string;
-  /** Epoch seconds. */
-  readonly now: () => number;
 }
 
 const tokenAnswer = (pair: IssuedPair, now: number): OAuthTokenResponse => ({
@@ -47,8 +45,7 @@ export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpoint
     },
     async (request, reply) => {
       const { body } = request;
-      const presented = presentedClient(request, body);
-      const client = tokens.authenticate(presented.clientId, presented.clientSecret);
+      const client = await authenticatedClient(request, body, options);
       const scope = scopeOf(body.scope);
       // The audit row names the door and the grant; the client is its api_login_id.
       const metadata = { ...requestMetadata(request), actor: `oauth2:${body.grant_type}` };

@@ -1,4 +1,5 @@
-import { createAccountService, InvalidAccountInput, listAccounts, type AccountService } from '@tessera/accounts';
+import { open } from 'node:fs/promises';
+import { createAccountService, InvalidAccountInput, listAccounts, maxClientKeysBytes, type AccountService } from '@tessera/accounts';
 import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
 import { DomainError } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
@@ -13,6 +14,7 @@ const options = {
   name: { type: 'string' },
   permission: { type: 'string', multiple: true },
   audience: { type: 'string', multiple: true },
+  'jwks-file': { type: 'string' },
   legacy: { type: 'boolean' },
   json: { type: 'boolean' },
   account: { type: 'string' },
@@ -68,6 +70,16 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           print(json, { account_id: changed.accountId, audiences, events: changed.events }, `audiences of ${changed.accountId} set to: ${audiences.join(' ') || '(none: the default audience only)'}`);
           return 0;
         }
+        case 'set-client-keys': {
+          const jwksFile = values['jwks-file'];
+          // An empty set ends authentication by assertion: that must be asked for, as for permissions.
+          if (jwksFile === undefined && !values.none) throw new CliError('set-client-keys needs --jwks-file FILE (a JWKS of public keys), or --none to remove every key');
+          if (jwksFile !== undefined && values.none) throw new CliError('set-client-keys takes --jwks-file or --none, not both');
+          const jwks = jwksFile === undefined ? { keys: [] } : await jwksFrom(jwksFile);
+          const changed = await accounts.setClientKeys(required(values.account, '--account'), jwks);
+          print(json, { account_id: changed.accountId, kids: changed.kids, events: changed.events }, `client keys of ${changed.accountId} set to: ${changed.kids.join(' ') || '(none: private_key_jwt refused)'}`);
+          return 0;
+        }
         case 'add-legacy-key': {
           const added = await accounts.addLegacyKey(required(values.account, '--account'));
           print(json, { account_id: added.accountId, apiid: added.apiId, apikey: added.apiKey }, `Legacy credential added. ${secretsNotice}\n  apiid   ${added.apiId}\n  apikey  ${added.apiKey}`);
@@ -84,7 +96,7 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           return 0;
         }
         default:
-          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, add-legacy-key, revoke-legacy-key');
+          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, set-client-keys, add-legacy-key, revoke-legacy-key');
       }
     } catch (error) {
       // A refusal of the service is the caller's to fix: one line, exit code 3 when what it names does not exist, else 2.
@@ -162,4 +174,33 @@ function tokensRevoked(before: number | undefined): { tokens_revoked_before?: st
 
 function cutNotice(before: number | undefined, whose: string): string {
   return before === undefined ? '' : ` Access tokens ${whose} issued before ${new Date(before * 1000).toISOString()} are refused from now on.`;
+}
+
+/**
+ * The JWKS in a file, read whole but no larger than twice what an account may hold, so a wrong path
+ * (a log file, a device) fails fast rather than filling memory. The account service checks the rest.
+ */
+async function jwksFrom(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    const file = await open(path, 'r');
+    try {
+      const { size } = await file.stat();
+      if (size > 2 * maxClientKeysBytes) throw new CliError(`--jwks-file ${path}: larger than ${maxClientKeysBytes} bytes`);
+      text = await file.readFile('utf8');
+    } finally {
+      await file.close();
+    }
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    // Node's file errors carry a code (ENOENT, EACCES): it says why without echoing the file.
+    throw new CliError(`--jwks-file ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let jwks: unknown;
+  try {
+    jwks = JSON.parse(text);
+  } catch {
+    throw new CliError(`--jwks-file ${path}: not JSON`);
+  }
+  return jwks;
 }
