@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
@@ -210,6 +211,28 @@ describe('CLI safety', () => {
     expect((await runCli(['accounts', 'set-audiences', '--account', account.account_id])).code).toBe(2);
     await tessera.tessera(['accounts', 'set-audiences', '--account', account.account_id, '--none']);
     await expect.poll(async () => (await clientCredentials()).status, { timeout: 1000 }).toBe(400);
+  });
+
+  it('set-client-keys registers public keys from a JWKS file, refuses a private key whole, and --none removes them', async () => {
+    const account = await tessera.createAccount({ permissions: ['transaction:charge'] });
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const write = (name: string, jwks: unknown) => {
+      const path = join(tessera.dataDir, name);
+      writeFileSync(path, JSON.stringify(jwks));
+      return path;
+    };
+    const publicFile = write('public-jwks.json', { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1' }] });
+    const privateFile = write('private-jwks.json', { keys: [{ ...(await exportJWK(privateKey)), kid: 'k2' }] });
+    const set = JSON.parse((await tessera.tessera(['accounts', 'set-client-keys', '--account', account.account_id, '--jwks-file', publicFile, '--json'])).stdout) as Record<string, unknown>;
+    expect(set).toEqual({ account_id: account.account_id, kids: ['k1'], events: ['ClientKeysSet'] });
+    const refused = await runCli(['accounts', 'set-client-keys', '--account', account.account_id, '--jwks-file', privateFile]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/private key members \(d\)/);
+    expect(refused.stderr).not.toContain((await exportJWK(privateKey)).d!);
+    expect((await runCli(['accounts', 'set-client-keys', '--account', account.account_id])).code).toBe(2);
+    expect((await runCli(['accounts', 'set-client-keys', '--account', account.account_id, '--jwks-file', join(tessera.dataDir, 'absent.json')])).code).toBe(2);
+    const none = JSON.parse((await tessera.tessera(['accounts', 'set-client-keys', '--account', account.account_id, '--none', '--json'])).stdout) as Record<string, unknown>;
+    expect(none).toEqual({ account_id: account.account_id, kids: [], events: ['ClientKeysSet'] });
   });
 
   it.each([

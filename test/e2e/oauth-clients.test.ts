@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpsFetch, type HttpsFetch } from '../support/https-fetch.js';
@@ -95,5 +96,30 @@ describe('openid-client against the OAuth 2.0 endpoints', () => {
     await client.refreshTokenGrant(config, used.refresh_token!);
     const reused = await client.refreshTokenGrant(config, used.refresh_token!).catch((error: unknown) => error);
     expect(reused).toMatchObject({ error: 'invalid_grant', status: 400 });
+  });
+
+  it('private_key_jwt (RFC 7523): keys registered with tessera accounts set-client-keys, then client_credentials, a refresh, introspection and revocation signed with the private key', async () => {
+    const signer = await tessera.createAccount({ name: 'Signer', permissions: ['transaction:charge'] });
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwksFile = join(tessera.dataDir, 'signer-jwks.json');
+    writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'signer-1', use: 'sig' }] }));
+    const set = JSON.parse((await tessera.tessera(['accounts', 'set-client-keys', '--account', signer.account_id, '--jwks-file', jwksFile, '--json'])).stdout) as Record<string, unknown>;
+    expect(set).toMatchObject({ account_id: signer.account_id, kids: ['signer-1'], events: ['ClientKeysSet'] });
+
+    const config = await configure(signer, () => client.PrivateKeyJwt({ key: privateKey, kid: 'signer-1' }));
+    expect(config.serverMetadata().token_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    // The CLI wrote to the log; the server folds it in shortly after.
+    await expect.poll(async () => (await client.clientCredentialsGrant(config).catch(() => undefined))?.token_type, { timeout: 5000 }).toBe('bearer');
+    const tokens = await client.clientCredentialsGrant(config);
+    expect((await charge(tokens.access_token)).status).toBe(200);
+    const renewed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(await client.tokenIntrospection(config, renewed.access_token)).toMatchObject({ active: true, client_id: signer.api_login_id });
+    await client.tokenRevocation(config, renewed.refresh_token!);
+    expect((await charge(renewed.access_token)).status).toBe(401);
+
+    // Another key than the registered one signs nothing this client can use.
+    const stranger = await generateKeyPair('ES256');
+    const forged = await configure(signer, () => client.PrivateKeyJwt({ key: stranger.privateKey, kid: 'signer-1' }));
+    expect(await client.clientCredentialsGrant(forged).catch((error: unknown) => error)).toMatchObject({ status: 401 });
   });
 });
