@@ -18,8 +18,10 @@ let client: CreatedAccount;
 let keyless: CreatedAccount;
 let es256: { privateKey: CryptoKey; publicJwk: JWK };
 let eddsa: { privateKey: CryptoKey; publicJwk: JWK };
+/** An RSA key made for RS384: jose verifies RS384 with it, so only the allowed-algorithm list refuses it. */
+let rs384: { privateKey: CryptoKey; publicJwk: JWK };
 
-async function keyPair(alg: 'ES256' | 'EdDSA', kid: string) {
+async function keyPair(alg: 'ES256' | 'EdDSA' | 'RS384', kid: string) {
   const { privateKey, publicKey } = await generateKeyPair(alg, alg === 'EdDSA' ? { crv: 'Ed25519' } : {});
   return { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid } };
 }
@@ -32,7 +34,8 @@ beforeAll(async () => {
   keyless = await accounts.create({ name: 'Keyless', permissions: ['transaction:charge'], legacy: false });
   es256 = await keyPair('ES256', 'es-1');
   eddsa = await keyPair('EdDSA', 'ed-1');
-  await accounts.setClientKeys(client.accountId, { keys: [es256.publicJwk, eddsa.publicJwk] });
+  rs384 = await keyPair('RS384', 'rsa-1');
+  await accounts.setClientKeys(client.accountId, { keys: [es256.publicJwk, eddsa.publicJwk, rs384.publicJwk] });
   await tessera.caughtUp();
 });
 afterAll(async () => {
@@ -48,7 +51,7 @@ interface AssertionShape {
   readonly jti?: string | null;
   readonly kid?: string;
   readonly key?: CryptoKey;
-  readonly alg?: 'ES256' | 'EdDSA';
+  readonly alg?: 'ES256' | 'EdDSA' | 'RS384';
 }
 
 /** An assertion for `client`, good unless `shape` says otherwise (null: the claim left out). */
@@ -56,13 +59,13 @@ async function assertion(shape: AssertionShape = {}): Promise<string> {
   const now = epochSeconds(systemClock);
   const alg = shape.alg ?? 'ES256';
   const jwt = new SignJWT({ ...(shape.jti === null ? {} : { jti: shape.jti ?? randomUUID() }) })
-    .setProtectedHeader({ alg, kid: shape.kid ?? (alg === 'ES256' ? 'es-1' : 'ed-1') })
+    .setProtectedHeader({ alg, kid: shape.kid ?? { ES256: 'es-1', EdDSA: 'ed-1', RS384: 'rsa-1' }[alg] })
     .setIssuer(shape.iss ?? client.apiLoginId)
     .setSubject(shape.sub ?? client.apiLoginId)
     .setAudience(shape.aud ?? publicUrl)
     .setIssuedAt(now);
   if (shape.exp !== null) jwt.setExpirationTime(shape.exp ?? now + 60);
-  return jwt.sign(shape.key ?? (alg === 'ES256' ? es256.privateKey : eddsa.privateKey));
+  return jwt.sign(shape.key ?? { ES256: es256, EdDSA: eddsa, RS384: rs384 }[alg].privateKey);
 }
 
 /** A JWS with a header of our choosing and the given signature part: `none` and HS256 forged without the client's key. */
@@ -151,7 +154,8 @@ describe('private_key_jwt: refused assertions (RFC 7523 section 3)', () => {
     await refusedAsInvalidClient(await assertion({ key: stranger.privateKey }));
   });
 
-  it('alg none and HS256, whatever their signature', async () => {
+  it('alg none and HS256, whatever their signature, and RS384, an RSA algorithm not allowed, with a registered RSA key', async () => {
+    await refusedAsInvalidClient(await assertion({ alg: 'RS384' }));
     await refusedAsInvalidClient(unsignedAssertion('none', ''));
     await refusedAsInvalidClient(unsignedAssertion('HS256', Buffer.from('forged').toString('base64url')));
   });
