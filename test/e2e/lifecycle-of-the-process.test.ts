@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../support/until.js';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
 /** Health, readiness, the start warning and SIGTERM draining. */
@@ -71,8 +72,11 @@ describe('the all-in-one process', () => {
       await server.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${pair.token}` }, body: '{}' });
       await server.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: 'Bearer not-a-token' } });
       await server.request('/healthz');
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      return completedSince(server, since);
+      // A sentinel logged at info in every level: once its line is in, every line before it is too.
+      await server.request('/lifecycle-sentinel');
+      const sentinel = '30 GET /lifecycle-sentinel 404 with reqId';
+      await until(() => completedSince(server, since).includes(sentinel), 'the sentinel request in the log');
+      return completedSince(server, since).filter((line) => line !== sentinel);
     };
 
     tessera = await startTessera();

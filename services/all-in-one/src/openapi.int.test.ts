@@ -96,7 +96,7 @@ describe('/openapi.json', () => {
     }
   });
 
-  it('lists forward-auth\'s 400, 401 and 403 on every method it takes, and says the query needs a permission or authenticated=true', () => {
+  it('lists forward-auth\'s 400, 401 and 403 on every method it takes, its audience, and says the query needs a permission or authenticated=true', () => {
     for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
       const forwardAuth = operation(method, '/forward-auth')!;
       expect(Object.keys(forwardAuth.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
@@ -107,7 +107,7 @@ describe('/openapi.json', () => {
           explode: true,
           required: true,
           schema: expect.objectContaining({
-            properties: { permission: expect.any(Object), authenticated: expect.any(Object), interface: expect.any(Object) },
+            properties: { permission: expect.any(Object), authenticated: expect.any(Object), interface: expect.any(Object), audience: expect.any(Object) },
             anyOf: [expect.objectContaining({ required: ['permission'] }), expect.objectContaining({ required: ['authenticated'] })],
           }),
         }),

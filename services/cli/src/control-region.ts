@@ -1,6 +1,7 @@
 import type { ControlRegionFence } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
-import { regionSettings } from '@tessera/regions';
+// The settings alone: an admin command loads no HTTP server (the module's parts import the issuer's routes).
+import { regionSettings } from '@tessera/regions/settings';
 import type { CommandContext } from './command-context.js';
 
 /**

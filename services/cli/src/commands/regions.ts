@@ -1,7 +1,8 @@
 import { streams } from '@tessera/events';
 import { DomainError, promoteControlRegion } from '@tessera/domain';
 import { ExpectedRevisionConflict } from '@tessera/event-store';
-import { regionSettings } from '@tessera/regions';
+// The settings alone: an admin command loads no HTTP server (the module's parts import the issuer's routes).
+import { regionSettings } from '@tessera/regions/settings';
 import { withExistingLog } from '../admin-store.js';
 import { CliError } from '../cli-error.js';
 import type { CommandContext } from '../command-context.js';
