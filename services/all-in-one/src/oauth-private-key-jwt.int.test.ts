@@ -160,21 +160,21 @@ describe('private_key_jwt: refused assertions (RFC 7523 section 3)', () => {
     await refusedAsInvalidClient(unsignedAssertion('HS256', Buffer.from('forged').toString('base64url')));
   });
 
-  it('an assertion beside a secret is two methods: 400 invalid_request', async () => {
+  it('an assertion beside a secret is two methods: 401 invalid_client', async () => {
     const jwt = await assertion();
     const withBasic = await post('/oauth2/token', { grant_type: 'client_credentials', ...withAssertion(jwt) }, { authorization: `Basic ${Buffer.from(`${client.apiLoginId}:${client.transactionKey}`).toString('base64')}` });
-    expect(withBasic.statusCode).toBe(400);
-    expect(withBasic.json()).toMatchObject({ error: 'invalid_request' });
+    expect(withBasic.statusCode).toBe(401);
+    expect(withBasic.json()).toMatchObject({ error: 'invalid_client' });
     const withPost = await post('/oauth2/token', { grant_type: 'client_credentials', client_secret: client.transactionKey, client_id: client.apiLoginId, ...withAssertion(jwt) });
-    expect(withPost.json()).toMatchObject({ error: 'invalid_request' });
+    expect(withPost.json()).toMatchObject({ error: 'invalid_client' });
     // Refused before the assertion was looked at: its jti is still unspent.
     expect((await clientCredentials(jwt)).statusCode).toBe(200);
   });
 
-  it('another client_assertion_type is invalid_client; client_assertion without its type is invalid_request', async () => {
+  it('another client_assertion_type, or client_assertion without its type, is invalid_client', async () => {
     const jwt = await assertion();
     expect((await post('/oauth2/token', { grant_type: 'client_credentials', client_assertion_type: 'urn:example:saml', client_assertion: jwt })).json()).toMatchObject({ error: 'invalid_client' });
-    expect((await post('/oauth2/token', { grant_type: 'client_credentials', client_assertion: jwt })).json()).toMatchObject({ error: 'invalid_request' });
+    expect((await post('/oauth2/token', { grant_type: 'client_credentials', client_assertion: jwt })).json()).toMatchObject({ error: 'invalid_client' });
   });
 });
 

@@ -110,10 +110,10 @@ describe('POST /oauth2/token: client_credentials (RFC 6749 section 4.4)', () => 
     expect(await head()).toBe(before);
   });
 
-  it('refuses two authentication methods at once (RFC 6749 section 2.3) with 400 invalid_request', async () => {
+  it('refuses two authentication methods at once (RFC 6749 section 2.3) with 401 invalid_client', async () => {
     const answer = await token({ grant_type: 'client_credentials', client_id: shop.apiLoginId, client_secret: shop.transactionKey }, shop);
-    expect(answer.statusCode).toBe(400);
-    expect(answer.json()).toMatchObject({ error: 'invalid_request' });
+    expect(answer.statusCode).toBe(401);
+    expect(answer.json()).toMatchObject({ error: 'invalid_client' });
   });
 
   it('scope narrows the family for good: a refresh never gets back what the scope left out', async () => {

@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { IssuerRefusal } from '../issuer-errors.js';
 import { assertedClientId, jwtBearerAssertionType } from './client-assertion.js';
-import { OAuthRequestRefused } from './oauth-errors.js';
 
 /**
  * The client authentication methods of the OAuth 2.0 endpoints (RFC 6749 section 2.3.1, RFC 7523
@@ -29,9 +28,10 @@ const isBasic = (authorization: string) => /^basic(?: |$)/i.test(authorization);
 /**
  * The client a request authenticates as, by exactly one method: an `Authorization: Basic` header
  * (client_secret_basic), `client_id` and `client_secret` in the body (client_secret_post), or
- * `client_assertion_type` and `client_assertion` in the body (private_key_jwt). Two methods at once
- * is an invalid_request (RFC 6749 section 2.3); none at all, or a header that does not decode, is
- * an invalid_client.
+ * `client_assertion_type` and `client_assertion` in the body (private_key_jwt). Anything else is an
+ * invalid_client (RFC 6749 section 5.2, "client authentication failed"): none at all, a header that
+ * does not decode, two methods at once (section 2.3 forbids it; which one would be meant is
+ * unknowable), an assertion without its type, or a client_id naming another client.
  */
 export function presentedClient(request: FastifyRequest, body: ClientSecretParameters): PresentedClient {
   // Only HTTP Basic is a client authentication method here; another scheme (a bearer token sent by
@@ -40,15 +40,15 @@ export function presentedClient(request: FastifyRequest, body: ClientSecretParam
   const inBody = body.client_secret !== undefined;
   const byHeader = authorization !== undefined && isBasic(authorization);
   if (body.client_assertion !== undefined || body.client_assertion_type !== undefined) {
-    if (byHeader || inBody) throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'the client authenticated with more than one method (a client assertion and a secret)');
+    if (byHeader || inBody) throw new IssuerRefusal('ERR_INVALID_CLIENT', 'the client authenticated with more than one method (a client assertion and a secret)');
     return assertionClient(body);
   }
   if (byHeader) {
-    if (inBody) throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'the client authenticated with more than one method (an Authorization header and client_secret)');
+    if (inBody) throw new IssuerRefusal('ERR_INVALID_CLIENT', 'the client authenticated with more than one method (an Authorization header and client_secret)');
     const basic = basicCredentials(authorization);
     // A body client_id beside the header must name the same client (RFC 6749 section 3.2.1 lets clients send it).
     if (body.client_id !== undefined && body.client_id !== basic.clientId) {
-      throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'client_id in the body differs from the client in the Authorization header');
+      throw new IssuerRefusal('ERR_INVALID_CLIENT', 'client_id in the body differs from the client in the Authorization header');
     }
     return basic;
   }
@@ -66,13 +66,13 @@ export function presentedClient(request: FastifyRequest, body: ClientSecretParam
  */
 function assertionClient(body: ClientSecretParameters): PresentedClient {
   if (body.client_assertion === undefined || body.client_assertion_type === undefined) {
-    throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'private_key_jwt takes both client_assertion_type and client_assertion');
+    throw new IssuerRefusal('ERR_INVALID_CLIENT', 'private_key_jwt takes both client_assertion_type and client_assertion');
   }
   if (body.client_assertion_type !== jwtBearerAssertionType) throw new IssuerRefusal('ERR_INVALID_CLIENT', `client_assertion_type must be ${jwtBearerAssertionType}`);
   const clientId = assertedClientId(body.client_assertion);
   if (clientId === undefined) throw new IssuerRefusal('ERR_INVALID_CLIENT', 'client_assertion is not a JWT naming the client in sub');
   if (body.client_id !== undefined && body.client_id !== clientId) {
-    throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'client_id in the body differs from the client the assertion names');
+    throw new IssuerRefusal('ERR_INVALID_CLIENT', 'client_id in the body differs from the client the assertion names');
   }
   return { method: 'private_key_jwt', clientId, assertion: body.client_assertion };
 }
