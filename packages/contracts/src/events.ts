@@ -106,13 +106,20 @@ export const ClientPublicJwk = z
 
 /**
  * The public keys the account's `private_key_jwt` assertions (RFC 7523) are checked with, as a
- * whole set: the last one recorded holds. Empty: the account cannot authenticate by assertion.
+ * whole set: the last one recorded holds. Empty and no `jwksUri`: the account cannot authenticate
+ * by assertion.
  */
 export const ClientKeysSet = z.object({
   type: z.literal('ClientKeysSet'),
   v: z.literal(1),
   accountId: id,
   jwks: z.object({ keys: z.array(ClientPublicJwk).max(10) }),
+  /**
+   * Where the keys are fetched from instead (`--jwks-url`; RFC 7591's `jwks_uri`), with `jwks`
+   * empty. Optional within v1: a reader that predates it sees an account with no keys and refuses
+   * its assertions, rather than failing to read the event.
+   */
+  jwksUri: z.string().min(1).max(2048).optional(),
   at: epochSeconds,
 });
 
