@@ -35,6 +35,7 @@ import {
 } from '@tessera/tokens';
 import { inSpanSync, tracerOf } from '@tessera/tracing';
 import type { AuthenticationFailure } from './authentication-failures.js';
+import { checkWithKeysAt, type ClientKeySource } from './client-key-source.js';
 import { IssuerRefusal, refreshRefusal } from './issuer-errors.js';
 import type { SigningKeyring } from './signing-keyring.js';
 
@@ -61,6 +62,8 @@ export interface TokenServiceDeps {
    * reach (docs/decisions/0018): its refresh is refused from the moment the revocation arrives.
    */
   readonly isRevokedElsewhere?: (familyId: string) => boolean;
+  /** Fetches the keys of a client whose account registered a JWKS URL (`--jwks-url`); none: such a client cannot authenticate by assertion. */
+  readonly clientKeySource?: ClientKeySource;
 }
 
 /** A client whose credentials checked out: who a token will be issued to. */
@@ -291,12 +294,14 @@ export function createTokenService(deps: TokenServiceDeps) {
     const account = credential && directory.account(credential.accountId);
     const known = credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiLoginId };
     const keys = account?.clientKeys ?? [];
-    if (!credential || !account || keys.length === 0) {
+    // Keys at a URL (--jwks-url) need a source to fetch them; a process without one has no keys for the client.
+    const uri = deps.clientKeySource && account?.clientKeysUri;
+    if (!credential || !account || (keys.length === 0 && !uri)) {
       refused('v5', known);
       throw new IssuerRefusal('ERR_INVALID_CLIENT', 'unknown client, or a client with no keys registered for private_key_jwt');
     }
     try {
-      await check(keys);
+      await (uri && deps.clientKeySource ? checkWithKeysAt(deps.clientKeySource, account.accountId, uri, check) : check(keys));
     } catch (error) {
       if (error instanceof IssuerRefusal) refused('v5', known);
       throw error;
