@@ -11,6 +11,13 @@ const parameter = (max: number) => z.string().max(max);
  * bounds a form-encoded body (each character at most three bytes) well inside the 16 KiB limit.
  */
 const visibleAscii = (max: number) => parameter(max).regex(/^[\x21-\x7e]*$/, 'visible ASCII only');
+/** RFC 6749 section 3.3 (and RFC 6750 section 3): a scope-token is printable ASCII but `"` and `\`. */
+const scopeTokenCharacter = String.raw`[\x21\x23-\x5b\x5d-\x7e]`;
+/** One scope-token, or nothing (for a check that refuses an empty one by name). */
+export const scopeTokenSyntax = new RegExp(`^${scopeTokenCharacter}*$`);
+/** A scope: scope-tokens separated by single spaces, or nothing. */
+export const scopeSyntax = new RegExp(`^(?:${scopeTokenCharacter}+(?: ${scopeTokenCharacter}+)*)?$`);
+
 /** RFC 6749 section 3.2: parameters the endpoint does not know are ignored, each within a bound. */
 const ignoredParameter = z.string().max(256);
 
@@ -30,7 +37,7 @@ export const OAuthTokenRequest = z
   .object({
     grant_type: z.enum(['client_credentials', 'refresh_token']).describe('Any other is an `unsupported_grant_type`'),
     scope: parameter(2048)
-      .regex(/^(?:[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*)?$/, 'scope-tokens of printable ASCII but " and \\, separated by single spaces (RFC 6749 section 3.3)')
+      .regex(scopeSyntax, 'scope-tokens of printable ASCII but " and \\, separated by single spaces (RFC 6749 section 3.3)')
       .optional()
       .describe("Space-separated permissions, within the account's (or, on a refresh, the family's); absent or empty: all of them"),
     refresh_token: visibleAscii(512).optional().describe('For `refresh_token`: the current refresh token of a family issued to this client'),

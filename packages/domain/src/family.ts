@@ -2,6 +2,7 @@ import { audiences, familyEventTypes, isEventOf, rejectsUntilOf, type FamilyEven
 import { presentedMatches, type KeyedHash, type PresentedSecret } from './constant-time.js';
 import type { Decider } from './decider.js';
 import { DomainError, assertNever } from './errors.js';
+import { narrowedScope } from './scope.js';
 
 /**
  * A token family: one get-oauth-token exchange and every refresh after it (docs/interface.md, How tokens change state).
@@ -230,7 +231,7 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
   if (command.askedAudience !== undefined && command.askedAudience !== (current.audience ?? defaultAudience)) {
     throw new DomainError('ERR_INVALID_TARGET', "the resource is not the refresh token's audience");
   }
-  const scope = command.askedScope === undefined ? command.scope : narrowed(command.askedScope, command.scope);
+  const scope = command.askedScope === undefined ? command.scope : narrowedScope(command.askedScope, command.scope, "the refresh token's");
   return {
     type: 'TokenRotated',
     v: 1,
@@ -252,13 +253,6 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
     // Every earlier generation is now invalid; the last of their tokens expires at this time.
     rejectsUntil: current.lastAccessExpiresAt,
   };
-}
-
-/** A scope asked for on a refresh, within the one the family may have now; each permission once. */
-function narrowed(asked: readonly string[], allowed: readonly string[]): readonly string[] {
-  const outside = asked.filter((permission) => !allowed.includes(permission));
-  if (outside.length > 0) throw new DomainError('ERR_INVALID_SCOPE', `the scope is wider than the refresh token's: ${outside.join(' ')}`);
-  return [...new Set(asked)];
 }
 
 /**

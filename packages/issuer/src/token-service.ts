@@ -13,6 +13,8 @@ import {
 import {
   DomainError,
   familyDecider,
+  familyScope,
+  narrowedScope,
   sameKeyedHash,
   type ActiveCredential,
   type CredentialDirectory,
@@ -272,12 +274,6 @@ export function createTokenService(deps: TokenServiceDeps) {
   }
 
   /** What a rotation may grant: the account's permissions now, within the scope the family was made for. */
-  function refreshedScope(state: Extract<FamilyState, { status: 'active' }>): readonly string[] {
-    const permissions = directory.account(state.accountId)?.permissions ?? [];
-    const { requestedScope } = state;
-    return requestedScope === undefined ? permissions : permissions.filter((permission) => requestedScope.includes(permission));
-  }
-
   function authenticate(apiLoginId: string, transactionKey: string): AuthenticatedClient {
     const { credential, account } = authenticateClient(apiLoginId, transactionKey);
     return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
@@ -310,7 +306,7 @@ export function createTokenService(deps: TokenServiceDeps) {
   }
 
   async function issueFamily(client: AuthenticatedClient, metadata: EventMetadata, options: GrantOptions = {}): Promise<IssuedPair> {
-    const requestedScope = options.scope === undefined ? undefined : withinScope(options.scope, client.permissions);
+    const requestedScope = options.scope === undefined ? undefined : narrowedScope(options.scope, client.permissions, "the client's permissions");
     if (options.resource !== undefined && !client.audiences.includes(options.resource)) {
       throw new IssuerRefusal('ERR_INVALID_TARGET', 'the resource is not one of the audiences the client may ask for');
     }
@@ -377,7 +373,7 @@ export function createTokenService(deps: TokenServiceDeps) {
             hashingKey: hasher.fingerprint,
             jti: newJti(),
             // The account's permissions now (a refresh picks up permission changes), within what the family was made for.
-            scope: state.status === 'active' ? refreshedScope(state) : [],
+            scope: state.status === 'active' ? familyScope(directory.account(state.accountId)?.permissions ?? [], state.requestedScope) : [],
             // RFC 6749 section 6: the client must be the one the token was issued to, and may narrow the scope.
             askedScope: options.scope,
             clientId: options.clientId,
@@ -494,12 +490,6 @@ export type TokenService = ReturnType<typeof createTokenService>;
 export type InterfaceTokenOperations = Pick<TokenService, 'getToken' | 'refreshToken' | 'revokeToken' | 'legacyAuthenticate'>;
 
 /** A requested scope, each permission in it granted, in the order asked and without repeats; else ERR_INVALID_SCOPE. */
-function withinScope(asked: readonly string[], granted: readonly string[]): readonly string[] {
-  const outside = asked.filter((permission) => !granted.includes(permission));
-  if (outside.length > 0) throw new IssuerRefusal('ERR_INVALID_SCOPE', `the scope asks for what the client may not have: ${outside.join(' ')}`);
-  return [...new Set(asked)];
-}
-
 /**
  * The domain's refusals of a refresh token, each also an issuer refusal (a new one fails to compile
  * until it is). ERR_REFRESH_TOKEN_UNPROVEN is no refusal: a region away from home could not tell, so
