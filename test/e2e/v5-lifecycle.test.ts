@@ -39,7 +39,7 @@ const charge = (token: string) =>
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 const headerOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as Record<string, unknown>;
 
-/** RFC 6750 3.1: a request with no bearer credentials gets a bare `Bearer` challenge, a bad token `invalid_token`. */
+/** RFC 6750 3.1: a request with no credentials gets a bare `Bearer` challenge (and RFC 9449's `DPoP` one), a bad token `invalid_token`. */
 function expectUnauthorized(answer: Awaited<ReturnType<typeof charge>>, challenge = 'Bearer error="invalid_token"') {
   expect(answer.status).toBe(401);
   expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -178,9 +178,9 @@ describe('protected requests', () => {
   });
 
   it('401 without a token, with another scheme, or with a forged token', async () => {
-    expectUnauthorized(await tessera.request('/v5/Transaction/charge', { method: 'POST' }), 'Bearer');
+    expectUnauthorized(await tessera.request('/v5/Transaction/charge', { method: 'POST' }), 'Bearer, DPoP algs="ES256 RS256 PS256 EdDSA"');
     const pair = await getToken();
-    expectUnauthorized(await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Basic ${pair.token}` } }), 'Bearer');
+    expectUnauthorized(await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { authorization: `Basic ${pair.token}` } }), 'Bearer, DPoP algs="ES256 RS256 PS256 EdDSA"');
     const [h, p] = pair.token.split('.');
     expectUnauthorized(await charge(`${h}.${p}.${'A'.repeat(86)}`));
   });

@@ -22,6 +22,29 @@ export function bearerChallenge(challenge: BearerChallenge): string {
   }
 }
 
+/**
+ * RFC 9449 section 7.1 `WWW-Authenticate` values for a DPoP-bound token's request: the RFC 6750
+ * error codes (none when the request carried no credentials), `invalid_dpop_proof` for a proof
+ * that failed, and always `algs`, the proof algorithms the resource server takes.
+ */
+export type DpopChallenge =
+  | { readonly error?: undefined }
+  | { readonly error: 'invalid_token' | 'invalid_dpop_proof'; readonly description: string }
+  | { readonly error: 'insufficient_scope'; readonly scope: string };
+
+export function dpopChallenge(challenge: DpopChallenge, algs: readonly string[]): string {
+  const accepted = `algs=${quoted(algs.join(' '))}`;
+  switch (challenge.error) {
+    case undefined:
+      return `DPoP ${accepted}`;
+    case 'invalid_token':
+    case 'invalid_dpop_proof':
+      return `DPoP error="${challenge.error}", error_description=${quoted(challenge.description)}, ${accepted}`;
+    case 'insufficient_scope':
+      return `DPoP error="insufficient_scope", scope=${quoted(challenge.scope)}, ${accepted}`;
+  }
+}
+
 /** An RFC 9110 quoted-string: a scope named by a route's author is still escaped, never trusted. */
 function quoted(value: string): string {
   return `"${value.replace(/[\\"]/g, (character) => `\\${character}`).replace(/[^\t\x20-\x7e]/g, '')}"`;

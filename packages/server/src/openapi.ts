@@ -63,7 +63,7 @@ type Operation = {
 };
 
 const retryAfter = { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } };
-const challenge = { description: 'The RFC 6750 Bearer challenge', schema: { type: 'string' } };
+const challenge = { description: 'The RFC 6750 Bearer challenge, or the RFC 9449 DPoP challenge for a request with a DPoP-bound token (both schemes when no credentials were sent)', schema: { type: 'string' } };
 
 /**
  * The headers an answer carries by its status: the zod transform keeps only a response's body,

@@ -43,14 +43,14 @@ describe('tesseraAuth fastify plugin', () => {
     expect(answer.json()).toEqual({ by: 'acc' });
   });
 
-  it('401 with a bare Bearer challenge (RFC 6750 3.1: no error code) when the request carries no bearer credentials', async () => {
+  it('401 with a bare Bearer challenge (RFC 6750 3.1: no error code) and a DPoP one (RFC 9449 7.1: the algorithms) when the request carries no credentials', async () => {
     const missing = await call('POST', '/orders');
     expect(missing.statusCode).toBe(401);
-    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect(missing.headers['www-authenticate']).toBe('Bearer, DPoP algs="ES256 RS256 PS256 EdDSA"');
     expect(missing.headers['content-type']).toMatch(/^application\/problem\+json/);
     const otherScheme = await app.inject({ method: 'POST', url: '/orders', headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } });
     expect(otherScheme.statusCode).toBe(401);
-    expect(otherScheme.headers['www-authenticate']).toBe('Bearer');
+    expect(otherScheme.headers['www-authenticate']).toBe('Bearer, DPoP algs="ES256 RS256 PS256 EdDSA"');
   });
 
   it('401 with Bearer error="invalid_token" for a bad, malformed or expired token', async () => {

@@ -188,10 +188,10 @@ describe('v5 refusals', () => {
 });
 
 describe('protected routes', () => {
-  it('RFC 6750 challenges: bare Bearer without credentials, invalid_token for a bad token, insufficient_scope with the scope for a 403', async () => {
+  it('RFC 6750 challenges: bare Bearer (and the DPoP challenge of RFC 9449) without credentials, invalid_token for a bad token, insufficient_scope with the scope for a 403', async () => {
     const missing = await app.inject({ method: 'POST', url: '/v5/Transaction/charge' });
     expectProblem(missing, 401);
-    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect(missing.headers['www-authenticate']).toBe('Bearer, DPoP algs="ES256 RS256 PS256 EdDSA"');
     const forged = await charge('a.b.c');
     expectProblem(forged, 401, 'urn:tessera:problem:invalid-token');
     expect(forged.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
@@ -271,7 +271,7 @@ describe('forward-auth fails closed', () => {
     expect(answer.headers['x-tessera-scope']).toBe('');
     const missing = await forwardAuth('?authenticated=true');
     expectProblem(missing, 401);
-    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect(missing.headers['www-authenticate']).toBe('Bearer, DPoP algs="ES256 RS256 PS256 EdDSA"');
     expect((await forwardAuth('?authenticated=true&interface=v1', token)).statusCode).toBe(401);
   });
 
