@@ -3,6 +3,7 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boundToKey, dpopClient } from '../support/dpop.js';
 import { findNginx, startNginx, type RunningNginx } from '../support/nginx.js';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
@@ -123,6 +124,40 @@ describe.skipIf(!nginx)('NGINX auth_request with infra/nginx/nginx.conf', () => 
     // auth_request copies WWW-Authenticate on a 401 only, so the insufficient_scope challenge
     // stops at NGINX; the status is what reaches the client.
     expect(reached).toHaveLength(before);
+  });
+
+  it('passes a DPoP-bound token with a proof for the URL the client called at NGINX; refuses it as a bearer token, and a replayed proof', async () => {
+    const account = await tessera.createAccount();
+    const client = await dpopClient();
+    const token = boundToKey((await tokenFor(account)).token, client.jkt, tessera.dataDir);
+    // What the client addressed: NGINX, not the verifier or the application behind it.
+    const called = `http://127.0.0.1:${nginxPort}/v5/Transaction/charge`;
+    const proof = await client.proof('POST', called, token);
+    const before = reached.length;
+    const dpop = (headers: Record<string, string>) => charge(undefined, { authorization: `DPoP ${token}`, ...headers });
+    const passed = await dpop({ dpop: proof });
+    expect(passed.status).toBe(200);
+    expect(reached).toHaveLength(before + 1);
+    expect(reached.at(-1)!['x-tessera-subject']).toBe(claimsOf(token).sub);
+
+    const replayed = await dpop({ dpop: proof });
+    expect(replayed.status).toBe(401);
+    expect(replayed.headers['www-authenticate']).toMatch(/^DPoP error="invalid_dpop_proof", error_description="the DPoP proof was used before/);
+    const asBearer = await charge(token);
+    expect(asBearer.status).toBe(401);
+    expect(asBearer.headers['www-authenticate']).toBe('Bearer error="invalid_token", DPoP algs="ES256 RS256 PS256 EdDSA"');
+    // A proof for the verifier's own URL, or one naming the URL through X-Forwarded-* the client wrote itself, is not for this request.
+    const forVerifier = await dpop({ dpop: await client.proof('POST', `${tessera.baseUrl}/v5/Transaction/charge`, token) });
+    expect(forVerifier.status).toBe(401);
+    const smuggled = await dpop({
+      dpop: await client.proof('GET', 'https://elsewhere.example/x', token),
+      'x-forwarded-method': 'GET',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'elsewhere.example',
+      'x-forwarded-uri': '/x',
+    });
+    expect(smuggled.status).toBe(401);
+    expect(reached).toHaveLength(before + 1);
   });
 
   it('refuses a token as soon as its refresh token is revoked', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boundToKey, dpopClient } from '../support/dpop.js';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
@@ -19,6 +20,34 @@ const getToken = (tessera: TesseraProcess, account: Credentials, transactionKey:
       { localAddress },
     )
     .then((answer) => answer.status);
+
+/**
+ * Forward-auth for a DPoP-bound token (RFC 9449): the proxy passes the client's method and URL,
+ * Traefik's way (X-Forwarded-Method, -Proto, -Host, -Uri), and the client's DPoP proof.
+ */
+async function forwardAuthDpop(tessera: TesseraProcess, account: Credentials, localAddress: string) {
+  // From an address no other test spends budgets of.
+  const issued = await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key }, {}, { localAddress: '127.0.0.9' });
+  expect(issued.status).toBe(200);
+  const client = await dpopClient();
+  const token = boundToKey(String(issued.json().token), client.jkt, tessera.dataDir);
+  const called = 'https://shop.example.com/v5/Transaction/charge';
+  return {
+    proof: () => client.proof('POST', called, token),
+    send: (proof: string) =>
+      tessera.request('/forward-auth?permission=transaction:charge', {
+        headers: {
+          authorization: `DPoP ${token}`,
+          dpop: proof,
+        'x-forwarded-method': 'POST',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'shop.example.com',
+          'x-forwarded-uri': '/v5/Transaction/charge?order=7',
+        },
+        localAddress,
+      }),
+  };
+}
 
 describe('behind a trusted proxy (TESSERA_TRUSTED_PROXIES=127.0.0.1)', () => {
   let tessera: TesseraProcess;
@@ -44,6 +73,18 @@ describe('behind a trusted proxy (TESSERA_TRUSTED_PROXIES=127.0.0.1)', () => {
     expect(await getToken(tessera, account, account.transaction_key, '203.0.113.99', '127.0.0.2')).toBe(429);
     // Nor can a direct client claim to be a throttled one: 198.51.100.7 is throttled, 127.0.0.3 is not.
     expect(await getToken(tessera, account, account.transaction_key, '198.51.100.7', '127.0.0.3')).toBe(200);
+  });
+
+  it('forward-auth checks a DPoP proof against the method and URL a trusted proxy forwards, and believes them from no other peer', async () => {
+    const fromProxy = await forwardAuthDpop(tessera, account, '127.0.0.1');
+    const passed = await fromProxy.send(await fromProxy.proof());
+    expect(passed.status).toBe(200);
+    expect(passed.headers['x-tessera-scope']).toBe('transaction:charge');
+    // The same headers from a client that reaches the verifier directly are not the client's request.
+    const fromElsewhere = await forwardAuthDpop(tessera, account, '127.0.0.2');
+    const refused = await fromElsewhere.send(await fromElsewhere.proof());
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toMatch(/^DPoP error="invalid_dpop_proof", error_description="the request's method and URL are not known here/);
   });
 
   it('logs the forwarded client as the request\'s remote address', async () => {
@@ -128,6 +169,17 @@ describe('without TESSERA_TRUSTED_PROXIES', () => {
     for (let attempt = 0; attempt < budget; attempt += 1) expect(await getToken(tessera, account, 'wrong-key', `198.51.100.${attempt + 1}`)).toBe(401);
     expect(await getToken(tessera, account, account.transaction_key, '198.51.100.200')).toBe(429);
     expect(await getToken(tessera, account, account.transaction_key, undefined, '127.0.0.2')).toBe(200);
+  });
+
+  it('forward-auth takes the forwarded method and URL from its caller, the proxy: a proof for them passes once, its replay is refused', async () => {
+    const forwardAuth = await forwardAuthDpop(tessera, account, '127.0.0.2');
+    const proof = await forwardAuth.proof();
+    const passed = await forwardAuth.send(proof);
+    expect(passed.status).toBe(200);
+    expect(passed.headers['x-tessera-client-id']).toBe(account.api_login_id);
+    const replayed = await forwardAuth.send(proof);
+    expect(replayed.status).toBe(401);
+    expect(replayed.headers['www-authenticate']).toMatch(/^DPoP error="invalid_dpop_proof", error_description="the DPoP proof was used before/);
   });
 
   it('refuses to start on a malformed value, naming the variable', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boundToKey, dpopClient } from '../support/dpop.js';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /** Spec 3.1 and 3.2 row by row, over HTTPS against the real all-in-one server. */
@@ -189,5 +190,24 @@ describe('protected requests', () => {
     const pair = await getToken();
     const answer = await tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `bEaReR ${pair.token}` }, body: '{}' });
     expect(answer.status).toBe(200);
+  });
+
+  it('takes a DPoP-bound token (RFC 9449) with a proof for the URL it was called at, once; refuses it as a bearer token and after a revoke', async () => {
+    const client = await dpopClient();
+    const pair = await getToken();
+    const token = boundToKey(pair.token, client.jkt, tessera.dataDir);
+    const url = `${tessera.baseUrl}/v5/Transaction/charge`;
+    const dpopCharge = (proof: string, authorization = `DPoP ${token}`) =>
+      tessera.request('/v5/Transaction/charge', { method: 'POST', headers: { 'content-type': 'application/json', authorization, dpop: proof }, body: '{}' });
+    const proof = await client.proof('POST', url, token);
+    const answer = await dpopCharge(proof);
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toMatchObject({ accepted: true, account_id: account.account_id });
+    const algs = 'algs="ES256 RS256 PS256 EdDSA"';
+    expectUnauthorized(await dpopCharge(proof), `DPoP error="invalid_dpop_proof", error_description="the DPoP proof was used before (its jti is single use)", ${algs}`);
+    expectUnauthorized(await charge(token), `Bearer error="invalid_token", DPoP ${algs}`);
+    expectUnauthorized(await dpopCharge(await client.proof('GET', url, token)), `DPoP error="invalid_dpop_proof", error_description="the DPoP proof's htm is not this request's method", ${algs}`);
+    expect((await revoke(pair.refresh_token)).status).toBe(200);
+    expectUnauthorized(await dpopCharge(await client.proof('POST', url, token)), `DPoP error="invalid_token", error_description="the access token was revoked or replaced by a refresh", ${algs}`);
   });
 });

@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import proxyAddr from '@fastify/proxy-addr';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { validatorCompiler as zodValidatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeTokenSyntax } from '@tessera/contracts';
 import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
-import { sendAccessRefusal, type BearerVerifier } from '@tessera/verification';
+import { hasDpopScheme, sendAccessRefusal, type BearerVerifier, type PresentedRequest } from '@tessera/verification';
 
 const ForwardAuthQuery = z.object({
   permission: z
@@ -37,6 +38,58 @@ const queryRequirement = {
   ],
 };
 
+const forwardedHeader = (description: string) => z.string().max(8192).optional().describe(description);
+
+/**
+ * The client's request as the proxy saw it, which a DPoP proof is checked against (RFC 9449
+ * section 4.3: `htm` and `htu`), and the proof itself. Traefik's names, or the X-Original-* pair
+ * of NGINX's auth_request examples. Documented, not validated: a missing or unusable one refuses a
+ * DPoP request with `invalid_dpop_proof`, and a bearer request never reads them.
+ */
+const ForwardAuthHeaders = z.looseObject({
+  dpop: forwardedHeader('The client\'s DPoP proof (RFC 9449), for a token presented with `Authorization: DPoP`'),
+  'x-forwarded-method': forwardedHeader('The client request\'s method (Traefik ForwardAuth): what the DPoP proof\'s `htm` must be'),
+  'x-forwarded-proto': forwardedHeader('The scheme the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
+  'x-forwarded-host': forwardedHeader('The host (and port) the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
+  'x-forwarded-uri': forwardedHeader('The path (and query) the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
+  'x-original-method': forwardedHeader('The client request\'s method (NGINX: `$request_method`), if X-Forwarded-Method is not sent'),
+  'x-original-url': forwardedHeader('The absolute URL the client addressed (NGINX: `$scheme://$http_host$request_uri`), if the X-Forwarded-Proto, -Host and -Uri trio is not sent'),
+});
+
+/** A request method: an RFC 9110 token. */
+const methodSyntax = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** One value of a header a proxy may have appended to (`a, b`): the last, the nearest proxy's. */
+function lastOf(value: string | string[] | undefined): string | undefined {
+  const last = Array.isArray(value) ? value.at(-1) : value;
+  if (last === undefined) return undefined;
+  const comma = last.lastIndexOf(',');
+  const entry = (comma === -1 ? last : last.slice(comma + 1)).trim();
+  return entry === '' ? undefined : entry;
+}
+
+/**
+ * The method and URL of the client's request, from the proxy's headers; undefined when they are
+ * missing or unusable, or come from a peer that is not a trusted proxy while TESSERA_TRUSTED_PROXIES
+ * names the proxies: a DPoP request is then refused, never checked against forward-auth's own URL.
+ */
+function clientRequestOf(request: FastifyRequest, trusted: ((address: string, hop: number) => boolean) | undefined): PresentedRequest | undefined {
+  const { headers } = request;
+  const dpop = headers.dpop;
+  if (trusted !== undefined) {
+    const peer = request.socket.remoteAddress;
+    if (peer === undefined || !trusted(peer, 0)) return undefined;
+  }
+  const method = lastOf(headers['x-forwarded-method']) ?? lastOf(headers['x-original-method']);
+  if (method === undefined || !methodSyntax.test(method)) return undefined;
+  const proto = lastOf(headers['x-forwarded-proto']);
+  const host = lastOf(headers['x-forwarded-host']);
+  const uri = lastOf(headers['x-forwarded-uri']);
+  const url = proto !== undefined && host !== undefined && uri !== undefined && uri.startsWith('/') ? `${proto}://${host}${uri}` : lastOf(headers['x-original-url']);
+  if (url === undefined || !URL.canParse(url)) return undefined;
+  return { method, url, dpop };
+}
+
 const ForwardAuthAnswer = z.object({
   active: z.literal(true),
   sub: z.string(),
@@ -47,27 +100,41 @@ const ForwardAuthAnswer = z.object({
 
 /**
  * For reverse proxies (NGINX auth_request, Envoy ext_authz, Traefik ForwardAuth): the proxy
- * forwards the client's Authorization header; 200 lets the request through with the
- * subject and scope as headers, 401/403 stop it. The requirement is in the query string.
+ * forwards the client's Authorization header (and, for a DPoP-bound token, its DPoP proof with
+ * the method and URL the client called); 200 lets the request through with the subject and scope
+ * as headers, 401/403 stop it. The requirement is in the query string.
  *
  * Fails closed: a request that names no permission is a configuration mistake (an NGINX location
  * that forgot `set $tessera_permission`), answered 400, never 200. A route that really needs
  * only authentication says so with authenticated=true.
  */
-export async function forwardAuthRoute(app: FastifyInstance, options: { verifier: BearerVerifier }): Promise<void> {
+export async function forwardAuthRoute(
+  app: FastifyInstance,
+  options: {
+    verifier: BearerVerifier;
+    /** TESSERA_TRUSTED_PROXIES: when set, the client's method and URL are believed only from these peers. */
+    trustedProxies?: readonly string[] | undefined;
+  },
+): Promise<void> {
+  const trusted = options.trustedProxies === undefined ? undefined : proxyAddr.compile([...options.trustedProxies]);
   app.withTypeProvider<ZodTypeProvider>().route({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: '/forward-auth',
     // Every proxied request comes through here: the answers are built from verified claims in the
     // schema's shape, so they are not re-validated (the schemas are for the OpenAPI document).
     serializerCompiler: () => (answer: unknown) => JSON.stringify(answer),
+    // The headers' schema is for the document only (see ForwardAuthHeaders): taken as they are, not copied by zod on every request.
+    // fastify hands the compiler one part's schema (here the query's), though its type names the whole route schema.
+    validatorCompiler: (route) =>
+      route.httpPart === 'headers' ? (headers: unknown) => ({ value: headers }) : zodValidatorCompiler(route as unknown as Parameters<typeof zodValidatorCompiler>[0]),
     schema: {
       summary: 'Forward-auth check for reverse proxies',
       description:
-        'Checks the forwarded `Authorization: Bearer` token. Name the `permission` the protected route needs, or say `authenticated=true` for a route that needs only a valid token: a request that does neither is 400.',
+        'Checks the forwarded `Authorization: Bearer` token, or an `Authorization: DPoP` token with its `DPoP` proof (RFC 9449) for the method and URL the client called, which the proxy passes as `X-Forwarded-Method`, `-Proto`, `-Host` and `-Uri`, or as `X-Original-Method` and `X-Original-URL`. Name the `permission` the protected route needs, or say `authenticated=true` for a route that needs only a valid token: a request that does neither is 400.',
       tags: ['verification'],
       security: [{ bearer: [] }],
       querystring: ForwardAuthQuery,
+      headers: ForwardAuthHeaders,
       ...queryRequirement,
       // 413 and 415 only for a request that sends a body, which proxies do not; 503 only before the first ready.
       response: { 200: ForwardAuthAnswer, ...problemResponses(400, 401, 403, 413, 415, 503) },
@@ -83,11 +150,18 @@ export async function forwardAuthRoute(app: FastifyInstance, options: { verifier
           errors: [{ field: 'permission', message: 'required: name the permission the route needs, or ask for authentication only with authenticated=true' }],
         });
       }
-      const decision = await options.verifier.check(request.headers.authorization, {
-        interface: request.query.interface === 'v1' ? 'v1' : 'v5',
-        permission: permission || undefined,
-        ...(request.query.audience === undefined ? {} : { audience: request.query.audience }),
-      });
+      const { authorization } = request.headers;
+      // Read only for a DPoP request: a bearer request costs what it always has.
+      const presented = request.headers.dpop !== undefined || (authorization !== undefined && hasDpopScheme(authorization)) ? clientRequestOf(request, trusted) : undefined;
+      const decision = await options.verifier.check(
+        authorization,
+        {
+          interface: request.query.interface === 'v1' ? 'v1' : 'v5',
+          permission: permission || undefined,
+          ...(request.query.audience === undefined ? {} : { audience: request.query.audience }),
+        },
+        presented,
+      );
       if (decision.status !== 200) return sendAccessRefusal(reply, decision);
       const { claims } = decision;
       return reply

@@ -110,14 +110,22 @@ export function verifierRoutes(host: Host, verifier: VerifierParts): RouteRegist
   registerGauges(host.metrics, {
     tessera_revocation_projection_entries: { help: 'Families the revocation projection currently holds', read: () => verifier.entries() },
   });
-  return verifierRouteRegistrar(verifier);
+  return verifierRouteRegistrar(verifier, { trustedProxies: host.config.TESSERA_TRUSTED_PROXIES });
 }
 
 /** The verifier's routes alone: the plugin, forward-auth and the example protected routes. */
-export function verifierRouteRegistrar(verifier: Pick<VerifierParts, 'bearer' | 'state'>): RouteRegistrar {
+export function verifierRouteRegistrar(
+  verifier: Pick<VerifierParts, 'bearer' | 'state'>,
+  options: {
+    /** TESSERA_TRUSTED_PROXIES: forward-auth believes the client's method and URL (for a DPoP proof) only from these peers. */
+    readonly trustedProxies?: readonly string[] | undefined;
+  } = {},
+): RouteRegistrar {
   return async (app, listener, steps) => {
+    // The example routes' DPoP proofs name the URL the client called: the request's protocol and
+    // host, which fastify takes from X-Forwarded-Proto and -Host of a trusted proxy (TESSERA_TRUSTED_PROXIES).
     await app.register(tesseraAuth, { verifier: verifier.bearer, steps });
-    await app.register(forwardAuthRoute, { verifier: verifier.bearer });
+    await app.register(forwardAuthRoute, { verifier: verifier.bearer, trustedProxies: options.trustedProxies });
     // The app's JSON parser serves the charge route (a JSON body); the v1 GET has no body.
     await app.register(exampleRoutes, { accounts: verifier.state.accounts, v1: listener.v1, v5: listener.v5 });
   };

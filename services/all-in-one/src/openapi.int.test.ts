@@ -96,11 +96,13 @@ describe('/openapi.json', () => {
     }
   });
 
-  it('lists forward-auth\'s 400, 401 and 403 on every method it takes, its audience, and says the query needs a permission or authenticated=true', () => {
+  it('lists forward-auth\'s 400, 401 and 403 on every method it takes, its audience, the headers a DPoP proof is checked with, and says the query needs a permission or authenticated=true', () => {
     for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
       const forwardAuth = operation(method, '/forward-auth')!;
       expect(Object.keys(forwardAuth.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
+      const headerParameter = (name: string) => expect.objectContaining({ in: 'header', name, required: false, description: expect.any(String), schema: expect.objectContaining({ type: 'string' }) });
       expect(forwardAuth.parameters).toEqual([
+        ...['dpop', 'x-forwarded-method', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-uri', 'x-original-method', 'x-original-url'].map(headerParameter),
         expect.objectContaining({
           in: 'query',
           style: 'form',
