@@ -16,7 +16,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Tessera', version: '0.1.0', description },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          // RFC 9449: a DPoP-bound token, `Authorization: DPoP <token>`, with a proof in the `DPoP` header for each request.
+          dpop: { type: 'http', scheme: 'DPoP', bearerFormat: 'JWT', description: 'A DPoP-bound access token (RFC 9449): `Authorization: DPoP <token>`, with a `DPoP` proof header for this request' },
+        },
+      },
     },
     exposeHeadRoutes: true,
     transform: jsonSchemaTransform,

@@ -42,7 +42,7 @@ export async function exampleRoutes(
       schema: {
         summary: 'Example protected v5 operation (charges nothing); needs permission transaction:charge',
         tags: ['examples'],
-        security: [{ bearer: [] }],
+        security: [{ bearer: [] }, { dpop: [] }],
         // Spec 4.4 sends a JSON body; the example reads none of it, but takes nothing that is not a JSON object.
         body: ChargeRequest,
         // 503 only before the process is first ready: verification goes on from memory through an outage.
@@ -65,7 +65,7 @@ export async function exampleRoutes(
       schema: {
         summary: 'Example protected v1 resource: the calling account',
         tags: ['examples'],
-        security: [{ bearer: [] }],
+        security: [{ bearer: [] }, { dpop: [] }],
         response: { 200: z.object({ account_id: z.string(), name: z.string() }), ...problemResponses(401, 503) },
       },
     },

@@ -132,7 +132,7 @@ export async function forwardAuthRoute(
       description:
         'Checks the forwarded `Authorization: Bearer` token, or an `Authorization: DPoP` token with its `DPoP` proof (RFC 9449) for the method and URL the client called, which the proxy passes as `X-Forwarded-Method`, `-Proto`, `-Host` and `-Uri`, or as `X-Original-Method` and `X-Original-URL`. Name the `permission` the protected route needs, or say `authenticated=true` for a route that needs only a valid token: a request that does neither is 400.',
       tags: ['verification'],
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { dpop: [] }],
       querystring: ForwardAuthQuery,
       headers: ForwardAuthHeaders,
       ...queryRequirement,

@@ -66,6 +66,7 @@ describe('/openapi.json', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.info).toMatchObject({ title: 'Tessera', version: expect.any(String) });
     expect(document.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(document.components.securitySchemes.dpop).toMatchObject({ type: 'http', scheme: 'DPoP' });
   });
 
   it('documents every method of every route the listener serves, and nothing it does not serve', () => {
@@ -118,10 +119,10 @@ describe('/openapi.json', () => {
     }
   });
 
-  it('puts the bearer scheme, with the WWW-Authenticate challenge, on the protected routes only', () => {
+  it('puts the bearer and DPoP schemes, with the WWW-Authenticate challenge, on the protected routes only', () => {
     for (const [method, path] of [['POST', '/v5/Transaction/charge'], ['GET', '/v1/account'], ['GET', '/forward-auth']] as const) {
       const protectedOperation = operation(method, path)!;
-      expect(protectedOperation.security, `${method} ${path}`).toEqual([{ bearer: [] }]);
+      expect(protectedOperation.security, `${method} ${path}`).toEqual([{ bearer: [] }, { dpop: [] }]);
       expect(protectedOperation.responses['401']?.headers, `${method} ${path}`).toHaveProperty('WWW-Authenticate');
     }
     expect(operation('POST', '/v5/Transaction/charge')!.responses['403']?.headers).toHaveProperty('WWW-Authenticate');
