@@ -56,6 +56,9 @@ describe('forward-auth with a DPoP-bound token', () => {
     const answer = await forwardAuth(app, { authorization: `DPoP ${token}`, dpop: await proof(token), 'x-original-method': 'POST', 'x-original-url': `${called}?order=7` });
     expect(answer.statusCode).toBe(200);
     expect(answer.headers['x-tessera-subject']).toBe('acc_1');
+    // A URL is one value, whatever commas its query holds.
+    const withCommas = await forwardAuth(app, { authorization: `DPoP ${token}`, dpop: await proof(token), 'x-original-method': 'POST', 'x-original-url': `${called}?ids=1,2,3` });
+    expect(withCommas.statusCode).toBe(200);
   });
 
   it('takes Traefik\'s X-Forwarded-Method, -Proto, -Host and -Uri, before X-Original-*, and the last of appended values', async () => {
@@ -64,6 +67,8 @@ describe('forward-auth with a DPoP-bound token', () => {
     const traefik = { 'x-forwarded-method': 'POST', 'x-forwarded-proto': 'http, https', 'x-forwarded-host': 'shop.example.com', 'x-forwarded-uri': '/v5/Transaction/charge' };
     const answer = await forwardAuth(app, { authorization: `DPoP ${token}`, dpop: await proof(token), ...traefik, 'x-original-method': 'GET', 'x-original-url': 'https://elsewhere.example/' });
     expect(answer.statusCode).toBe(200);
+    const withCommas = await forwardAuth(app, { authorization: `DPoP ${token}`, dpop: await proof(token), ...traefik, 'x-forwarded-uri': '/v5/Transaction/charge?ids=1,2' });
+    expect(withCommas.statusCode).toBe(200);
     const wrongPath = await forwardAuth(app, { authorization: `DPoP ${token}`, dpop: await proof(token), ...traefik, 'x-forwarded-uri': '/v5/other' });
     expect(wrongPath.statusCode).toBe(401);
     expect(wrongPath.headers['www-authenticate']).toMatch(/^DPoP error="invalid_dpop_proof", error_description="the DPoP proof's htu/);

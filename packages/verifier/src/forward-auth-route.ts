@@ -59,6 +59,12 @@ const ForwardAuthHeaders = z.looseObject({
 /** A request method: an RFC 9110 token. */
 const methodSyntax = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** A header that holds one value, commas and all (a URL's query may have them): the last line of a repeated one. */
+function onlyOf(value: string | string[] | undefined): string | undefined {
+  const last = Array.isArray(value) ? value.at(-1) : value;
+  return last === undefined || last === '' ? undefined : last;
+}
+
 /** One value of a header a proxy may have appended to (`a, b`): the last, the nearest proxy's. */
 function lastOf(value: string | string[] | undefined): string | undefined {
   const last = Array.isArray(value) ? value.at(-1) : value;
@@ -84,8 +90,8 @@ function clientRequestOf(request: FastifyRequest, trusted: ((address: string, ho
   if (method === undefined || !methodSyntax.test(method)) return undefined;
   const proto = lastOf(headers['x-forwarded-proto']);
   const host = lastOf(headers['x-forwarded-host']);
-  const uri = lastOf(headers['x-forwarded-uri']);
-  const url = proto !== undefined && host !== undefined && uri !== undefined && uri.startsWith('/') ? `${proto}://${host}${uri}` : lastOf(headers['x-original-url']);
+  const uri = onlyOf(headers['x-forwarded-uri']);
+  const url = proto !== undefined && host !== undefined && uri !== undefined && uri.startsWith('/') ? `${proto}://${host}${uri}` : onlyOf(headers['x-original-url']);
   if (url === undefined || !URL.canParse(url)) return undefined;
   return { method, url, dpop };
 }
