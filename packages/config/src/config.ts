@@ -121,6 +121,12 @@ export const ConfigSchema = z
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
     /** A used refresh token presented again: `keep` (the interface's rule: docs/interface.md) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
     TESSERA_REFRESH_REUSE: z.enum(['keep', 'revoke-family']).default('keep'),
+    /**
+     * DPoP (RFC 9449) nonces at the token endpoint. `required`: every proof must carry a nonce the
+     * server gave out in the last 2 to 4 minutes (use_dpop_nonce and a DPoP-Nonce header otherwise),
+     * so a proof made ahead of time is useless. `off`: proofs are checked without one.
+     */
+    TESSERA_DPOP_NONCE: z.enum(['off', 'required']).default('off'),
     /** Seconds to finish the TLS handshake and send the request headers. */
     TESSERA_HEADERS_TIMEOUT: timeout(10),
     /** Seconds to send the whole request, body included, from its first byte: a stalled body gets 408. */

@@ -149,6 +149,12 @@ const familyGeneration = {
    * every access token of the family carries it as `aud`. Absent: `tessera:v5`.
    */
   audience: z.string().min(1).max(512).optional(),
+  /**
+   * DPoP (RFC 9449): the RFC 7638 thumbprint of the key the family is bound to. Its access tokens
+   * carry it as `cnf.jkt`, and its refresh token works only at the token endpoint, with a proof
+   * signed by that key. Absent: a bearer family.
+   */
+  jkt: z.string().regex(/^[A-Za-z0-9_-]{43}$/).optional(),
   issuedAt: epochSeconds,
   accessExpiresAt: epochSeconds,
   refreshExpiresAt: epochSeconds,

@@ -24,6 +24,8 @@ export interface AccountProfile {
   readonly clientKeys?: readonly ClientPublicJwk[] | undefined;
   /** Where its private_key_jwt keys are fetched from (`--jwks-url`), instead of `clientKeys`. */
   readonly clientKeysUri?: string | undefined;
+  /** RFC 9449 section 5.2 (`dpop_bound_access_tokens`): its token requests must carry a DPoP proof. */
+  readonly dpopBoundAccessTokens?: boolean | undefined;
 }
 
 export class CredentialDirectory {
