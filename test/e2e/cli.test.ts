@@ -235,6 +235,37 @@ describe('CLI safety', () => {
     expect(none).toEqual({ account_id: account.account_id, kids: [], events: ['ClientKeysSet'] });
   });
 
+  it('set-client-keys --jwks-url records an https URL; plain http only to a host TESSERA_EGRESS_ALLOW names; one source at a time', async () => {
+    const account = await tessera.createAccount({ permissions: ['transaction:charge'] });
+    const setUrl = (url: string, env?: NodeJS.ProcessEnv) => runCli(['accounts', 'set-client-keys', '--account', account.account_id, '--jwks-url', url, '--json'], env);
+    const accepted = await setUrl('https://keys.example.test/tenant/jwks.json?v=2');
+    expect(accepted.code).toBe(0);
+    expect(JSON.parse(accepted.stdout)).toEqual({ account_id: account.account_id, jwks_url: 'https://keys.example.test/tenant/jwks.json?v=2', events: ['ClientKeysSet'] });
+    const plain = await setUrl('http://127.0.0.1:9/jwks.json');
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toMatch(/must be https/);
+    // The same URL, with the host named in TESSERA_EGRESS_ALLOW (a developer's local server).
+    expect((await setUrl('http://127.0.0.1:9/jwks.json', { ...tessera.env, TESSERA_EGRESS_ALLOW: '127.0.0.1' })).code).toBe(0);
+    for (const [url, why] of [
+      ['https://user:secret@keys.example.test/jwks.json', /credentials/],
+      ['https://keys.example.test/jwks.json#k1', /fragment/],
+      [`https://keys.example.test/${'a'.repeat(2048)}`, /at most 2048/],
+      ['ftp://keys.example.test/jwks.json', /must be https/],
+      ['not a url', /not a URL/],
+    ] as const) {
+      const refused = await setUrl(url);
+      expect(refused.code, url).toBe(2);
+      expect(refused.stderr, url).toMatch(why);
+      // The refusal does not echo a URL that may carry a secret.
+      expect(refused.stderr, url).not.toContain('secret@');
+    }
+    const both = await runCli(['accounts', 'set-client-keys', '--account', account.account_id, '--jwks-url', 'https://keys.example.test/jwks.json', '--none']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/one of --jwks-file, --jwks-url or --none/);
+    const fileAndUrl = await runCli(['accounts', 'set-client-keys', '--account', account.account_id, '--jwks-url', 'https://keys.example.test/jwks.json', '--jwks-file', join(tessera.dataDir, 'public-jwks.json')]);
+    expect(fileAndUrl.code).toBe(2);
+  });
+
   it.each([
     ['accounts list', ['accounts', 'list']],
     ['accounts list --json', ['accounts', 'list', '--json']],

@@ -19,7 +19,7 @@ import {
   newTransactionKey,
   type SecretHasher,
 } from '@tessera/tokens';
-import { validClientKeys } from './client-keys.js';
+import { validClientKeys, validJwksUrl } from './client-keys.js';
 import { InvalidAccountInput } from './invalid-account-input.js';
 
 export interface AccountServiceDeps {
@@ -193,6 +193,17 @@ export function createAccountService(deps: AccountServiceDeps) {
       const valid = validClientKeys(jwks);
       const { events } = await change(accountId, () => ({ type: 'SetClientKeys', jwks: valid, now: deps.now() }));
       return { accountId, events: events.map((event) => event.type), kids: valid.keys.map((key) => key.kid) };
+    },
+
+    /**
+     * A URL the account's private_key_jwt keys are fetched from when an assertion needs them,
+     * instead of keys on the log; it replaces any keys set before. `plainHttpAllowed`: the egress
+     * policy's word on plain http (only to a host TESSERA_EGRESS_ALLOW names).
+     */
+    async setClientKeysUrl(accountId: string, url: string, options: { readonly plainHttpAllowed?: (url: URL) => boolean } = {}): Promise<AccountChange & { readonly jwksUri: string }> {
+      const jwksUri = validJwksUrl(url, options.plainHttpAllowed);
+      const { events } = await change(accountId, () => ({ type: 'SetClientKeys', jwks: { keys: [] }, jwksUri, now: deps.now() }));
+      return { accountId, events: events.map((event) => event.type), jwksUri };
     },
 
     async addLegacyKey(accountId: string): Promise<{ accountId: string } & NewLegacyKey> {

@@ -47,3 +47,29 @@ export function validClientKeys(jwks: unknown): ClientKeysSet['jwks'] {
 }
 
 const refusal = (message: string) => new InvalidAccountInput('client-keys', message);
+
+/** At most this many characters of JWKS URL: one account event should stay small, and no server needs more. */
+export const maxJwksUrlLength = 2048;
+
+/**
+ * A JWKS URL made fit for `ClientKeysSet`: https (plain http only to a host `plainHttpAllowed`
+ * names, which is TESSERA_EGRESS_ALLOW's: a local server for a test or a developer), no
+ * credentials in it (they would be on the log and in every replica's memory), no fragment (a
+ * fetch never sends one, so it could only mislead), at most 2048 characters. Where it leads is
+ * checked when the keys are fetched, after DNS resolution, by the egress policy.
+ */
+export function validJwksUrl(url: string, plainHttpAllowed: (url: URL) => boolean = () => false): string {
+  if (url.length > maxJwksUrlLength) throw jwksUrlRefusal(`at most ${maxJwksUrlLength} characters`);
+  if (!URL.canParse(url)) throw jwksUrlRefusal('not a URL');
+  const parsed = new URL(url);
+  if (parsed.username !== '' || parsed.password !== '') throw jwksUrlRefusal('it holds credentials (user:password@); a JWKS is public');
+  if (parsed.hash !== '' || url.includes('#')) throw jwksUrlRefusal('it has a fragment (#…)');
+  if (parsed.protocol === 'http:' && !plainHttpAllowed(parsed)) throw jwksUrlRefusal('must be https (http only to a host TESSERA_EGRESS_ALLOW names)');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw jwksUrlRefusal('must be https');
+  // Normalized (host lowercased, path escaped) as fetched, which may lengthen it.
+  if (parsed.href.length > maxJwksUrlLength) throw jwksUrlRefusal(`at most ${maxJwksUrlLength} characters`);
+  return parsed.href;
+}
+
+// The message never repeats the URL: the caller has it, and its query may hold a token.
+const jwksUrlRefusal = (why: string) => new InvalidAccountInput('client-keys', `the JWKS URL is refused: ${why}`);

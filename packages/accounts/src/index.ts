@@ -10,5 +10,5 @@ export {
   type NewLegacyKey,
   type RevokeTokensOption,
 } from './account-service.js';
-export { maxClientKeys, maxClientKeysBytes } from './client-keys.js';
+export { maxClientKeys, maxClientKeysBytes, maxJwksUrlLength, validClientKeys } from './client-keys.js';
 export { InvalidAccountInput } from './invalid-account-input.js';

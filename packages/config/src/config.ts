@@ -62,6 +62,25 @@ const trustedProxies = z.string().transform((value, context) => {
   return entries;
 });
 
+/** A DNS name, as a URL's host may be: letters, digits and hyphens in dot-separated labels. */
+const hostnamePattern = /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+/** An address or range as TESSERA_TRUSTED_PROXIES takes one, or a hostname that is not a malformed address (999.1.1.1). */
+const isEgressEntry = (entry: string) => (isProxyAddress(entry) && !proxyRangeNames.has(entry)) || (hostnamePattern.test(entry) && !/^[0-9.]+$/.test(entry));
+
+/**
+ * `host,address,address/prefix,…`: what the egress policy lets an outbound request reach although
+ * its address is loopback, private or otherwise refused (a hostname also may be reached over plain
+ * http). Lowercased, so a hostname matches whatever case the URL spells it in.
+ */
+const egressAllowList = z.string().transform((value, context) => {
+  const entries = value.split(',').map((entry) => entry.trim().toLowerCase());
+  if (entries.some((entry) => !isEgressEntry(entry))) {
+    context.addIssue({ code: 'custom', message: 'must be hostnames, IP addresses or CIDR ranges (localhost, 127.0.0.1, 10.0.0.0/8, ::1), separated by commas' });
+    return z.NEVER;
+  }
+  return entries;
+});
+
 export const ConfigSchema = z
   .object({
     TESSERA_DATA_DIR: z.string().min(1).default('./data'),
@@ -102,6 +121,12 @@ export const ConfigSchema = z
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
     /** A used refresh token presented again: `keep` (the interface's rule: docs/interface.md) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
     TESSERA_REFRESH_REUSE: z.enum(['keep', 'revoke-family']).default('keep'),
+    /**
+     * DPoP (RFC 9449) nonces at the token endpoint. `required`: every proof must carry a nonce the
+     * server gave out in the last 2 to 4 minutes (use_dpop_nonce and a DPoP-Nonce header otherwise),
+     * so a proof made ahead of time is useless. `off`: proofs are checked without one.
+     */
+    TESSERA_DPOP_NONCE: z.enum(['off', 'required']).default('off'),
     /** Seconds to finish the TLS handshake and send the request headers. */
     TESSERA_HEADERS_TIMEOUT: timeout(10),
     /** Seconds to send the whole request, body included, from its first byte: a stalled body gets 408. */
@@ -118,6 +143,12 @@ export const ConfigSchema = z
      * not in this list. Unset: the header is ignored, so a client cannot choose its own address.
      */
     TESSERA_TRUSTED_PROXIES: trustedProxies.optional(),
+    /**
+     * Hosts, addresses and CIDR ranges an outbound request to a URL a user registered (a client's
+     * JWKS) may reach although the address is loopback, link-local, private or otherwise refused
+     * (docs/decisions/0027). Unset: only public addresses, over https.
+     */
+    TESSERA_EGRESS_ALLOW: egressAllowList.optional(),
     /** Seconds in which each failure budget below refills completely. */
     TESSERA_THROTTLE_WINDOW: timeout(300),
     /** Failed get-oauth-token or /v1/authenticate attempts per credential id (API Login ID, API ID) from one address. */

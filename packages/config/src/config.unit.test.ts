@@ -38,6 +38,21 @@ describe('config', () => {
     }
   });
 
+  it('reads TESSERA_EGRESS_ALLOW: hostnames, addresses and CIDR ranges, lowercased; unset allows none', () => {
+    expect(loadConfig({}).TESSERA_EGRESS_ALLOW).toBeUndefined();
+    expect(loadConfig({ TESSERA_EGRESS_ALLOW: 'LocalHost, 127.0.0.1,10.0.0.0/8,::1, fd00::/8,jwks.internal.example' }).TESSERA_EGRESS_ALLOW).toEqual([
+      'localhost',
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+      'fd00::/8',
+      'jwks.internal.example',
+    ]);
+    for (const value of ['10.0.0.0/33', '999.1.1.1', 'http://localhost', 'localhost:8080', 'a,,b', '10.0.0.1,', '*.example.com']) {
+      expect(() => loadConfig({ TESSERA_EGRESS_ALLOW: value }), value).toThrow(/TESSERA_EGRESS_ALLOW/);
+    }
+  });
+
   it('reads regions: the region, its peers by name, and refuses a peer list without a region and a secret', () => {
     const secret = 's'.repeat(32);
     const config = loadConfig({ TESSERA_REGION: 'eu1', TESSERA_PEER_REGIONS: 'us1=https://issuer.us1.internal:8443, ap2=https://10.0.0.2:8443/', TESSERA_PEER_SECRET: secret });

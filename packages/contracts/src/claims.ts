@@ -21,4 +21,9 @@ export interface AccessTokenClaims {
   fid?: string;
   /** Generation within the family. Absent on v1 tokens. */
   gen?: number;
+  /**
+   * RFC 9449 section 6.1: the token is DPoP-bound to the key with this RFC 7638 thumbprint. It is
+   * taken only with the scheme `DPoP` and a proof signed by that key, never as a Bearer token.
+   */
+  cnf?: { jkt: string };
 }

@@ -106,13 +106,20 @@ export const ClientPublicJwk = z
 
 /**
  * The public keys the account's `private_key_jwt` assertions (RFC 7523) are checked with, as a
- * whole set: the last one recorded holds. Empty: the account cannot authenticate by assertion.
+ * whole set: the last one recorded holds. Empty and no `jwksUri`: the account cannot authenticate
+ * by assertion.
  */
 export const ClientKeysSet = z.object({
   type: z.literal('ClientKeysSet'),
   v: z.literal(1),
   accountId: id,
   jwks: z.object({ keys: z.array(ClientPublicJwk).max(10) }),
+  /**
+   * Where the keys are fetched from instead (`--jwks-url`; RFC 7591's `jwks_uri`), with `jwks`
+   * empty. Optional within v1: a reader that predates it sees an account with no keys and refuses
+   * its assertions, rather than failing to read the event.
+   */
+  jwksUri: z.string().min(1).max(2048).optional(),
   at: epochSeconds,
 });
 
@@ -142,6 +149,12 @@ const familyGeneration = {
    * every access token of the family carries it as `aud`. Absent: `tessera:v5`.
    */
   audience: z.string().min(1).max(512).optional(),
+  /**
+   * DPoP (RFC 9449): the RFC 7638 thumbprint of the key the family is bound to. Its access tokens
+   * carry it as `cnf.jkt`, and its refresh token works only at the token endpoint, with a proof
+   * signed by that key. Absent: a bearer family.
+   */
+  jkt: z.string().regex(/^[A-Za-z0-9_-]{43}$/).optional(),
   issuedAt: epochSeconds,
   accessExpiresAt: epochSeconds,
   refreshExpiresAt: epochSeconds,

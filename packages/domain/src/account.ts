@@ -44,7 +44,7 @@ export type AccountCommand =
   /** The RFC 8707 audiences its tokens may be issued for, as a whole set. */
   | { readonly type: 'SetAudiences'; readonly audiences: readonly string[]; readonly now: number }
   /** The public keys its private_key_jwt assertions (RFC 7523) are checked with, as a whole set. */
-  | { readonly type: 'SetClientKeys'; readonly jwks: ClientKeysSet['jwks']; readonly now: number }
+  | { readonly type: 'SetClientKeys'; readonly jwks: ClientKeysSet['jwks']; readonly jwksUri?: string | undefined; readonly now: number }
   | {
       readonly type: 'AddLegacyCredential';
       readonly credentialId: string;
@@ -140,7 +140,12 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
     case 'SetAudiences':
       return [{ type: 'AccountAudiencesSet', v: 1, accountId, audiences: unique(command.audiences), at: command.now }];
     case 'SetClientKeys':
-      return [{ type: 'ClientKeysSet', v: 1, accountId, jwks: command.jwks, at: command.now }];
+      // With a URL the keys are fetched when needed; none are recorded beside it, so one source holds.
+      return [
+        command.jwksUri === undefined
+          ? { type: 'ClientKeysSet', v: 1, accountId, jwks: command.jwks, at: command.now }
+          : { type: 'ClientKeysSet', v: 1, accountId, jwks: { keys: [] }, jwksUri: command.jwksUri, at: command.now },
+      ];
     case 'AddLegacyCredential':
       return [
         {

@@ -55,6 +55,22 @@ describe('account decider', () => {
     expect(directory.account('acc')?.permissions).toEqual(['a', 'b']);
     expect(directory.legacyCredential('apiid')).toBeUndefined();
   });
+
+  it('client keys: a URL replaces keys on the log and a set of keys replaces the URL; a v1 event from before URLs folds as keys', () => {
+    const jwk = { kty: 'OKP' as const, kid: 'k1', crv: 'Ed25519', x: 'AAAA' };
+    const byUrl = run(registered, { type: 'SetClientKeys', jwks: { keys: [jwk] }, jwksUri: 'https://keys.example.test/jwks.json', now: 310 });
+    // The URL alone is recorded: keys beside it would be a second source of the same truth.
+    expect(byUrl).toEqual([{ type: 'ClientKeysSet', v: 1, accountId: 'acc', jwks: { keys: [] }, jwksUri: 'https://keys.example.test/jwks.json', at: 310 }]);
+    // As written to disk before --jwks-url existed: no jwksUri member at all.
+    const fromFile: AccountEvent = { type: 'ClientKeysSet', v: 1, accountId: 'acc', jwks: { keys: [jwk] }, at: 300 };
+    const directory = new CredentialDirectory();
+    for (const e of [...registered, fromFile]) directory.apply(e);
+    expect(directory.account('acc')).toMatchObject({ clientKeys: [jwk], clientKeysUri: undefined });
+    for (const e of byUrl) directory.apply(e);
+    expect(directory.account('acc')).toMatchObject({ clientKeys: [], clientKeysUri: 'https://keys.example.test/jwks.json' });
+    directory.apply({ ...fromFile, at: 320 });
+    expect(directory.account('acc')).toMatchObject({ clientKeys: [jwk], clientKeysUri: undefined });
+  });
 });
 
 /** Cuts by account and by credential (docs/decisions/0011). */

@@ -20,8 +20,12 @@ export interface AccountProfile {
   readonly permissions: readonly string[];
   /** The RFC 8707 `resource` values its tokens may be issued for; none: only the default audience. */
   readonly audiences?: readonly string[] | undefined;
-  /** The public keys its private_key_jwt assertions are checked with; none: it cannot authenticate by assertion. */
+  /** The public keys its private_key_jwt assertions are checked with; none (and no `clientKeysUri`): it cannot authenticate by assertion. */
   readonly clientKeys?: readonly ClientPublicJwk[] | undefined;
+  /** Where its private_key_jwt keys are fetched from (`--jwks-url`), instead of `clientKeys`. */
+  readonly clientKeysUri?: string | undefined;
+  /** RFC 9449 section 5.2 (`dpop_bound_access_tokens`): its token requests must carry a DPoP proof. */
+  readonly dpopBoundAccessTokens?: boolean | undefined;
 }
 
 export class CredentialDirectory {
@@ -60,7 +64,8 @@ export class CredentialDirectory {
       }
       case 'ClientKeysSet': {
         const account = this.accounts.get(event.accountId);
-        if (account) this.accounts.set(event.accountId, { ...account, clientKeys: event.jwks.keys });
+        // The last set holds whole: keys from a file end a URL, and a URL ends the keys.
+        if (account) this.accounts.set(event.accountId, { ...account, clientKeys: event.jwks.keys, clientKeysUri: event.jwksUri });
         return;
       }
       case 'AccountTokensRevoked':

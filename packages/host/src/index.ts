@@ -8,6 +8,7 @@ export { createListeners, type ListenerPorts, type Listeners } from './listener-
 export { loggerOptions, redactedPaths } from './logger.js';
 export { ownerOnlyDataFolder } from './data-folder.js';
 export { replaceFileDurably } from './durable-file.js';
+export { tokenIssuers, type TokenIssuers } from './token-issuers.js';
 export { StartFailure } from './start-failure.js';
 export { backgroundNice, currentBackgroundThread, runInBackground, workerThreadEntry } from './background-thread.js';
 export { startBackgroundWorker, ThreadExited, type BackgroundWorker, type ThreadNotice } from './thread-requests.js';

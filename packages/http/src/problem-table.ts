@@ -1,6 +1,29 @@
 import { errorCode, type ErrorCode, type Problem } from '@tessera/contracts';
 import { problemTypes } from './problem.js';
 
+/** The `error` values of RFC 6749 section 5.2, RFC 7009 section 2.2.1 and RFC 8707 that Tessera answers. */
+export type OAuthErrorName =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'unsupported_token_type'
+  | 'temporarily_unavailable'
+  | 'server_error'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
+
+/** How a code is answered on the OAuth 2.0 endpoints, whose errors are RFC 6749 JSON rather than problem+json. */
+export interface OAuthAnswer {
+  readonly status: number;
+  readonly error: OAuthErrorName;
+  /** A fixed `error_description`; without one the problem's fixed detail, else the error's own message. */
+  readonly description?: string;
+}
+
 /** How one error code is answered over HTTP. */
 export interface ProblemRule {
   readonly status: number;
@@ -11,6 +34,11 @@ export interface ProblemRule {
   readonly retryAfterSeconds?: number;
   /** Logged once per answer at this level, with the code: refusals at info, outages at warn. */
   readonly log: { readonly level: 'info' | 'warn'; readonly message: string };
+  /**
+   * The answer on the OAuth 2.0 endpoints. Without one, a 503 is a `temporarily_unavailable` and
+   * anything else a 500 `server_error` there: a code those endpoints never throw.
+   */
+  readonly oauth?: OAuthAnswer;
 }
 
 /** The store is probed with backoff capped at 5 s; a client that waits 2 s usually finds it back. */
@@ -19,6 +47,11 @@ const outageRetryAfterSeconds = 2;
 const tokenRefused = { status: 401, type: problemTypes.invalidToken, title: 'Unauthorized', log: { level: 'info', message: 'token request refused' } } as const;
 const notFound = { status: 404, type: problemTypes.notFound, title: 'Not Found', log: { level: 'info', message: 'request refused: not found' } } as const;
 const invalid = { status: 400, type: problemTypes.badRequest, title: 'Bad Request', log: { level: 'info', message: 'request refused: invalid input' } } as const;
+/** RFC 6749 section 5.2: every refused refresh token gets one description, as on the v5 routes (the family id is public). */
+const refreshRefused = { status: 400, error: 'invalid_grant', description: 'the refresh token is not valid (unknown, expired, already used, revoked, or issued to another client)' } as const;
+const refreshTokenRefused = { ...tokenRefused, oauth: refreshRefused } as const;
+/** An OAuth 2.0 request the protocol refuses: a 400 with the error's own message. */
+const oauthInvalid = (error: OAuthErrorName) => ({ ...invalid, log: { level: 'info', message: 'OAuth 2.0 request refused' }, oauth: { status: 400, error } }) as const;
 
 /**
  * The codes answered other than 500, named here once: the table below must map each of them and
@@ -37,6 +70,14 @@ export const problemCodes = [
   'ERR_REFRESH_TOKEN_REVOKED',
   'ERR_REFRESH_TOKEN_EXPIRED',
   'ERR_REFRESH_TOKEN_UNPROVEN',
+  'ERR_REFRESH_TOKEN_OTHER_CLIENT',
+  'ERR_INVALID_SCOPE',
+  'ERR_INVALID_TARGET',
+  'ERR_OAUTH_REQUEST_INVALID',
+  'ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED',
+  'ERR_DPOP_PROOF_INVALID',
+  'ERR_DPOP_NONCE_REQUIRED',
+  'ERR_DPOP_KEY_MISMATCH',
   'ERR_NOT_CONTROL_REGION',
   'ERR_CONTROL_REGION_UNCONFIRMED',
   'ERR_FAMILY_NOT_FOUND',
@@ -55,7 +96,8 @@ export const problemCodes = [
 export type ProblemCode = (typeof problemCodes)[number];
 
 /**
- * The one table from error codes to HTTP answers. Routes throw the domain's, the ports' and the
+ * The one table from error codes to HTTP answers: problem+json, and in `oauth` the RFC 6749 JSON of
+ * the OAuth 2.0 endpoints (the one exception, docs/decisions/0025). Routes throw the domain's, the ports' and the
  * issuer's errors as they are, and the error handler answers them from here: a code in the table
  * is a 4xx or a 503 (an outage the client may retry); anything else is a 500 that names nothing.
  * Codes are matched by value (ErrorCode, from the contracts), so this package imports no adapter and no domain.
@@ -90,13 +132,27 @@ export const problemTable = {
   },
   // The issuer's refusals: every one a 401 without a Bearer challenge (these endpoints take their
   // credentials in the body). The message is the same for every refresh refusal; the code stays in the log.
-  ERR_INVALID_CLIENT: { ...tokenRefused, type: problemTypes.invalidCredentials },
-  ERR_CREDENTIAL_REVOKED: tokenRefused,
-  ERR_REFRESH_TOKEN_INVALID: tokenRefused,
-  ERR_REFRESH_TOKEN_USED: tokenRefused,
-  ERR_REFRESH_TOKEN_REUSED: tokenRefused,
-  ERR_REFRESH_TOKEN_REVOKED: tokenRefused,
-  ERR_REFRESH_TOKEN_EXPIRED: tokenRefused,
+  ERR_INVALID_CLIENT: { ...tokenRefused, type: problemTypes.invalidCredentials, oauth: { status: 401, error: 'invalid_client', description: 'client authentication failed' } },
+  ERR_CREDENTIAL_REVOKED: refreshTokenRefused,
+  ERR_REFRESH_TOKEN_INVALID: refreshTokenRefused,
+  ERR_REFRESH_TOKEN_USED: refreshTokenRefused,
+  ERR_REFRESH_TOKEN_REUSED: refreshTokenRefused,
+  ERR_REFRESH_TOKEN_REVOKED: refreshTokenRefused,
+  ERR_REFRESH_TOKEN_EXPIRED: refreshTokenRefused,
+  // RFC 6749 section 6: a confidential client's refresh token is bound to it (the OAuth door checks it).
+  ERR_REFRESH_TOKEN_OTHER_CLIENT: refreshTokenRefused,
+  // A scope wider than the client's or the family's, a resource not among the account's audiences
+  // (RFC 8707), a request the protocol refuses, a token type revocation does not know (RFC 7009).
+  ERR_INVALID_SCOPE: oauthInvalid('invalid_scope'),
+  ERR_INVALID_TARGET: oauthInvalid('invalid_target'),
+  ERR_OAUTH_REQUEST_INVALID: oauthInvalid('invalid_request'),
+  ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED: oauthInvalid('unsupported_token_type'),
+  // RFC 9449 section 5: a DPoP proof the token endpoint cannot take, or one without the nonce it
+  // asks for (the answer carries a DPoP-Nonce header). A bound refresh token without its key's
+  // proof: refused like any refresh token on the v5 route, named on the token endpoint.
+  ERR_DPOP_PROOF_INVALID: oauthInvalid('invalid_dpop_proof'),
+  ERR_DPOP_NONCE_REQUIRED: oauthInvalid('use_dpop_nonce'),
+  ERR_DPOP_KEY_MISMATCH: { ...tokenRefused, oauth: { status: 400, error: 'invalid_dpop_proof' } },
   // Away from its home region, a revoke this region cannot prove (docs/decisions/0018): only home can
   // tell a token newer than the mirror from one never issued, so the client tries again, never a false 200.
   ERR_REFRESH_TOKEN_UNPROVEN: {
@@ -107,6 +163,8 @@ export const problemTable = {
     retryAfterSeconds: 5,
     // Expected while a region is cut off (tessera_remote_revocations_total counts them): not a warning each.
     log: { level: 'info', message: 'revoke refused: the home region is out of reach and the token cannot be proven here' },
+    // Away from home and unable to reach it: the token may be good; only its home region can tell.
+    oauth: { status: 503, error: 'temporarily_unavailable', description: "the refresh token's home region cannot be reached; try again" },
   },
   // Account writes belong to the control region (docs/decisions/0018); the message names it.
   ERR_NOT_CONTROL_REGION: {
@@ -155,6 +213,16 @@ export const problemTable = {
 
 function hasRule(code: string): code is ProblemCode {
   return Object.hasOwn(problemTable, code);
+}
+
+/** The answer on the OAuth 2.0 endpoints for a coded error, with its rule; undefined for an error that is a 500 there. */
+export function oauthAnswerFor(error: unknown): { readonly answer: Required<OAuthAnswer>; readonly rule: ProblemRule } | undefined {
+  const code = errorCode(error);
+  if (!(error instanceof Error) || code === undefined || !hasRule(code)) return undefined;
+  const rule: ProblemRule = problemTable[code];
+  const answer = rule.oauth ?? (rule.status === 503 ? { status: 503, error: 'temporarily_unavailable' } : undefined);
+  if (answer === undefined) return undefined;
+  return { answer: { ...answer, description: answer.description ?? rule.detail ?? error.message }, rule };
 }
 
 /** The problem document for a coded error the table knows; undefined for any other error. */

@@ -1,12 +1,21 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { CodedError, InvariantBroken, type ErrorCode } from '@tessera/contracts';
-import { problemCodes, problemFor, problemTable, type ProblemCode, type ProblemRule } from './problem-table.js';
+import { oauthAnswerFor, problemCodes, problemFor, problemTable, type ProblemCode, type ProblemRule } from './problem-table.js';
 
 /** What the table is checked against where it is declared. */
 const mapsEvery = (table: Record<ProblemCode, ProblemRule>) => table;
 
 class FamilyNotFound extends CodedError {
   readonly code = 'ERR_FAMILY_NOT_FOUND';
+}
+class RefreshTokenUsed extends CodedError {
+  readonly code = 'ERR_REFRESH_TOKEN_USED';
+}
+class StoreUnavailable extends CodedError {
+  readonly code = 'ERR_EVENT_STORE_UNAVAILABLE';
+}
+class ScopeRefused extends CodedError {
+  readonly code = 'ERR_INVALID_SCOPE';
 }
 
 describe('the problem table', () => {
@@ -33,5 +42,22 @@ describe('the problem table', () => {
     // A code that is no key of the table, though a key of every object: still a 500.
     expect(problemFor(Object.assign(new Error('x'), { code: 'toString' }))).toBeUndefined();
     expect(problemFor({ code: 'ERR_FAMILY_NOT_FOUND', message: 'not an Error' })).toBeUndefined();
+  });
+
+  it('answers the OAuth 2.0 endpoints from the same rows: their column, an outage, or a 500', () => {
+    // One description for every refused refresh token, whatever the error said (the family id is public).
+    expect(oauthAnswerFor(new RefreshTokenUsed('family f1 was refreshed before'))?.answer).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      description: 'the refresh token is not valid (unknown, expired, already used, revoked, or issued to another client)',
+    });
+    expect(oauthAnswerFor(new ScopeRefused('the scope is wider than the client\'s permissions: x'))?.answer).toEqual({ status: 400, error: 'invalid_scope', description: 'the scope is wider than the client\'s permissions: x' });
+    // An outage has no OAuth column: it is a temporarily_unavailable with the problem's fixed detail and Retry-After.
+    const outage = oauthAnswerFor(new StoreUnavailable('SQLITE_BUSY at /var/lib'));
+    expect(outage?.answer).toEqual({ status: 503, error: 'temporarily_unavailable', description: problemTable.ERR_EVENT_STORE_UNAVAILABLE.detail });
+    expect(outage?.rule.retryAfterSeconds).toBe(2);
+    // A code the OAuth endpoints never throw is a 500 there, not an answer made up from its problem.
+    expect(oauthAnswerFor(new FamilyNotFound('no family f1'))).toBeUndefined();
+    expect(oauthAnswerFor(new InvariantBroken('a state ruled out'))).toBeUndefined();
   });
 });

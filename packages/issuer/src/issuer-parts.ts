@@ -3,7 +3,9 @@ import { CredentialDirectory } from '@tessera/domain';
 import { logReader, type EventStore, type LogReader } from '@tessera/event-store';
 import { epochSeconds, type Host } from '@tessera/host';
 import { PublicKeySet, openSigningKeyFolder, type SecretHashers } from '@tessera/tokens';
+import { egressPolicy } from '@tessera/egress';
 import { createAuthenticationFailureCounter, type AuthenticationFailureCounter } from './authentication-failures.js';
+import { createClientKeySource } from './client-key-source.js';
 import { SigningKeyring } from './signing-keyring.js';
 import { createTokenService, type TokenService } from './token-service.js';
 
@@ -19,6 +21,8 @@ export interface IssuerParts {
   readonly authenticationFailures: AuthenticationFailureCounter;
   /** Epoch seconds, from the host's clock. */
   readonly now: () => number;
+  /** The log's secret-hashing keys: what the token endpoint's DPoP nonces are keyed with too. */
+  readonly hashers: SecretHashers;
 }
 
 /**
@@ -39,7 +43,7 @@ export interface IssuerRegion {
  * one process does not keep the same derived state twice.
  */
 export function createIssuerParts(
-  host: Pick<Host, 'config' | 'clock'>,
+  host: Pick<Host, 'config' | 'clock' | 'log'>,
   store: EventStore,
   hashers: SecretHashers,
   hooks: {
@@ -73,6 +77,8 @@ export function createIssuerParts(
     region: region?.own,
     onAuthenticationFailure: (failure) => authenticationFailures.record(failure),
     ...(region ? { isRevokedElsewhere: region.isRevokedElsewhere } : {}),
+    // Clients' JWKS URLs are reached through the process's one egress policy (TESSERA_EGRESS_ALLOW).
+    clientKeySource: createClientKeySource({ fetch: egressPolicy(config).fetch, clock: host.clock, log: host.log }),
   });
   const readers: LogReader[] = [logReader(signingKeyEventTypes, ({ event }) => keyring.apply(event))];
   if (!hooks.shared) {
@@ -81,5 +87,5 @@ export function createIssuerParts(
       logReader(signingKeyEventTypes, ({ event }) => keys.apply(event)),
     );
   }
-  return { tokens, keyring, directory, keys, readers, authenticationFailures, now };
+  return { tokens, keyring, directory, keys, readers, authenticationFailures, now, hashers };
 }

@@ -13,7 +13,10 @@ import {
 import {
   DomainError,
   familyDecider,
+  familyScope,
+  narrowedScope,
   sameKeyedHash,
+  type AccountProfile,
   type ActiveCredential,
   type CredentialDirectory,
   type DomainErrorCode,
@@ -35,6 +38,7 @@ import {
 } from '@tessera/tokens';
 import { inSpanSync, tracerOf } from '@tessera/tracing';
 import type { AuthenticationFailure } from './authentication-failures.js';
+import { checkWithKeysAt, type ClientKeySource } from './client-key-source.js';
 import { IssuerRefusal, refreshRefusal } from './issuer-errors.js';
 import type { SigningKeyring } from './signing-keyring.js';
 
@@ -61,6 +65,8 @@ export interface TokenServiceDeps {
    * reach (docs/decisions/0018): its refresh is refused from the moment the revocation arrives.
    */
   readonly isRevokedElsewhere?: (familyId: string) => boolean;
+  /** Fetches the keys of a client whose account registered a JWKS URL (`--jwks-url`); none: such a client cannot authenticate by assertion. */
+  readonly clientKeySource?: ClientKeySource;
 }
 
 /** A client whose credentials checked out: who a token will be issued to. */
@@ -72,6 +78,8 @@ export interface AuthenticatedClient {
   readonly permissions: readonly string[];
   /** The RFC 8707 audiences the account's tokens may be issued for. */
   readonly audiences: readonly string[];
+  /** RFC 9449 section 5.2: the account takes DPoP-bound tokens only, so a token request without a proof is refused. */
+  readonly dpopBoundAccessTokens: boolean;
 }
 
 /** How a family is made or moved by the OAuth 2.0 door rather than the spec's v5 routes. */
@@ -84,6 +92,12 @@ export interface GrantOptions {
   readonly clientId?: string | undefined;
   /** RFC 8707 `resource`: one of the account's audiences, the tokens' `aud` (on a refresh, the family's); else ERR_INVALID_TARGET. */
   readonly resource?: string | undefined;
+  /**
+   * RFC 9449: the thumbprint of the key of the DPoP proof sent with the request, already checked. A
+   * new family is bound to it; a bound family refreshes only with it (else ERR_DPOP_KEY_MISMATCH);
+   * a bearer family's refreshed access token is bound to it, the family not.
+   */
+  readonly dpopJkt?: string | undefined;
 }
 
 export interface IssuedPair {
@@ -93,6 +107,8 @@ export interface IssuedPair {
   readonly expiresAt: number;
   /** The access token's scope. */
   readonly scope: readonly string[];
+  /** The thumbprint of the DPoP key the access token is bound to (its `cnf.jkt`); undefined: a bearer token. */
+  readonly jkt?: string | undefined;
 }
 
 export interface LegacyToken {
@@ -117,6 +133,18 @@ const tracedFamilyDecider: typeof familyDecider = {
   ...familyDecider,
   decide: (command, state) => inSpanSync(tracer, 'tessera.family.decide', { attributes: { 'tessera.command': command.type } }, () => familyDecider.decide(command, state)),
 };
+
+/** What the OAuth 2.0 door knows of an authenticated client: its account as it is now. */
+function clientOf(apiLoginId: string, credentialId: string, account: AccountProfile): AuthenticatedClient {
+  return {
+    apiLoginId,
+    accountId: account.accountId,
+    credentialId,
+    permissions: account.permissions,
+    audiences: account.audiences ?? [],
+    dpopBoundAccessTokens: account.dpopBoundAccessTokens === true,
+  };
+}
 
 /** An access token signed, in a span naming the key. */
 function signInSpan(claims: AccessTokenClaims, key: SigningKey): string {
@@ -205,7 +233,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       return { event, taken: taken!.value };
     } catch (error) {
       if (error instanceof DomainError && isRefreshTokenCode(error.code)) throw refreshRefusal(error.code);
-      if (error instanceof DomainError && (error.code === 'ERR_INVALID_SCOPE' || error.code === 'ERR_INVALID_TARGET')) throw new IssuerRefusal(error.code, error.message);
+      if (error instanceof DomainError && (error.code === 'ERR_INVALID_SCOPE' || error.code === 'ERR_INVALID_TARGET' || error.code === 'ERR_DPOP_KEY_MISMATCH')) throw new IssuerRefusal(error.code, error.message);
       throw error;
     }
   }
@@ -252,7 +280,7 @@ export function createTokenService(deps: TokenServiceDeps) {
 
   // ---- end of refresh-token reuse ----
 
-  function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey, issuer = deps.issuer): string {
+  function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey, issuer = deps.issuer, jkt = event.jkt): string {
     const claims: AccessTokenClaims = {
       iss: issuer,
       sub: event.accountId,
@@ -264,20 +292,14 @@ export function createTokenService(deps: TokenServiceDeps) {
       scope: event.scope.join(' '),
       fid: event.familyId,
       gen: event.generation,
+      ...(jkt === undefined ? {} : { cnf: { jkt } }),
     };
     return signInSpan(claims, key);
   }
 
-  /** What a rotation may grant: the account's permissions now, within the scope the family was made for. */
-  function refreshedScope(state: Extract<FamilyState, { status: 'active' }>): readonly string[] {
-    const permissions = directory.account(state.accountId)?.permissions ?? [];
-    const { requestedScope } = state;
-    return requestedScope === undefined ? permissions : permissions.filter((permission) => requestedScope.includes(permission));
-  }
-
   function authenticate(apiLoginId: string, transactionKey: string): AuthenticatedClient {
     const { credential, account } = authenticateClient(apiLoginId, transactionKey);
-    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
+    return clientOf(apiLoginId, credential.credentialId, account);
   }
 
   /**
@@ -291,21 +313,23 @@ export function createTokenService(deps: TokenServiceDeps) {
     const account = credential && directory.account(credential.accountId);
     const known = credential && { accountId: credential.accountId, credentialId: credential.credentialId, clientId: apiLoginId };
     const keys = account?.clientKeys ?? [];
-    if (!credential || !account || keys.length === 0) {
+    // Keys at a URL (--jwks-url) need a source to fetch them; a process without one has no keys for the client.
+    const uri = deps.clientKeySource && account?.clientKeysUri;
+    if (!credential || !account || (keys.length === 0 && !uri)) {
       refused('v5', known);
       throw new IssuerRefusal('ERR_INVALID_CLIENT', 'unknown client, or a client with no keys registered for private_key_jwt');
     }
     try {
-      await check(keys);
+      await (uri && deps.clientKeySource ? checkWithKeysAt(deps.clientKeySource, account.accountId, uri, check) : check(keys));
     } catch (error) {
       if (error instanceof IssuerRefusal) refused('v5', known);
       throw error;
     }
-    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
+    return clientOf(apiLoginId, credential.credentialId, account);
   }
 
   async function issueFamily(client: AuthenticatedClient, metadata: EventMetadata, options: GrantOptions = {}): Promise<IssuedPair> {
-    const requestedScope = options.scope === undefined ? undefined : withinScope(options.scope, client.permissions);
+    const requestedScope = options.scope === undefined ? undefined : narrowedScope(options.scope, client.permissions, "the client's permissions");
     if (options.resource !== undefined && !client.audiences.includes(options.resource)) {
       throw new IssuerRefusal('ERR_INVALID_TARGET', 'the resource is not one of the audiences the client may ask for');
     }
@@ -327,6 +351,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         scope,
         requestedScope,
         audience: options.resource,
+        jkt: options.dpopJkt,
         now: issueTime(client.accountId, client.apiLoginId),
         lifetimes: deps.lifetimes,
       }),
@@ -334,7 +359,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       // A fresh random family id: nothing to read.
       { newStream: true, beforeAppend: signingKeyBeforeAppend },
     );
-    return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key, options.issuer), refreshToken, expiresAt: event.accessExpiresAt, scope: event.scope };
+    return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key, options.issuer), refreshToken, expiresAt: event.accessExpiresAt, scope: event.scope, jkt: event.jkt };
   }
 
   return {
@@ -372,11 +397,12 @@ export function createTokenService(deps: TokenServiceDeps) {
             hashingKey: hasher.fingerprint,
             jti: newJti(),
             // The account's permissions now (a refresh picks up permission changes), within what the family was made for.
-            scope: state.status === 'active' ? refreshedScope(state) : [],
+            scope: state.status === 'active' ? familyScope(directory.account(state.accountId)?.permissions ?? [], state.requestedScope) : [],
             // RFC 6749 section 6: the client must be the one the token was issued to, and may narrow the scope.
             askedScope: options.scope,
             clientId: options.clientId,
             askedAudience: options.resource,
+            proofJkt: options.dpopJkt,
             now: state.status === 'active' ? issueTime(state.accountId, state.apiLoginId) : deps.now(),
             lifetimes: deps.lifetimes,
             refreshReuse,
@@ -384,12 +410,15 @@ export function createTokenService(deps: TokenServiceDeps) {
         },
         metadata,
       );
+      // A bound family's tokens carry its key; a bearer family's refreshed with a proof, the proof's (RFC 9449 section 5).
+      const jkt = event.jkt ?? options.dpopJkt;
       return {
         issuedAt: event.issuedAt,
-        accessToken: signFamilyToken(event, key, options.issuer),
+        accessToken: signFamilyToken(event, key, options.issuer, jkt),
         refreshToken: nextRefreshToken,
         expiresAt: event.accessExpiresAt,
         scope: event.scope,
+        jkt,
       };
     },
 
@@ -489,12 +518,6 @@ export type TokenService = ReturnType<typeof createTokenService>;
 export type InterfaceTokenOperations = Pick<TokenService, 'getToken' | 'refreshToken' | 'revokeToken' | 'legacyAuthenticate'>;
 
 /** A requested scope, each permission in it granted, in the order asked and without repeats; else ERR_INVALID_SCOPE. */
-function withinScope(asked: readonly string[], granted: readonly string[]): readonly string[] {
-  const outside = asked.filter((permission) => !granted.includes(permission));
-  if (outside.length > 0) throw new IssuerRefusal('ERR_INVALID_SCOPE', `the scope asks for what the client may not have: ${outside.join(' ')}`);
-  return [...new Set(asked)];
-}
-
 /**
  * The domain's refusals of a refresh token, each also an issuer refusal (a new one fails to compile
  * until it is). ERR_REFRESH_TOKEN_UNPROVEN is no refusal: a region away from home could not tell, so

@@ -1,7 +1,6 @@
-import { publicUrlOf } from '@tessera/config';
 import { Jwks } from '@tessera/events';
 import type { GuardedEventStore } from '@tessera/event-store';
-import { epochSeconds, registerGauges, untilAvailable, type Host } from '@tessera/host';
+import { epochSeconds, registerGauges, tokenIssuers, untilAvailable, type Host } from '@tessera/host';
 import { problemResponses } from '@tessera/http';
 import type { RouteRegistrar } from '@tessera/server';
 import { throttleFailedAttempts, type AttemptThrottle } from './attempt-throttle.js';
@@ -11,6 +10,7 @@ import type { IssuerParts } from './issuer-parts.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './oauth/oauth-routes.js';
+import { DpopNonces } from './oauth/dpop-nonces.js';
 import type { InterfaceTokenOperations } from './token-service.js';
 import { v5TokenRoutes } from './routes-v5.js';
 
@@ -55,18 +55,14 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   );
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
   host.onClose(issuer.authenticationFailures.start({ scheduler: host.scheduler }));
-  return issuerRoutes(issuer, attemptThrottle(host), link, { tokens: issuer.tokens, directory: issuer.directory, ...oauthIssuer(host) });
+  const dpopNonces = host.config.TESSERA_DPOP_NONCE === 'required' ? new DpopNonces(issuer.hashers, issuer.now) : undefined;
+  return issuerRoutes(issuer, attemptThrottle(host), link, { tokens: issuer.tokens, directory: issuer.directory, dpopNonces, ...oauthIssuers(host) });
 }
 
-/**
- * The OAuth 2.0 door's issuer identifier (RFC 8414): TESSERA_PUBLIC_URL, or the default built from
- * the port the public listener bound. Its tokens carry it as `iss`; the spec's interfaces keep
- * TESSERA_ISSUER, and both are Tessera's (docs/decisions/0025).
- */
-function oauthIssuer(host: Host) {
-  const { config } = host;
-  const issuer = () => publicUrlOf(config, host.listeners.ports().public);
-  return { issuer, issuers: () => [config.TESSERA_ISSUER, issuer()], clockSkewSeconds: config.TESSERA_CLOCK_SKEW };
+/** The OAuth 2.0 door's `iss` (its tokens' and its metadata's), and every `iss` it accepts back. */
+function oauthIssuers(host: Host) {
+  const issuers = tokenIssuers(host);
+  return { issuer: issuers.oauth, issuers: issuers.accepted, clockSkewSeconds: host.config.TESSERA_CLOCK_SKEW };
 }
 
 /** Failure budgets from TESSERA_THROTTLE_*, in this process's memory, counted in tessera_throttled_total. */

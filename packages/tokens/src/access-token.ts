@@ -135,6 +135,7 @@ function hasClaimTypes(claims: Record<string, unknown>): claims is Record<string
     typeof claims.jti === 'string' &&
     typeof claims.scope === 'string' &&
     (claims.fid === undefined || typeof claims.fid === 'string') &&
-    (claims.gen === undefined || Number.isSafeInteger(claims.gen))
+    (claims.gen === undefined || Number.isSafeInteger(claims.gen)) &&
+    (claims.cnf === undefined || (isJsonObject(claims.cnf) && typeof claims.cnf.jkt === 'string'))
   );
 }

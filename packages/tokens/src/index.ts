@@ -7,3 +7,4 @@ export * from './access-token.js';
 export * from './key-folder.js';
 export * from './verified-token-cache.js';
 export * from './hashing-key-files.js';
+export * from './dpop-proof.js';

@@ -1,17 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { scopeTokenSyntax } from '@tessera/contracts';
 import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
 import { sendAccessRefusal, type BearerVerifier } from '@tessera/verification';
-
-/** RFC 6750 3 scope-token: what a scope (and so the challenge's `scope="…"`) may hold. Empty is allowed here to be refused below, by name. */
-const scopeToken = /^[\x21\x23-\x5B\x5D-\x7E]*$/;
 
 const ForwardAuthQuery = z.object({
   permission: z
     .string()
     .max(128)
-    .regex(scopeToken, 'must be a scope token: printable ASCII without spaces, quotes or backslashes')
+    // What a challenge's `scope="…"` may hold; empty is let through here to be refused below, by name.
+    .regex(scopeTokenSyntax, 'must be a scope token: printable ASCII without spaces, quotes or backslashes')
     .optional()
     .describe('The permission (scope) the token must carry. Required unless authenticated=true'),
   authenticated: z

@@ -1,5 +1,4 @@
-import { publicUrlOf } from '@tessera/config';
-import { epochSeconds, type Host } from '@tessera/host';
+import { epochSeconds, tokenIssuers, type Host } from '@tessera/host';
 import { createBearerVerifier, type BearerVerifier, type RevocationCheck } from '@tessera/verification';
 import { createVerifierState, type VerifierState } from './verifier-state.js';
 
@@ -19,26 +18,6 @@ export interface VerifierParts {
   entries(): number;
 }
 
-/**
- * The `iss` a Tessera verifier accepts: TESSERA_ISSUER (the v5 and v1 tokens') and the issuer's
- * public URL (the OAuth 2.0 endpoints' tokens, whose `iss` is the metadata's `issuer`:
- * docs/oauth.md). In the issuer's own process that URL is its TESSERA_PUBLIC_URL or the default
- * built from the port its public listener bound; a separate verifier knows it only from
- * TESSERA_PUBLIC_URL, set to the issuer's.
- */
-function acceptedIssuers(host: Pick<Host, 'config' | 'listeners' | 'role'>): () => readonly string[] {
-  const { config } = host;
-  if (config.TESSERA_PUBLIC_URL !== undefined || (host.role !== 'verifier' && config.TESSERA_PORT !== 0)) {
-    const issuers = [config.TESSERA_ISSUER, publicUrlOf(config)] as const;
-    return () => issuers;
-  }
-  if (host.role === 'verifier') {
-    const issuers = [config.TESSERA_ISSUER] as const;
-    return () => issuers;
-  }
-  return () => [config.TESSERA_ISSUER, publicUrlOf(config, host.listeners.ports().public)];
-}
-
 export function createVerifierParts(host: Pick<Host, 'config' | 'clock' | 'listeners' | 'role' | 'scheduler'>): VerifierParts {
   const { config } = host;
   const nowSeconds = () => epochSeconds(host.clock);
@@ -53,7 +32,7 @@ export function createVerifierParts(host: Pick<Host, 'config' | 'clock' | 'liste
       isRejected: (familyId, generation) => source.isRejected(familyId, generation),
       isCutOff: (token) => source.isCutOff?.(token) === true,
     },
-    issuer: acceptedIssuers(host),
+    issuer: tokenIssuers(host).accepted,
     now: nowSeconds,
     clockSkewSeconds: config.TESSERA_CLOCK_SKEW,
     refreshKeys: () => refreshKeys?.() ?? Promise.resolve(),

@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWK } from 'jose';
 import type { ClientPublicJwk } from '@tessera/contracts';
+import { UnknownClientKey } from '../client-key-source.js';
 import { IssuerRefusal } from '../issuer-errors.js';
 import type { UsedAssertionIds } from './used-assertion-ids.js';
 
@@ -50,7 +51,7 @@ export async function checkClientAssertion(assertion: string, clientId: string, 
   const { alg, kid } = protectedHeaderOf(assertion);
   if (alg === undefined || !allowed.has(alg)) throw invalid(`the assertion's alg must be one of ${assertionSigningAlgorithms.join(', ')}`);
   const jwk = kid === undefined ? (keys.length === 1 ? keys[0] : undefined) : keys.find((key) => key.kid === kid);
-  if (jwk === undefined) throw invalid(kid === undefined ? 'the assertion names no kid, and the client has more than one key' : 'no key of the client has the assertion\'s kid');
+  if (jwk === undefined) throw kid === undefined ? invalid('the assertion names no kid, and the client has more than one key') : new UnknownClientKey();
   const claims = await verifiedClaims(assertion, jwk, alg, clientId, check);
   if (claims.exp > check.now + maxAssertionLifetimeSeconds + check.clockSkewSeconds) throw invalid(`the assertion's exp lies more than ${maxAssertionLifetimeSeconds} seconds ahead`);
   if (!check.usedIds.spend(clientId, claims.jti, claims.exp + check.clockSkewSeconds, check.now)) throw invalid('the assertion was used before (its jti is single use)');

@@ -1,89 +1,17 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { CodedError, errorCode, OAuthErrorResponse, type ErrorCode } from '@tessera/contracts';
-
-/** The `error` values of RFC 6749 section 5.2 and RFC 7009 section 2.2.1 that Tessera answers. */
-export type OAuthErrorName =
-  | 'invalid_request'
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-  | 'invalid_scope'
-  | 'invalid_target'
-  | 'unsupported_token_type'
-  | 'temporarily_unavailable'
-  | 'server_error';
+import { CodedError, errorCode, OAuthErrorResponse } from '@tessera/contracts';
+import { oauthAnswerFor, type OAuthErrorName } from '@tessera/http';
 
 /** A request to an OAuth 2.0 endpoint that the protocol refuses before any token is looked at. */
 export class OAuthRequestRefused extends CodedError {
   constructor(
-    readonly code: 'ERR_OAUTH_REQUEST_INVALID' | 'ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED',
+    readonly code: 'ERR_OAUTH_REQUEST_INVALID' | 'ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED' | 'ERR_DPOP_PROOF_INVALID' | 'ERR_DPOP_NONCE_REQUIRED',
     message: string,
   ) {
     super(message);
   }
 }
-
-interface OAuthRule {
-  readonly status: number;
-  readonly error: OAuthErrorName;
-  /** A fixed description; without one the error's own message (written for the client) is sent. */
-  readonly description?: string;
-  readonly retryAfterSeconds?: number;
-}
-
-const refreshRefused: OAuthRule = { status: 400, error: 'invalid_grant', description: 'the refresh token is not valid (unknown, expired, already used, revoked, or issued to another client)' };
-const unavailable: OAuthRule = { status: 503, error: 'temporarily_unavailable', description: 'the token service cannot record tokens right now; try again', retryAfterSeconds: 2 };
-
-/**
- * The codes the OAuth 2.0 endpoints answer other than 500, and how: a record over exactly these
- * codes, so a code renamed or removed in @tessera/contracts fails to compile here. Every refused
- * refresh token gets the same description, as on the v5 routes: the family id is public.
- */
-export const oauthCodes = [
-  'ERR_INVALID_CLIENT',
-  'ERR_INVALID_SCOPE',
-  'ERR_INVALID_TARGET',
-  'ERR_CREDENTIAL_REVOKED',
-  'ERR_REFRESH_TOKEN_INVALID',
-  'ERR_REFRESH_TOKEN_USED',
-  'ERR_REFRESH_TOKEN_REUSED',
-  'ERR_REFRESH_TOKEN_REVOKED',
-  'ERR_REFRESH_TOKEN_EXPIRED',
-  'ERR_REFRESH_TOKEN_OTHER_CLIENT',
-  'ERR_REFRESH_TOKEN_UNPROVEN',
-  'ERR_OAUTH_REQUEST_INVALID',
-  'ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED',
-  'ERR_EVENT_STORE_UNAVAILABLE',
-  'ERR_SIGNING_KEY_UNAVAILABLE',
-  'ERR_SECRET_HASHING_KEY_UNAVAILABLE',
-] as const satisfies readonly ErrorCode[];
-
-export type OAuthCode = (typeof oauthCodes)[number];
-
-export const oauthTable = {
-  ERR_INVALID_CLIENT: { status: 401, error: 'invalid_client', description: 'client authentication failed' },
-  ERR_INVALID_SCOPE: { status: 400, error: 'invalid_scope' },
-  // RFC 8707 section 2: a resource the client may not ask for.
-  ERR_INVALID_TARGET: { status: 400, error: 'invalid_target' },
-  ERR_CREDENTIAL_REVOKED: refreshRefused,
-  ERR_REFRESH_TOKEN_INVALID: refreshRefused,
-  ERR_REFRESH_TOKEN_USED: refreshRefused,
-  ERR_REFRESH_TOKEN_REUSED: refreshRefused,
-  ERR_REFRESH_TOKEN_REVOKED: refreshRefused,
-  ERR_REFRESH_TOKEN_EXPIRED: refreshRefused,
-  ERR_REFRESH_TOKEN_OTHER_CLIENT: refreshRefused,
-  // Away from home and unable to reach it: the token may be good; only its home region can tell.
-  ERR_REFRESH_TOKEN_UNPROVEN: { ...unavailable, description: "the refresh token's home region cannot be reached; try again" },
-  ERR_OAUTH_REQUEST_INVALID: { status: 400, error: 'invalid_request' },
-  ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED: { status: 400, error: 'unsupported_token_type' },
-  ERR_EVENT_STORE_UNAVAILABLE: unavailable,
-  ERR_SIGNING_KEY_UNAVAILABLE: unavailable,
-  ERR_SECRET_HASHING_KEY_UNAVAILABLE: unavailable,
-} as const satisfies Record<OAuthCode, OAuthRule>;
-
-const isOAuthCode = (code: string | undefined): code is OAuthCode => code !== undefined && Object.hasOwn(oauthTable, code);
 
 /** The challenge of a 401 invalid_client (RFC 6749 section 5.2): the scheme the endpoints take in the header. */
 export const clientChallenge = 'Basic realm="tessera", charset="UTF-8"';
@@ -105,12 +33,12 @@ export function sendOAuthError(reply: FastifyReply, status: number, error: OAuth
  * it does not parse, a field of the wrong shape) is an invalid_request with its own status.
  */
 export function answerOAuthError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const code = errorCode(error);
-  if (isOAuthCode(code)) {
-    const rule: OAuthRule = oauthTable[code];
-    request.log.info({ refusal: code }, 'OAuth 2.0 request refused');
+  const coded = oauthAnswerFor(error);
+  if (coded !== undefined) {
+    const { answer, rule } = coded;
+    request.log[rule.log.level]({ refusal: errorCode(error) }, rule.log.message);
     if (rule.retryAfterSeconds !== undefined) reply.header('retry-after', String(rule.retryAfterSeconds));
-    return sendOAuthError(reply, rule.status, rule.error, rule.description ?? error.message);
+    return sendOAuthError(reply, answer.status, answer.error, answer.description);
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     // A grant named but not one of the two: RFC 6749 has its own error for that.
@@ -143,7 +71,7 @@ function requestRefusal(error: FastifyError): string {
 }
 
 const oauthDescriptions = {
-  400: 'Bad Request (RFC 6749 section 5.2): `invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_grant_type`, `unauthorized_client` or `unsupported_token_type`',
+  400: 'Bad Request (RFC 6749 section 5.2): `invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_grant_type`, `unauthorized_client`, `unsupported_token_type`, or (RFC 9449) `invalid_dpop_proof` or `use_dpop_nonce` with a `DPoP-Nonce` header',
   401: 'Unauthorized: `invalid_client`, with `WWW-Authenticate: Basic`',
   413: 'Content Too Large: `invalid_request`, the body is over 16 KiB',
   415: 'Unsupported Media Type: `invalid_request`, the body must be application/x-www-form-urlencoded',

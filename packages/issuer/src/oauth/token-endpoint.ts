@@ -6,6 +6,7 @@ import type { IssuedPair, TokenService } from '../token-service.js';
 import { authenticatedClient, type ClientAuthenticationDeps } from './authenticated-client.js';
 import { OAuthRequestRefused, oauthErrorResponses } from './oauth-errors.js';
 import { scopeOf } from './scope.js';
+import { dpopKeyOf, type TokenEndpointDpop } from './token-endpoint-dpop.js';
 
 /** The grants the token endpoint takes, as its request schema lists them. */
 export const grantTypes = OAuthTokenRequest.shape.grant_type.options;
@@ -14,11 +15,14 @@ export interface OAuthEndpointOptions extends ClientAuthenticationDeps {
   readonly tokens: TokenService;
   /** The metadata's `issuer` (TESSERA_PUBLIC_URL, or the default built from the bound port): the `iss` of these tokens. */
   readonly issuer: () => string;
+  /** DPoP (RFC 9449) at the token endpoint: the proofs' replay cache and, when required, nonces. */
+  readonly dpop: TokenEndpointDpop;
 }
 
 const tokenAnswer = (pair: IssuedPair, now: number): OAuthTokenResponse => ({
   access_token: pair.accessToken,
-  token_type: 'Bearer',
+  // RFC 9449 section 5: a bound access token is of the DPoP type.
+  token_type: pair.jkt === undefined ? 'Bearer' : 'DPoP',
   expires_in: Math.max(1, pair.expiresAt - now),
   refresh_token: pair.refreshToken,
   scope: pair.scope.join(' '),
@@ -45,11 +49,15 @@ export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpoint
     },
     async (request, reply) => {
       const { body } = request;
+      const issuer = options.issuer();
       const client = await authenticatedClient(request, body, options);
+      const dpopJkt = dpopKeyOf(request, reply, `${issuer}/oauth2/token`, options.dpop);
+      // RFC 9449 section 5.2: a client registered with dpop_bound_access_tokens gets no bearer token.
+      if (dpopJkt === undefined && client.dpopBoundAccessTokens) throw new OAuthRequestRefused('ERR_DPOP_PROOF_INVALID', 'this client must send a DPoP proof (its tokens are DPoP-bound)');
       const scope = scopeOf(body.scope);
       // The audit row names the door and the grant; the client is its api_login_id.
       const metadata = { ...requestMetadata(request), actor: `oauth2:${body.grant_type}` };
-      const grant = { issuer: options.issuer(), scope, resource: body.resource };
+      const grant = { issuer, scope, resource: body.resource, dpopJkt };
       if (body.grant_type === 'client_credentials') {
         return noStore(reply).send(tokenAnswer(await tokens.issueFamily(client, metadata, grant), options.now()));
       }

@@ -1,5 +1,5 @@
 import { audiences, type IntrospectionResponse } from '@tessera/contracts';
-import type { CredentialDirectory, FamilyState } from '@tessera/domain';
+import { familyScope, type CredentialDirectory } from '@tessera/domain';
 import { familyOfRefreshToken, verifySignature, type PublicKeySet } from '@tessera/tokens';
 import type { TokenService } from '../token-service.js';
 
@@ -41,16 +41,9 @@ async function lookUpRefreshToken(refreshToken: string, deps: TokenLookupDeps): 
     token_type: 'refresh_token',
     client_id: state.apiLoginId,
     sub: state.accountId,
-    scope: refreshScope(state, deps).join(' '),
+    scope: familyScope(deps.directory.account(state.accountId)?.permissions ?? [], state.requestedScope).join(' '),
     exp: state.refreshExpiresAt,
   };
-}
-
-/** What the next refresh would grant: the account's permissions now, within the family's requested scope. */
-function refreshScope(state: Extract<FamilyState, { status: 'active' }>, deps: TokenLookupDeps): readonly string[] {
-  const permissions = deps.directory.account(state.accountId)?.permissions ?? [];
-  const { requestedScope } = state;
-  return requestedScope === undefined ? permissions : permissions.filter((permission) => requestedScope.includes(permission));
 }
 
 async function lookUpAccessToken(token: string, deps: TokenLookupDeps): Promise<TokenLookup> {
@@ -68,7 +61,9 @@ async function lookUpAccessToken(token: string, deps: TokenLookupDeps): Promise<
   }
   return {
     active: true,
-    token_type: 'Bearer',
+    // RFC 9449 section 6.2: a bound token is of the DPoP type, and its key's thumbprint is shown.
+    token_type: claims.cnf === undefined ? 'Bearer' : 'DPoP',
+    ...(claims.cnf === undefined ? {} : { cnf: { jkt: claims.cnf.jkt } }),
     client_id: claims.client_id,
     sub: claims.sub,
     scope: claims.scope,

@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import { createAccountService, InvalidAccountInput, listAccounts, maxClientKeysBytes, type AccountService } from '@tessera/accounts';
 import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
 import { DomainError } from '@tessera/domain';
+import { egressPolicy } from '@tessera/egress';
 import type { EventStore } from '@tessera/event-store';
 import { withAdminContext, withExistingLog } from '../admin-store.js';
 import { CliError, NotFound } from '../cli-error.js';
@@ -15,6 +16,7 @@ const options = {
   permission: { type: 'string', multiple: true },
   audience: { type: 'string', multiple: true },
   'jwks-file': { type: 'string' },
+  'jwks-url': { type: 'string' },
   legacy: { type: 'boolean' },
   json: { type: 'boolean' },
   account: { type: 'string' },
@@ -72,9 +74,17 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
         }
         case 'set-client-keys': {
           const jwksFile = values['jwks-file'];
+          const jwksUrl = values['jwks-url'];
+          const sources = [jwksFile, jwksUrl, values.none || undefined].filter((source) => source !== undefined).length;
           // An empty set ends authentication by assertion: that must be asked for, as for permissions.
-          if (jwksFile === undefined && !values.none) throw new CliError('set-client-keys needs --jwks-file FILE (a JWKS of public keys), or --none to remove every key');
-          if (jwksFile !== undefined && values.none) throw new CliError('set-client-keys takes --jwks-file or --none, not both');
+          if (sources === 0) throw new CliError('set-client-keys needs --jwks-file FILE (a JWKS of public keys), --jwks-url URL (where to fetch it), or --none to remove every key');
+          if (sources > 1) throw new CliError('set-client-keys takes one of --jwks-file, --jwks-url or --none');
+          if (jwksUrl !== undefined) {
+            // Plain http only to a host the egress policy allows (TESSERA_EGRESS_ALLOW): the policy the issuer fetches through.
+            const changed = await accounts.setClientKeysUrl(required(values.account, '--account'), jwksUrl, { plainHttpAllowed: (url) => egressPolicy(command.config).allowsPlainHttp(url) });
+            print(json, { account_id: changed.accountId, jwks_url: changed.jwksUri, events: changed.events }, `client keys of ${changed.accountId} are fetched from: ${shown(changed.jwksUri)}`);
+            return 0;
+          }
           const jwks = jwksFile === undefined ? { keys: [] } : await jwksFrom(jwksFile);
           const changed = await accounts.setClientKeys(required(values.account, '--account'), jwks);
           print(json, { account_id: changed.accountId, kids: changed.kids, events: changed.events }, `client keys of ${changed.accountId} set to: ${changed.kids.join(' ') || '(none: private_key_jwt refused)'}`);
