@@ -113,7 +113,7 @@ export function issuerRoutes(
       if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
       // The OAuth 2.0 door, on the listener that serves the current interface.
       if (listener.v5 && oauth) {
-        await tokenOperations.register(oauthRoutes, { keys: issuer.keys, now: issuer.now, ...oauth });
+        await tokenOperations.register(oauthRoutes, { keys: issuer.keys, now: issuer.now, ...oauth, forwarding: link?.oauthForwarding });
       }
     });
   };

@@ -10,6 +10,7 @@ import { revocationEndpoint } from './revocation-endpoint.js';
 import { tokenEndpoint } from './token-endpoint.js';
 import { UsedAssertionIds } from './used-assertion-ids.js';
 import type { DpopNonces } from './dpop-nonces.js';
+import type { OAuthForwarding } from '../forwarding.js';
 
 export interface OAuthRoutesOptions extends Omit<TokenLookupDeps, 'tokens'> {
   readonly tokens: TokenService;
@@ -17,6 +18,8 @@ export interface OAuthRoutesOptions extends Omit<TokenLookupDeps, 'tokens'> {
   readonly issuer: () => string;
   /** TESSERA_DPOP_NONCE=required: the token endpoint's nonces; undefined: none asked for. */
   readonly dpopNonces: DpopNonces | undefined;
+  /** With regions: refreshes and revocations of families homed elsewhere go to their home issuer. */
+  readonly forwarding?: OAuthForwarding | undefined;
 }
 
 /**
@@ -33,8 +36,8 @@ export async function oauthRoutes(app: FastifyInstance, options: OAuthRoutesOpti
     // One jti cache for the three endpoints: an assertion spent at one is spent at all.
     const authentication = { tokens: options.tokens, issuer: options.issuer, now: options.now, clockSkewSeconds: options.clockSkewSeconds, usedAssertionIds: new UsedAssertionIds() };
     const dpop = { spentIds: new SpentProofIds({ clockSkewSeconds: options.clockSkewSeconds }), nonces: options.dpopNonces, clockSkewSeconds: options.clockSkewSeconds, now: options.now };
-    await endpoints.register(tokenEndpoint, { ...authentication, dpop });
+    await endpoints.register(tokenEndpoint, { ...authentication, dpop, forwarding: options.forwarding });
     await endpoints.register(introspectionEndpoint, { ...options, ...authentication });
-    await endpoints.register(revocationEndpoint, { ...authentication, keys: options.keys, issuers: options.issuers });
+    await endpoints.register(revocationEndpoint, { ...authentication, keys: options.keys, issuers: options.issuers, forwarding: options.forwarding });
   });
 }

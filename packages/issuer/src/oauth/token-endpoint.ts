@@ -1,9 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { OAuthTokenRequest, OAuthTokenResponse } from '@tessera/contracts';
+import { familyOfRefreshToken } from '@tessera/tokens';
+import type { OAuthForwarding } from '../forwarding.js';
 import { noStore, requestMetadata } from '../http-request.js';
+import { forwardedClientOf } from '../peer-link.js';
 import type { IssuedPair, TokenService } from '../token-service.js';
 import { authenticatedClient, type ClientAuthenticationDeps } from './authenticated-client.js';
+import { answeredElsewhere } from './oauth-forwarding.js';
 import { OAuthRequestRefused, oauthErrorResponses } from './oauth-errors.js';
 import { scopeOf } from './scope.js';
 import { dpopKeyOf, type TokenEndpointDpop } from './token-endpoint-dpop.js';
@@ -17,6 +21,8 @@ export interface OAuthEndpointOptions extends ClientAuthenticationDeps {
   readonly issuer: () => string;
   /** DPoP (RFC 9449) at the token endpoint: the proofs' replay cache and, when required, nonces. */
   readonly dpop: TokenEndpointDpop;
+  /** With regions: a refresh of a family homed elsewhere is sent to its home issuer (docs/oauth.md, Regions). */
+  readonly forwarding?: OAuthForwarding | undefined;
 }
 
 const tokenAnswer = (pair: IssuedPair, now: number): OAuthTokenResponse => ({
@@ -49,8 +55,17 @@ export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpoint
     },
     async (request, reply) => {
       const { body } = request;
+      // A refresh another region forwarded: that region authenticated the client and checked the proof.
+      const forwarded = forwardedClientOf(request);
+      if (forwarded !== undefined) {
+        if (body.grant_type !== 'refresh_token' || body.refresh_token === undefined) throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'a peer forwards only the refresh_token grant');
+        const metadata = { ...requestMetadata(request), actor: 'oauth2:refresh_token' };
+        const grant = { issuer: forwarded.issuer, scope: scopeOf(body.scope), resource: body.resource, dpopJkt: forwarded.dpopJkt, clientId: forwarded.clientId };
+        return noStore(reply).send(tokenAnswer(await tokens.refreshToken(body.refresh_token, metadata, grant), options.now()));
+      }
       const issuer = options.issuer();
       const client = await authenticatedClient(request, body, options);
+      // The proof is checked against this region's token endpoint, the URL the client addressed, even when home answers.
       const dpopJkt = dpopKeyOf(request, reply, `${issuer}/oauth2/token`, options.dpop);
       // RFC 9449 section 5.2: a client registered with dpop_bound_access_tokens gets no bearer token.
       if (dpopJkt === undefined && client.dpopBoundAccessTokens) throw new OAuthRequestRefused('ERR_DPOP_PROOF_INVALID', 'this client must send a DPoP proof (its tokens are DPoP-bound)');
@@ -62,6 +77,13 @@ export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpoint
         return noStore(reply).send(tokenAnswer(await tokens.issueFamily(client, metadata, grant), options.now()));
       }
       if (body.refresh_token === undefined || body.refresh_token === '') throw new OAuthRequestRefused('ERR_OAUTH_REQUEST_INVALID', 'refresh_token is required for the refresh_token grant');
+      const familyId = familyOfRefreshToken(body.refresh_token);
+      if (familyId !== undefined) {
+        // Only the validated fields cross the link; the client's credentials and proof do not.
+        const form = { grant_type: 'refresh_token', refresh_token: body.refresh_token, ...(body.scope === undefined ? {} : { scope: body.scope }), ...(body.resource === undefined ? {} : { resource: body.resource }) };
+        const forward = { familyId, refreshToken: body.refresh_token, form, client: { clientId: client.apiLoginId, accountId: client.accountId, dpopJkt, issuer } };
+        if (await answeredElsewhere(options.forwarding, forward, request, reply)) return reply;
+      }
       return noStore(reply).send(tokenAnswer(await tokens.refreshToken(body.refresh_token, metadata, { ...grant, clientId: client.apiLoginId }), options.now()));
     },
   );
