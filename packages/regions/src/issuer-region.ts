@@ -82,7 +82,7 @@ function wireRegionReadModels(host: Host, parts: IssuerRegionParts): void {
   registerLabelledCounter(
     host.metrics,
     'tessera_remote_revocations_total',
-    'Revokes of other regions\' families decided here while their home region was out of reach, by outcome (recorded: 200; unproven: 503; refused: 401)',
+    'Revokes of other regions\' families decided here while their home region was out of reach, by outcome (recorded: 200; unproven: 503; refused: 401, or at /oauth2/revoke 200 or 400 unauthorized_client)',
     'outcome',
     () => parts.remoteRevocation.outcomes(),
   );
