@@ -4,6 +4,7 @@ import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, SignJWT,
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpsFetch, type HttpsFetch } from '../support/https-fetch.js';
+import { until } from '../support/until.js';
 import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
@@ -155,5 +156,23 @@ describe('DPoP at the token endpoint, nonces required', () => {
     expect(decodeJwt(refreshed.json().access_token as string).cnf).toEqual({ jkt: key.jkt });
     const atV5 = await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: refreshed.json().refresh_token });
     expect(atV5.status).toBe(200);
+  });
+
+  it('an account set to require DPoP (dpop_bound_access_tokens) gets no bearer token; set back to optional, it does', async () => {
+    const set = async (flag: '--required' | '--optional') => JSON.parse((await tessera.tessera(['accounts', 'set-dpop', '--account', strict.account_id, flag, '--json'])).stdout) as Record<string, unknown>;
+    // Neither flag, or both, is refused: requiring DPoP is said outright.
+    await expect(tessera.tessera(['accounts', 'set-dpop', '--account', strict.account_id])).rejects.toMatchObject({ stderr: expect.stringContaining('--required') });
+    await expect(tessera.tessera(['accounts', 'set-dpop', '--account', strict.account_id, '--required', '--optional'])).rejects.toMatchObject({ code: 2 });
+    expect(await set('--required')).toMatchObject({ account_id: strict.account_id, dpop_bound_access_tokens: true, events: ['ClientDpopSet'] });
+    // The server folds the account event from the log a moment after the CLI appended it.
+    const { answer: refused } = await until(() => tokenRequest(strict, { grant_type: 'client_credentials' }), 'a bearer token request refused', { done: (answer) => answer.status === 400 });
+    expect(refused.json()).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringContaining('must send a DPoP proof') });
+    const key = await proofKey();
+    const bound = await tokenRequest(strict, { grant_type: 'client_credentials' }, await proof(key, { nonce: await currentNonce() }));
+    expect(bound.json()).toMatchObject({ token_type: 'DPoP' });
+
+    expect(await set('--optional')).toMatchObject({ dpop_bound_access_tokens: false });
+    const { answer: bearer } = await until(() => tokenRequest(strict, { grant_type: 'client_credentials' }), 'a bearer token issued again', { done: (answer) => answer.status === 200 });
+    expect(bearer.json()).toMatchObject({ token_type: 'Bearer' });
   });
 });

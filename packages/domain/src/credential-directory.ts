@@ -68,6 +68,11 @@ export class CredentialDirectory {
         if (account) this.accounts.set(event.accountId, { ...account, clientKeys: event.jwks.keys, clientKeysUri: event.jwksUri });
         return;
       }
+      case 'ClientDpopSet': {
+        const account = this.accounts.get(event.accountId);
+        if (account) this.accounts.set(event.accountId, { ...account, dpopBoundAccessTokens: event.dpopBoundAccessTokens });
+        return;
+      }
       case 'AccountTokensRevoked':
         this.cut(`account:${event.accountId}`, event.notBefore);
         return;

@@ -47,6 +47,8 @@ export async function tokenEndpoint(app: FastifyInstance, options: OAuthEndpoint
     {
       schema: {
         summary: 'OAuth 2.0 token endpoint (RFC 6749): client_credentials and refresh_token',
+        description:
+          'Client authentication: `client_secret_basic`, `client_secret_post` or `private_key_jwt`. A `DPoP` header (RFC 9449) with a proof for `POST` and this endpoint binds the tokens to the proof\'s key: `token_type` is `DPoP` and the access token carries `cnf.jkt`; a bound family\'s refresh token is taken only here, with a proof by the same key. With TESSERA_DPOP_NONCE=required every answer carries a `DPoP-Nonce` header, and a proof without that nonce is a 400 `use_dpop_nonce`.',
         tags: ['oauth2'],
         consumes: ['application/x-www-form-urlencoded'],
         body: OAuthTokenRequest,
