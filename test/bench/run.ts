@@ -14,7 +14,8 @@
  * `-- scale` only the long-log part (a 2 M-event log grown live, admin work beside issuance).
  * `-- tracing` only the cost of tracing (off, on sampling all, on sampling 1%).
  * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
- * `-- oauth` only the OAuth 2.0 door (oauth-door.ts: client_credentials against get-oauth-token, introspection).
+ * `-- oauth` only the OAuth 2.0 door (oauth-door.ts: client_credentials against get-oauth-token, introspection,
+ * then oidc-provider's and Ory Hydra's client_credentials and Hydra's introspection as peers).
  * `-- power-loss` only the power cuts (power-loss.ts: BENCH_POWER_CUTS cuts, 50 by default, on LazyFS);
  * never part of a run without a part, as it needs LazyFS and /dev/fuse and measures no speed.
  */
@@ -30,7 +31,7 @@ import { describeCpu, measureCpuPerOperation, processCpuSeconds, untilQuiet, typ
 import { describeFloor, measureFloor, tokenIssuedTemplate, type FloorResult } from './floor.js';
 import { issueAmount, load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 import { startOidcProviderPeer } from './oidc-provider-peer.js';
-import { measureOAuthDoor, oauthDoorRows, type OAuthDoorResult } from './oauth-door.js';
+import { describeOAuthPeers, measureOAuthDoor, oauthDoorRows, type OAuthDoorResult } from './oauth-door.js';
 import { allowedCpus, describePinning, detectPinning, pinBenchProcess } from './pinning.js';
 import { measureProjection, type ProjectionResult } from './projection-memory.js';
 import { RefreshPool } from './refresh-pool.js';
@@ -693,6 +694,9 @@ async function main(): Promise<void> {
           cpuConnections: config.cpuConnections,
           connections: config.curveConnections.filter((connections) => connections <= 50),
           pairs: config.refreshPairs,
+          ...pinned,
+          oidcAlg: curveAlg,
+          onPeer: (name, pid) => (affinity[name] = allowedCpus(pid)),
         });
       } finally {
         await tessera.stop();
@@ -1134,7 +1138,10 @@ function report(results: Partial<Results>, started: Date): void {
     lines.push(describeSoak(results.soak));
     rows.push(soakRow(results.soak));
   }
-  if (results.oauth) rows.push(...oauthDoorRows(results.oauth));
+  if (results.oauth) {
+    lines.push(...describeOAuthPeers(results.oauth));
+    rows.push(...oauthDoorRows(results.oauth));
+  }
   if (results.tracing) {
     lines.push(describeTracing(results.tracing));
     rows.push(...tracingRows(results.tracing));

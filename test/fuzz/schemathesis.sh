@@ -49,8 +49,8 @@ operations=0
 failed=0
 generated=0
 # One pass: adds its operations, failures and generated cases to the totals.
-fuzz() { # name, bearer token, more schemathesis arguments...
-  local name=$1 bearer=$2 status suite cases
+fuzz() { # name, Authorization header value, more schemathesis arguments...
+  local name=$1 authorization=$2 status suite cases
   shift 2
   set +e
   NODE_EXTRA_CA_CERTS="$ca" schemathesis run "$base/openapi.json" \
@@ -58,7 +58,7 @@ fuzz() { # name, bearer token, more schemathesis arguments...
     --checks all \
     --max-examples "$examples" \
     --seed 20261123 \
-    --header "Authorization: Bearer $bearer" \
+    --header "Authorization: $authorization" \
     --output-sanitize true \
     --report junit --report-dir "$work/report-$name" \
     --no-color "$@" 2>&1 | tee "$work/schemathesis-$name.out" | grep -vE '^\s*$' | tail -60
@@ -78,13 +78,24 @@ fuzz() { # name, bearer token, more schemathesis arguments...
 }
 
 # Every operation with an access token (the Shared Signals routes answer it 401).
-fuzz all "$token"
+fuzz all "Bearer $token"
 # The Shared Signals routes once more with a receiver token of their own, past their 401. Not the
 # operations that set a push endpoint: a fuzzed endpoint would send SETs off this machine.
 receiver_token=$(TESSERA_DATA_DIR="$data" node services/cli/bin/tessera.js ssf-receivers create --name "Fuzz receiver" --json |
   node -e 'let input = ""; process.stdin.on("data", (c) => (input += c)).on("end", () => process.stdout.write(JSON.parse(input).token));')
 sleep 1
-fuzz ssf "$receiver_token" --include-path-regex '^/ssf/' --exclude-name-regex '^(POST|PUT|PATCH) /ssf/streams$'
+fuzz ssf "Bearer $receiver_token" --include-path-regex '^/ssf/' --exclude-name-regex '^(POST|PUT|PATCH) /ssf/streams$'
+# The OAuth 2.0 endpoints once more as a client that authenticates (client_secret_basic), past their
+# 401: a resource server's account, so introspection answers in full. Its secret goes in the header
+# only, and --output-sanitize masks the header in any report line.
+gateway_basic=$(TESSERA_DATA_DIR="$data" node services/cli/bin/tessera.js accounts create --name "Fuzz gateway" --permission tessera:introspect --permission transaction:charge --json |
+  node -e 'let input = ""; process.stdin.on("data", (c) => (input += c)).on("end", () => { const { api_login_id, transaction_key } = JSON.parse(input); process.stdout.write(Buffer.from(api_login_id + ":" + transaction_key).toString("base64")); });')
+sleep 1
+# Every check but positive_data_acceptance: RFC 6749 section 5.2 answers a well-formed refresh token,
+# scope or resource that the server does not know with 400 (invalid_grant, invalid_scope,
+# invalid_target), which no schema can tell from a valid one. Server errors, answers off the
+# document and malformed input let through are all still checked.
+fuzz oauth "Basic $gateway_basic" --include-path-regex '^/oauth2/' --exclude-checks positive_data_acceptance
 
 passed=$(( operations - failed ))
 [ "$passed" -lt 0 ] && passed=0

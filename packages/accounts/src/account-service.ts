@@ -186,6 +186,16 @@ export function createAccountService(deps: AccountServiceDeps) {
     },
 
     /**
+     * Whether the account's token requests must carry a DPoP proof (RFC 9449 section 5.2): when
+     * required, a request without one is refused, so every token the account gets is DPoP-bound.
+     * Families made before keep their binding, or their lack of one.
+     */
+    async setClientDpop(accountId: string, dpopBoundAccessTokens: boolean): Promise<AccountChange> {
+      const { events } = await change(accountId, () => ({ type: 'SetClientDpop', dpopBoundAccessTokens, now: deps.now() }));
+      return { accountId, events: events.map((event) => event.type) };
+    },
+
+    /**
      * The public keys (a JWKS) the account's private_key_jwt assertions are checked with, as a whole
      * set; an empty set ends authentication by assertion. Refused whole if any key is private.
      */

@@ -75,6 +75,7 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
     case 'PermissionsChanged':
     case 'AccountAudiencesSet':
     case 'ClientKeysSet':
+    case 'ClientDpopSet':
     case 'SigningKeyPublished':
     case 'SigningKeyRetired':
     case 'AuthenticationFailuresCounted':

@@ -53,6 +53,17 @@ const isProxyAddress = (entry: string) => {
 };
 
 /** `address[/prefix],…` or `loopback`/`linklocal`/`uniquelocal`: the hops whose X-Forwarded-For is believed. */
+/** Comma-separated https:// URLs without query or fragment, kept without a trailing slash as TESSERA_PUBLIC_URL is. */
+const acceptedIssuers = z.string().transform((value, context) => {
+  const entries = value.split(',').map((entry) => entry.trim());
+  const isIssuer = (entry: string) => URL.canParse(entry) && new URL(entry).protocol === 'https:' && new URL(entry).search === '' && new URL(entry).hash === '';
+  if (entries.some((entry) => !isIssuer(entry))) {
+    context.addIssue({ code: 'custom', message: 'must be https:// URLs without query or fragment, separated by commas' });
+    return z.NEVER;
+  }
+  return entries.map((entry) => entry.replace(/\/+$/, ''));
+});
+
 const trustedProxies = z.string().transform((value, context) => {
   const entries = value.split(',').map((entry) => entry.trim());
   if (entries.some((entry) => !isProxyAddress(entry))) {
@@ -118,9 +129,21 @@ export const ConfigSchema = z
      */
     TESSERA_MIRRORED_REGIONS: mirroredRegions.optional(),
     TESSERA_ISSUER: z.string().min(1).default('urn:tessera:issuer'),
+    /**
+     * Further `iss` values this process's verifiers accept, beside TESSERA_ISSUER and its own
+     * TESSERA_PUBLIC_URL: the other regions' TESSERA_PUBLIC_URL, which their OAuth 2.0 door's tokens
+     * carry, those of a refresh forwarded here from them included (docs/oauth.md, Regions).
+     */
+    TESSERA_ACCEPTED_ISSUERS: acceptedIssuers.optional(),
     TESSERA_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
     /** A used refresh token presented again: `keep` (the interface's rule: docs/interface.md) or `revoke-family` (RFC 9700 section 4.14.2; docs/decisions/0010). */
     TESSERA_REFRESH_REUSE: z.enum(['keep', 'revoke-family']).default('keep'),
+    /**
+     * DPoP (RFC 9449) nonces at the token endpoint. `required`: every proof must carry a nonce the
+     * server gave out in the last 2 to 4 minutes (use_dpop_nonce and a DPoP-Nonce header otherwise),
+     * so a proof made ahead of time is useless. `off`: proofs are checked without one.
+     */
+    TESSERA_DPOP_NONCE: z.enum(['off', 'required']).default('off'),
     /** Seconds to finish the TLS handshake and send the request headers. */
     TESSERA_HEADERS_TIMEOUT: timeout(10),
     /** Seconds to send the whole request, body included, from its first byte: a stalled body gets 408. */

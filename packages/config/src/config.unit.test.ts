@@ -38,6 +38,14 @@ describe('config', () => {
     }
   });
 
+  it('reads TESSERA_ACCEPTED_ISSUERS: https URLs without a trailing slash; unset accepts no other', () => {
+    expect(loadConfig({}).TESSERA_ACCEPTED_ISSUERS).toBeUndefined();
+    expect(loadConfig({ TESSERA_ACCEPTED_ISSUERS: 'https://eu1.auth.example.com/, https://us1.auth.example.com:8443' }).TESSERA_ACCEPTED_ISSUERS).toEqual(['https://eu1.auth.example.com', 'https://us1.auth.example.com:8443']);
+    for (const value of ['http://eu1.auth.example.com', 'urn:tessera:issuer', 'https://eu1.auth.example.com/?x=1', 'https://a.example,']) {
+      expect(() => loadConfig({ TESSERA_ACCEPTED_ISSUERS: value }), value).toThrow(/TESSERA_ACCEPTED_ISSUERS/);
+    }
+  });
+
   it('reads TESSERA_EGRESS_ALLOW: hostnames, addresses and CIDR ranges, lowercased; unset allows none', () => {
     expect(loadConfig({}).TESSERA_EGRESS_ALLOW).toBeUndefined();
     expect(loadConfig({ TESSERA_EGRESS_ALLOW: 'LocalHost, 127.0.0.1,10.0.0.0/8,::1, fd00::/8,jwks.internal.example' }).TESSERA_EGRESS_ALLOW).toEqual([

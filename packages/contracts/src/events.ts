@@ -94,6 +94,18 @@ export const AccountAudiencesSet = z.object({
 });
 
 /**
+ * Whether the account's token requests must carry a DPoP proof (RFC 9449 section 5.2, the client
+ * metadata `dpop_bound_access_tokens`): the last one recorded holds. None recorded: not required.
+ */
+export const ClientDpopSet = z.object({
+  type: z.literal('ClientDpopSet'),
+  v: z.literal(1),
+  accountId: id,
+  dpopBoundAccessTokens: z.boolean(),
+  at: epochSeconds,
+});
+
+/**
  * A public JSON Web Key (RFC 7517) a client signs its `private_key_jwt` assertions with. Only the
  * public members travel: the account service refuses a key holding a private one (`d`, `p`, `q`…).
  */
@@ -149,6 +161,12 @@ const familyGeneration = {
    * every access token of the family carries it as `aud`. Absent: `tessera:v5`.
    */
   audience: z.string().min(1).max(512).optional(),
+  /**
+   * DPoP (RFC 9449): the RFC 7638 thumbprint of the key the family is bound to. Its access tokens
+   * carry it as `cnf.jkt`, and its refresh token works only at the token endpoint, with a proof
+   * signed by that key. Absent: a bearer family.
+   */
+  jkt: z.string().regex(/^[A-Za-z0-9_-]{43}$/).optional(),
   issuedAt: epochSeconds,
   accessExpiresAt: epochSeconds,
   refreshExpiresAt: epochSeconds,
@@ -291,6 +309,7 @@ export const PublishedEvent = z.discriminatedUnion('type', [
   PermissionsChanged,
   AccountAudiencesSet,
   ClientKeysSet,
+  ClientDpopSet,
   AccountTokensRevoked,
   CredentialTokensRevoked,
   TokenIssued,
@@ -310,6 +329,7 @@ export type PermissionsChanged = z.infer<typeof PermissionsChanged>;
 export type AccountAudiencesSet = z.infer<typeof AccountAudiencesSet>;
 export type ClientPublicJwk = z.infer<typeof ClientPublicJwk>;
 export type ClientKeysSet = z.infer<typeof ClientKeysSet>;
+export type ClientDpopSet = z.infer<typeof ClientDpopSet>;
 export type AccountTokensRevoked = z.infer<typeof AccountTokensRevoked>;
 export type CredentialTokensRevoked = z.infer<typeof CredentialTokensRevoked>;
 export type TokenIssued = z.infer<typeof TokenIssued>;
@@ -332,6 +352,7 @@ export type AccountEvent =
   | PermissionsChanged
   | AccountAudiencesSet
   | ClientKeysSet
+  | ClientDpopSet
   | AccountTokensRevoked
   | CredentialTokensRevoked;
 /** The cuts: account events that reject access tokens by account or by credential, issued before a time. */
@@ -348,6 +369,7 @@ export const accountEventTypes = [
   'PermissionsChanged',
   'AccountAudiencesSet',
   'ClientKeysSet',
+  'ClientDpopSet',
   'AccountTokensRevoked',
   'CredentialTokensRevoked',
 ] as const satisfies readonly AccountEvent['type'][];

@@ -52,7 +52,7 @@ export type OAuthTokenRequest = z.infer<typeof OAuthTokenRequest>;
 /** RFC 6749 section 5.1. */
 export const OAuthTokenResponse = z.object({
   access_token: z.string().describe('JWT access token (RFC 9068); `iss` is the metadata\'s `issuer`'),
-  token_type: z.literal('Bearer'),
+  token_type: z.enum(['Bearer', 'DPoP']).describe('`DPoP` when the request carried a DPoP proof (RFC 9449): the access token is bound to its key (`cnf.jkt`)'),
   expires_in: z.number().int().positive().describe('Seconds until the access token expires'),
   refresh_token: z.string().describe('Single-use refresh token of the family (docs/decisions/0025 says why client_credentials returns one)'),
   scope: z.string().describe('The access token\'s permissions, space-separated'),
@@ -81,7 +81,8 @@ export const IntrospectionResponse = z.object({
   active: z.boolean(),
   scope: z.string().optional(),
   client_id: z.string().optional(),
-  token_type: z.string().optional().describe('`Bearer` for an access token, `refresh_token` for a refresh token'),
+  token_type: z.string().optional().describe('`Bearer` or `DPoP` for an access token, `refresh_token` for a refresh token'),
+  cnf: z.object({ jkt: z.string() }).optional().describe('RFC 9449 section 6.2: the thumbprint of the key a DPoP-bound token is bound to'),
   exp: z.number().int().optional(),
   iat: z.number().int().optional(),
   sub: z.string().optional().describe('The account id'),
@@ -106,6 +107,8 @@ export const AuthorizationServerMetadata = z.object({
   token_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
   introspection_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
   revocation_endpoint_auth_signing_alg_values_supported: z.array(z.string()).optional(),
+  /** RFC 9449 section 5.1: the algorithms the token endpoint takes DPoP proofs in. */
+  dpop_signing_alg_values_supported: z.array(z.string()).optional(),
   scopes_supported: z.array(z.string()).optional(),
   service_documentation: z.string().optional(),
 });

@@ -44,6 +44,8 @@ export type AccountCommand =
   /** The RFC 8707 audiences its tokens may be issued for, as a whole set. */
   | { readonly type: 'SetAudiences'; readonly audiences: readonly string[]; readonly now: number }
   /** The public keys its private_key_jwt assertions (RFC 7523) are checked with, as a whole set. */
+  /** RFC 9449 section 5.2: whether its token requests must carry a DPoP proof. */
+  | { readonly type: 'SetClientDpop'; readonly dpopBoundAccessTokens: boolean; readonly now: number }
   | { readonly type: 'SetClientKeys'; readonly jwks: ClientKeysSet['jwks']; readonly jwksUri?: string | undefined; readonly now: number }
   | {
       readonly type: 'AddLegacyCredential';
@@ -82,7 +84,8 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       return { ...state, permissions: event.permissions };
     case 'AccountAudiencesSet':
     case 'ClientKeysSet':
-      // Only the issuer's directory needs the audiences and the client keys; an account's decisions do not.
+    case 'ClientDpopSet':
+      // Only the issuer's directory needs the audiences, the client keys and DPoP; an account's decisions do not.
       return state;
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
@@ -139,6 +142,8 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
       ];
     case 'SetAudiences':
       return [{ type: 'AccountAudiencesSet', v: 1, accountId, audiences: unique(command.audiences), at: command.now }];
+    case 'SetClientDpop':
+      return [{ type: 'ClientDpopSet', v: 1, accountId, dpopBoundAccessTokens: command.dpopBoundAccessTokens, at: command.now }];
     case 'SetClientKeys':
       // With a URL the keys are fetched when needed; none are recorded beside it, so one source holds.
       return [

@@ -24,6 +24,8 @@ export interface AccountProfile {
   readonly clientKeys?: readonly ClientPublicJwk[] | undefined;
   /** Where its private_key_jwt keys are fetched from (`--jwks-url`), instead of `clientKeys`. */
   readonly clientKeysUri?: string | undefined;
+  /** RFC 9449 section 5.2 (`dpop_bound_access_tokens`): its token requests must carry a DPoP proof. */
+  readonly dpopBoundAccessTokens?: boolean | undefined;
 }
 
 export class CredentialDirectory {
@@ -64,6 +66,11 @@ export class CredentialDirectory {
         const account = this.accounts.get(event.accountId);
         // The last set holds whole: keys from a file end a URL, and a URL ends the keys.
         if (account) this.accounts.set(event.accountId, { ...account, clientKeys: event.jwks.keys, clientKeysUri: event.jwksUri });
+        return;
+      }
+      case 'ClientDpopSet': {
+        const account = this.accounts.get(event.accountId);
+        if (account) this.accounts.set(event.accountId, { ...account, dpopBoundAccessTokens: event.dpopBoundAccessTokens });
         return;
       }
       case 'AccountTokensRevoked':

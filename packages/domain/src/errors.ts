@@ -14,6 +14,8 @@ export type DomainErrorCode =
   | 'ERR_INVALID_SCOPE'
   /** An OAuth 2.0 refresh naming a `resource` other than the family's audience (RFC 8707). */
   | 'ERR_INVALID_TARGET'
+  /** A DPoP-bound refresh token (RFC 9449) presented without a proof of its key. */
+  | 'ERR_DPOP_KEY_MISMATCH'
   /** Account writes belong to another region (the control region, named in the message). */
   | 'ERR_NOT_CONTROL_REGION'
   /** This region has not yet read what every other region said about the control region. */

@@ -31,6 +31,8 @@ export type FamilyState =
       readonly requestedScope: readonly string[] | undefined;
       /** The RFC 8707 audience its tokens carry; undefined: the default (`tessera:v5`). */
       readonly audience: string | undefined;
+      /** The thumbprint of the DPoP key the family is bound to; undefined: a bearer family. */
+      readonly jkt: string | undefined;
       /**
        * The hashes of the refresh tokens this family's rotations used up, oldest first, each with
        * its key. Known only when every event was folded: a state evolved from a TokenRotated alone
@@ -80,6 +82,8 @@ export type FamilyCommand =
       readonly requestedScope?: readonly string[] | undefined;
       /** The RFC 8707 `resource` asked for, already one of the account's audiences. */
       readonly audience?: string | undefined;
+      /** The thumbprint of the key of the DPoP proof the family was asked for with: it is bound to that key. */
+      readonly jkt?: string | undefined;
       readonly now: number;
       readonly lifetimes: Lifetimes;
     }
@@ -98,6 +102,11 @@ export type FamilyCommand =
       readonly clientId?: string | undefined;
       /** An OAuth 2.0 refresh's RFC 8707 `resource`: it must be the family's audience. */
       readonly askedAudience?: string | undefined;
+      /**
+       * The thumbprint of the key of the refresh's DPoP proof, checked; undefined: no proof (the v5
+       * route takes none). A DPoP-bound family refreshes only with a proof of its own key.
+       */
+      readonly proofJkt?: string | undefined;
       readonly now: number;
       readonly lifetimes: Lifetimes;
       readonly refreshReuse: RefreshReusePolicy;
@@ -143,6 +152,7 @@ export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyStat
         refreshExpiresAt: event.refreshExpiresAt,
         requestedScope: event.requestedScope,
         audience: event.audience,
+        jkt: event.jkt,
       };
     case 'TokenRevoked':
       return {
@@ -196,6 +206,7 @@ function issue(command: Extract<FamilyCommand, { type: 'IssueToken' }>, state: F
     scope: [...command.scope],
     ...(command.requestedScope === undefined ? {} : { requestedScope: [...command.requestedScope] }),
     ...(command.audience === undefined ? {} : { audience: command.audience }),
+    ...(command.jkt === undefined ? {} : { jkt: command.jkt }),
     issuedAt: command.now,
     accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
     refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,
@@ -231,6 +242,10 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
   if (command.askedAudience !== undefined && command.askedAudience !== (current.audience ?? defaultAudience)) {
     throw new DomainError('ERR_INVALID_TARGET', "the resource is not the refresh token's audience");
   }
+  // RFC 9449 section 5: a bound refresh token is presented with a proof of its key, or it is not taken.
+  if (current.jkt !== undefined && command.proofJkt !== current.jkt) {
+    throw new DomainError('ERR_DPOP_KEY_MISMATCH', command.proofJkt === undefined ? 'the refresh token is DPoP-bound: present it at the token endpoint with a DPoP proof of its key' : "the DPoP proof is not signed by the refresh token's key");
+  }
   const scope = command.askedScope === undefined ? command.scope : narrowedScope(command.askedScope, command.scope, "the refresh token's");
   return {
     type: 'TokenRotated',
@@ -247,6 +262,7 @@ function rotate(command: Extract<FamilyCommand, { type: 'RotateToken' }>, state:
     // A family keeps the scope it was made for through every rotation.
     ...(current.requestedScope === undefined ? {} : { requestedScope: [...current.requestedScope] }),
     ...(current.audience === undefined ? {} : { audience: current.audience }),
+    ...(current.jkt === undefined ? {} : { jkt: current.jkt }),
     issuedAt: command.now,
     accessExpiresAt: command.now + command.lifetimes.accessTokenSeconds,
     refreshExpiresAt: command.now + command.lifetimes.refreshTokenSeconds,

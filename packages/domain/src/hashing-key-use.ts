@@ -94,6 +94,7 @@ export class HashingKeyUse {
       case 'PermissionsChanged':
       case 'AccountAudiencesSet':
       case 'ClientKeysSet':
+      case 'ClientDpopSet':
       case 'AccountTokensRevoked':
       case 'CredentialTokensRevoked':
         return;

@@ -164,6 +164,7 @@ export function feedKey(event: PublishedEvent): string {
     case 'PermissionsChanged':
     case 'AccountAudiencesSet':
     case 'ClientKeysSet':
+    case 'ClientDpopSet':
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
       return event.accountId;

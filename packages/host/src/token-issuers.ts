@@ -8,9 +8,10 @@ export interface TokenIssuers {
    */
   readonly oauth: () => string;
   /**
-   * Every `iss` a Tessera verifier in this process accepts: TESSERA_ISSUER (the v5 and v1 tokens')
-   * and the OAuth door's. A separate verifier knows the latter only from TESSERA_PUBLIC_URL, set to
-   * the issuer's, so without it a verifier accepts TESSERA_ISSUER alone.
+   * Every `iss` a Tessera verifier in this process accepts: TESSERA_ISSUER (the v5 and v1 tokens'),
+   * the OAuth door's, and TESSERA_ACCEPTED_ISSUERS (other regions' OAuth doors). A separate
+   * verifier knows the OAuth door's only from TESSERA_PUBLIC_URL, set to the issuer's, so without
+   * it a verifier accepts TESSERA_ISSUER (and TESSERA_ACCEPTED_ISSUERS) alone.
    */
   readonly accepted: () => readonly string[];
 }
@@ -24,13 +25,15 @@ export interface TokenIssuers {
 export function tokenIssuers(host: Pick<Host, 'config' | 'listeners' | 'role'>): TokenIssuers {
   const { config } = host;
   const oauth = () => publicUrlOf(config, host.listeners.ports().public);
+  // Other regions' OAuth issuers (TESSERA_ACCEPTED_ISSUERS): their tokens are good here too.
+  const others = config.TESSERA_ACCEPTED_ISSUERS ?? [];
   if (config.TESSERA_PUBLIC_URL !== undefined || (host.role !== 'verifier' && config.TESSERA_PORT !== 0)) {
-    const fixed = [config.TESSERA_ISSUER, publicUrlOf(config)] as const;
+    const fixed = [config.TESSERA_ISSUER, publicUrlOf(config), ...others] as const;
     return { oauth, accepted: () => fixed };
   }
   if (host.role === 'verifier') {
-    const fixed = [config.TESSERA_ISSUER] as const;
+    const fixed = [config.TESSERA_ISSUER, ...others] as const;
     return { oauth, accepted: () => fixed };
   }
-  return { oauth, accepted: () => [config.TESSERA_ISSUER, oauth()] };
+  return { oauth, accepted: () => [config.TESSERA_ISSUER, oauth(), ...others] };
 }

@@ -12,7 +12,9 @@ export type OAuthErrorName =
   | 'invalid_target'
   | 'unsupported_token_type'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 /** How a code is answered on the OAuth 2.0 endpoints, whose errors are RFC 6749 JSON rather than problem+json. */
 export interface OAuthAnswer {
@@ -73,6 +75,9 @@ export const problemCodes = [
   'ERR_INVALID_TARGET',
   'ERR_OAUTH_REQUEST_INVALID',
   'ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED',
+  'ERR_DPOP_PROOF_INVALID',
+  'ERR_DPOP_NONCE_REQUIRED',
+  'ERR_DPOP_KEY_MISMATCH',
   'ERR_NOT_CONTROL_REGION',
   'ERR_CONTROL_REGION_UNCONFIRMED',
   'ERR_FAMILY_NOT_FOUND',
@@ -142,6 +147,12 @@ export const problemTable = {
   ERR_INVALID_TARGET: oauthInvalid('invalid_target'),
   ERR_OAUTH_REQUEST_INVALID: oauthInvalid('invalid_request'),
   ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED: oauthInvalid('unsupported_token_type'),
+  // RFC 9449 section 5: a DPoP proof the token endpoint cannot take, or one without the nonce it
+  // asks for (the answer carries a DPoP-Nonce header). A bound refresh token without its key's
+  // proof: refused like any refresh token on the v5 route, named on the token endpoint.
+  ERR_DPOP_PROOF_INVALID: oauthInvalid('invalid_dpop_proof'),
+  ERR_DPOP_NONCE_REQUIRED: oauthInvalid('use_dpop_nonce'),
+  ERR_DPOP_KEY_MISMATCH: { ...tokenRefused, oauth: { status: 400, error: 'invalid_dpop_proof' } },
   // Away from its home region, a revoke this region cannot prove (docs/decisions/0018): only home can
   // tell a token newer than the mirror from one never issued, so the client tries again, never a false 200.
   ERR_REFRESH_TOKEN_UNPROVEN: {

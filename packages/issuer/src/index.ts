@@ -4,7 +4,7 @@ export * from './token-service.js';
 export { v5TokenRoutes } from './routes-v5.js';
 export { v1AuthenticateRoutes } from './routes-v1.js';
 export { createIssuerParts, type IssuerParts, type IssuerRegion } from './issuer-parts.js';
-export type { Forwarding, PeerLink } from './forwarding.js';
+export type { ForwardedClient, Forwarding, OAuthForward, OAuthForwarding, OAuthForwardOutcome, PeerLink } from './forwarding.js';
 export { isForwardedByPeer, peerHeaders } from './peer-link.js';
 export { isoTime, noStore, requestMetadata } from './http-request.js';
 export { wireSecretHashing, type SecretHashing } from './secret-hashing.js';

@@ -15,7 +15,9 @@ export type IssuerRefusalCode =
   /** An RFC 8707 `resource` that is not one of the account's audiences (or, on a refresh, not the family's). */
   | 'ERR_INVALID_TARGET'
   /** An OAuth 2.0 client presenting a refresh token issued to another client. */
-  | 'ERR_REFRESH_TOKEN_OTHER_CLIENT';
+  | 'ERR_REFRESH_TOKEN_OTHER_CLIENT'
+  /** A DPoP-bound refresh token (RFC 9449) without a proof of its key. */
+  | 'ERR_DPOP_KEY_MISMATCH';
 
 export class IssuerRefusal extends CodedError {
   constructor(
@@ -35,7 +37,7 @@ export class IssuerRefusal extends CodedError {
  */
 export const refreshRefusalMessage = 'the refresh token is not valid (unknown, expired, already used or revoked): get a new pair with get-oauth-token';
 
-export const refreshRefusal = (code: Exclude<IssuerRefusalCode, 'ERR_INVALID_CLIENT' | 'ERR_INVALID_SCOPE' | 'ERR_INVALID_TARGET'>) => new IssuerRefusal(code, refreshRefusalMessage);
+export const refreshRefusal = (code: Exclude<IssuerRefusalCode, 'ERR_INVALID_CLIENT' | 'ERR_INVALID_SCOPE' | 'ERR_INVALID_TARGET' | 'ERR_DPOP_KEY_MISMATCH'>) => new IssuerRefusal(code, refreshRefusalMessage);
 
 /**
  * The issuer has no key it can sign with: its key was retired elsewhere and the replacement is

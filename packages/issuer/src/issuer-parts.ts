@@ -21,6 +21,8 @@ export interface IssuerParts {
   readonly authenticationFailures: AuthenticationFailureCounter;
   /** Epoch seconds, from the host's clock. */
   readonly now: () => number;
+  /** The log's secret-hashing keys: what the token endpoint's DPoP nonces are keyed with too. */
+  readonly hashers: SecretHashers;
 }
 
 /**
@@ -85,5 +87,5 @@ export function createIssuerParts(
       logReader(signingKeyEventTypes, ({ event }) => keys.apply(event)),
     );
   }
-  return { tokens, keyring, directory, keys, readers, authenticationFailures, now };
+  return { tokens, keyring, directory, keys, readers, authenticationFailures, now, hashers };
 }

@@ -16,6 +16,7 @@ import {
   familyScope,
   narrowedScope,
   sameKeyedHash,
+  type AccountProfile,
   type ActiveCredential,
   type CredentialDirectory,
   type DomainErrorCode,
@@ -77,6 +78,8 @@ export interface AuthenticatedClient {
   readonly permissions: readonly string[];
   /** The RFC 8707 audiences the account's tokens may be issued for. */
   readonly audiences: readonly string[];
+  /** RFC 9449 section 5.2: the account takes DPoP-bound tokens only, so a token request without a proof is refused. */
+  readonly dpopBoundAccessTokens: boolean;
 }
 
 /** How a family is made or moved by the OAuth 2.0 door rather than the spec's v5 routes. */
@@ -89,6 +92,12 @@ export interface GrantOptions {
   readonly clientId?: string | undefined;
   /** RFC 8707 `resource`: one of the account's audiences, the tokens' `aud` (on a refresh, the family's); else ERR_INVALID_TARGET. */
   readonly resource?: string | undefined;
+  /**
+   * RFC 9449: the thumbprint of the key of the DPoP proof sent with the request, already checked. A
+   * new family is bound to it; a bound family refreshes only with it (else ERR_DPOP_KEY_MISMATCH);
+   * a bearer family's refreshed access token is bound to it, the family not.
+   */
+  readonly dpopJkt?: string | undefined;
 }
 
 export interface IssuedPair {
@@ -98,6 +107,8 @@ export interface IssuedPair {
   readonly expiresAt: number;
   /** The access token's scope. */
   readonly scope: readonly string[];
+  /** The thumbprint of the DPoP key the access token is bound to (its `cnf.jkt`); undefined: a bearer token. */
+  readonly jkt?: string | undefined;
 }
 
 export interface LegacyToken {
@@ -122,6 +133,18 @@ const tracedFamilyDecider: typeof familyDecider = {
   ...familyDecider,
   decide: (command, state) => inSpanSync(tracer, 'tessera.family.decide', { attributes: { 'tessera.command': command.type } }, () => familyDecider.decide(command, state)),
 };
+
+/** What the OAuth 2.0 door knows of an authenticated client: its account as it is now. */
+function clientOf(apiLoginId: string, credentialId: string, account: AccountProfile): AuthenticatedClient {
+  return {
+    apiLoginId,
+    accountId: account.accountId,
+    credentialId,
+    permissions: account.permissions,
+    audiences: account.audiences ?? [],
+    dpopBoundAccessTokens: account.dpopBoundAccessTokens === true,
+  };
+}
 
 /** An access token signed, in a span naming the key. */
 function signInSpan(claims: AccessTokenClaims, key: SigningKey): string {
@@ -210,7 +233,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       return { event, taken: taken!.value };
     } catch (error) {
       if (error instanceof DomainError && isRefreshTokenCode(error.code)) throw refreshRefusal(error.code);
-      if (error instanceof DomainError && (error.code === 'ERR_INVALID_SCOPE' || error.code === 'ERR_INVALID_TARGET')) throw new IssuerRefusal(error.code, error.message);
+      if (error instanceof DomainError && (error.code === 'ERR_INVALID_SCOPE' || error.code === 'ERR_INVALID_TARGET' || error.code === 'ERR_DPOP_KEY_MISMATCH')) throw new IssuerRefusal(error.code, error.message);
       throw error;
     }
   }
@@ -257,7 +280,7 @@ export function createTokenService(deps: TokenServiceDeps) {
 
   // ---- end of refresh-token reuse ----
 
-  function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey, issuer = deps.issuer): string {
+  function signFamilyToken(event: TokenIssued | TokenRotated, key: SigningKey, issuer = deps.issuer, jkt = event.jkt): string {
     const claims: AccessTokenClaims = {
       iss: issuer,
       sub: event.accountId,
@@ -269,14 +292,14 @@ export function createTokenService(deps: TokenServiceDeps) {
       scope: event.scope.join(' '),
       fid: event.familyId,
       gen: event.generation,
+      ...(jkt === undefined ? {} : { cnf: { jkt } }),
     };
     return signInSpan(claims, key);
   }
 
-  /** What a rotation may grant: the account's permissions now, within the scope the family was made for. */
   function authenticate(apiLoginId: string, transactionKey: string): AuthenticatedClient {
     const { credential, account } = authenticateClient(apiLoginId, transactionKey);
-    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
+    return clientOf(apiLoginId, credential.credentialId, account);
   }
 
   /**
@@ -302,7 +325,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (error instanceof IssuerRefusal) refused('v5', known);
       throw error;
     }
-    return { apiLoginId, accountId: account.accountId, credentialId: credential.credentialId, permissions: account.permissions, audiences: account.audiences ?? [] };
+    return clientOf(apiLoginId, credential.credentialId, account);
   }
 
   async function issueFamily(client: AuthenticatedClient, metadata: EventMetadata, options: GrantOptions = {}): Promise<IssuedPair> {
@@ -328,6 +351,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         scope,
         requestedScope,
         audience: options.resource,
+        jkt: options.dpopJkt,
         now: issueTime(client.accountId, client.apiLoginId),
         lifetimes: deps.lifetimes,
       }),
@@ -335,7 +359,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       // A fresh random family id: nothing to read.
       { newStream: true, beforeAppend: signingKeyBeforeAppend },
     );
-    return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key, options.issuer), refreshToken, expiresAt: event.accessExpiresAt, scope: event.scope };
+    return { issuedAt: event.issuedAt, accessToken: signFamilyToken(event, key, options.issuer), refreshToken, expiresAt: event.accessExpiresAt, scope: event.scope, jkt: event.jkt };
   }
 
   return {
@@ -378,6 +402,7 @@ export function createTokenService(deps: TokenServiceDeps) {
             askedScope: options.scope,
             clientId: options.clientId,
             askedAudience: options.resource,
+            proofJkt: options.dpopJkt,
             now: state.status === 'active' ? issueTime(state.accountId, state.apiLoginId) : deps.now(),
             lifetimes: deps.lifetimes,
             refreshReuse,
@@ -385,12 +410,15 @@ export function createTokenService(deps: TokenServiceDeps) {
         },
         metadata,
       );
+      // A bound family's tokens carry its key; a bearer family's refreshed with a proof, the proof's (RFC 9449 section 5).
+      const jkt = event.jkt ?? options.dpopJkt;
       return {
         issuedAt: event.issuedAt,
-        accessToken: signFamilyToken(event, key, options.issuer),
+        accessToken: signFamilyToken(event, key, options.issuer, jkt),
         refreshToken: nextRefreshToken,
         expiresAt: event.accessExpiresAt,
         scope: event.scope,
+        jkt,
       };
     },
 

@@ -10,6 +10,7 @@ import type { IssuerParts } from './issuer-parts.js';
 import { isForwardedByPeer, recognizePeerRequests, refuseUnauthenticatedPeers } from './peer-link.js';
 import { v1AuthenticateRoutes } from './routes-v1.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './oauth/oauth-routes.js';
+import { DpopNonces } from './oauth/dpop-nonces.js';
 import type { InterfaceTokenOperations } from './token-service.js';
 import { v5TokenRoutes } from './routes-v5.js';
 
@@ -54,7 +55,8 @@ export function wireIssuer(host: Host, store: GuardedEventStore, issuer: IssuerP
   );
   // Counted failures reach the log every 10 s and at shutdown (before the store closes: closers run last-in first-out).
   host.onClose(issuer.authenticationFailures.start({ scheduler: host.scheduler }));
-  return issuerRoutes(issuer, attemptThrottle(host), link, { tokens: issuer.tokens, directory: issuer.directory, ...oauthIssuers(host) });
+  const dpopNonces = host.config.TESSERA_DPOP_NONCE === 'required' ? new DpopNonces(issuer.hashers, issuer.now) : undefined;
+  return issuerRoutes(issuer, attemptThrottle(host), link, { tokens: issuer.tokens, directory: issuer.directory, dpopNonces, ...oauthIssuers(host) });
 }
 
 /** The OAuth 2.0 door's `iss` (its tokens' and its metadata's), and every `iss` it accepts back. */
@@ -111,7 +113,7 @@ export function issuerRoutes(
       if (listener.v1) await tokenOperations.register(v1AuthenticateRoutes, { tokens: issuer.tokens });
       // The OAuth 2.0 door, on the listener that serves the current interface.
       if (listener.v5 && oauth) {
-        await tokenOperations.register(oauthRoutes, { keys: issuer.keys, now: issuer.now, ...oauth });
+        await tokenOperations.register(oauthRoutes, { keys: issuer.keys, now: issuer.now, ...oauth, forwarding: link?.oauthForwarding });
       }
     });
   };

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { problemTypes, sendProblem } from '@tessera/http';
-import { isForwardedByPeer, isoTime, noStore, peerHeaders, refreshRefusal, type Forwarding } from '@tessera/issuer';
-import { traceContextHeaders } from '@tessera/tracing';
+import { isForwardedByPeer, isoTime, noStore, refreshRefusal, type Forwarding } from '@tessera/issuer';
 import { decideHome, type RegionMap } from './home-region.js';
 import type { PeerHealth } from './peer-health.js';
+import { exchangeWithHome, homeUnavailableRetryAfterSeconds, relayedHeaders } from './peer-exchange.js';
 
 export interface ForwardingOptions {
   readonly regions: RegionMap;
@@ -22,15 +22,7 @@ export interface ForwardingOptions {
   readonly revokeHere?: (refreshToken: string, request: FastifyRequest) => Promise<{ revokedAt: number }>;
 }
 
-/** The home issuer's headers that belong to the answer the client sees; the rest are hop-by-hop or the peer's own. */
-const relayedHeaders = ['content-type', 'cache-control', 'pragma', 'retry-after', 'www-authenticate'];
-
-/** A home region that does not answer is a short outage for its families, not the client's fault. */
-const homeUnavailableRetryAfterSeconds = 5;
-
 const revokeRoute = '/v5/Authorization/revoke-oauth-token';
-
-type Exchange = { readonly kind: 'answered'; readonly answer: Response; readonly body: string } | { readonly kind: 'failed'; readonly cause: string; readonly timedOut: boolean };
 
 /**
  * Refresh and revoke of a family homed in another region: sent to the home issuer's same route
@@ -52,34 +44,6 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
     return true;
   };
 
-  async function exchange(origin: string, refreshToken: string, request: FastifyRequest, budgetSeconds: number): Promise<Exchange> {
-    const signal = AbortSignal.timeout(budgetSeconds * 1000);
-    try {
-      const answer = await fetch(new URL(request.routeOptions.url ?? '', origin), {
-        method: 'POST',
-        headers: {
-          // The home issuer's spans join this request's trace.
-          ...traceContextHeaders(),
-          'content-type': 'application/json',
-          accept: 'application/json, application/problem+json',
-          [peerHeaders.secret]: options.secret,
-          [peerHeaders.forwardedFor]: request.ip,
-        },
-        // Only the validated field: nothing else the client sent crosses the link.
-        body: JSON.stringify({ refresh_token: refreshToken }),
-        signal,
-        // A redirect would carry the peer secret and the refresh token to another origin: a home
-        // issuer never answers with one, so it is a failure like a refused connection (503).
-        redirect: 'error',
-      });
-      return { kind: 'answered', answer, body: await answer.text() };
-    } catch (error) {
-      // Refused connection, TLS failure, timeout, a redirect: the cause for the operator, never the secret.
-      const cause = error instanceof Error ? `${error.name}: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
-      return { kind: 'failed', cause, timedOut: signal.aborted };
-    }
-  }
-
   return async (refreshToken, request, reply) => {
     const home = decideHome(refreshToken, options.regions, isForwardedByPeer(request));
     if (home.kind === 'local') return false;
@@ -100,7 +64,16 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
       return revoking ? revokeHere() : homeUnavailable(reply);
     }
     const budget = revoking ? (options.revokeTimeoutSeconds ?? options.timeoutSeconds) : options.timeoutSeconds;
-    const outcome = await exchange(home.origin, refreshToken, request, budget);
+    const outcome = await exchangeWithHome({
+      url: new URL(request.routeOptions.url ?? '', home.origin),
+      secret: options.secret,
+      clientAddress: request.ip,
+      contentType: 'application/json',
+      accept: 'application/json, application/problem+json',
+      // Only the validated field: nothing else the client sent crosses the link.
+      body: JSON.stringify({ refresh_token: refreshToken }),
+      budgetSeconds: budget,
+    });
     if (outcome.kind === 'failed') {
       request.log.warn({ region: home.region, cause: outcome.cause }, 'home region unreachable for a forwarded request');
       options.health?.failed(home.region, outcome.cause, { wholeBudget: outcome.timedOut });

@@ -23,9 +23,13 @@ export type HomeDecision =
  * that is not a refresh token is answered here too, where it is refused like any other.
  */
 export function decideHome(refreshToken: string, regions: RegionMap, alreadyForwarded: boolean): HomeDecision {
-  if (alreadyForwarded) return { kind: 'local' };
   const familyId = familyOfRefreshToken(refreshToken);
-  if (familyId === undefined) return { kind: 'local' };
+  return familyId === undefined ? { kind: 'local' } : decideHomeOfFamily(familyId, regions, alreadyForwarded);
+}
+
+/** decideHome for a family id read from elsewhere than a refresh token (an access token's `fid`). */
+export function decideHomeOfFamily(familyId: string, regions: RegionMap, alreadyForwarded: boolean): HomeDecision {
+  if (alreadyForwarded) return { kind: 'local' };
   const home = homeRegionOfFamily(familyId) ?? regions.bareFamilies ?? regions.own;
   if (home === undefined || home === regions.own) return { kind: 'local' };
   const origin = regions.peers[home];

@@ -1,7 +1,8 @@
 export { regionSettings, type PeerLinkSettings, type RegionSettings } from './region-settings.js';
 export { createIssuerRegionParts, issuerMirrorTargets, wireIssuerRegion, type IssuerRegionParts } from './issuer-region.js';
 export { createForwarding, type ForwardingOptions } from './forward-to-home.js';
-export { decideHome, familyHomedIn, type HomeDecision, type RegionMap } from './home-region.js';
+export { createOAuthForwarding, type OAuthForwardingOptions } from './oauth-forward-to-home.js';
+export { decideHome, decideHomeOfFamily, familyHomedIn, type HomeDecision, type RegionMap } from './home-region.js';
 export { PeerHealth, type PeerHealthOptions } from './peer-health.js';
 export { createRemoteRevocation, type RemoteRevocation, type RemoteRevocationDeps, type RemoteRevocationOutcome } from './remote-revocation.js';
 export { RevokedElsewhere, recordRevokedElsewhere, type RevokedElsewhereOptions } from './revoked-elsewhere.js';

@@ -5,6 +5,7 @@ import { epochSeconds, registerGauges, registerLabelledCounter, registerLabelled
 import { requestMetadata, type IssuerRegion, type PeerLink } from '@tessera/issuer';
 import type { SecretHashers } from '@tessera/tokens';
 import { createForwarding } from './forward-to-home.js';
+import { createOAuthForwarding } from './oauth-forward-to-home.js';
 import { PeerHealth } from './peer-health.js';
 import type { RegionSettings } from './region-settings.js';
 import { createRemoteRevocation, type RemoteRevocation } from './remote-revocation.js';
@@ -81,7 +82,7 @@ function wireRegionReadModels(host: Host, parts: IssuerRegionParts): void {
   registerLabelledCounter(
     host.metrics,
     'tessera_remote_revocations_total',
-    'Revokes of other regions\' families decided here while their home region was out of reach, by outcome (recorded: 200; unproven: 503; refused: 401)',
+    'Revokes of other regions\' families decided here while their home region was out of reach, by outcome (recorded: 200; unproven: 503; refused: 401, or at /oauth2/revoke 200 or 400 unauthorized_client)',
     'outcome',
     () => parts.remoteRevocation.outcomes(),
   );
@@ -107,15 +108,25 @@ function peerLink(host: Host, settings: RegionSettings, parts: IssuerRegionParts
     Object.entries(health.snapshot()).map(([region, reachable]) => [{ region }, reachable] as const),
   );
   const remote = parts?.remoteRevocation;
-  const forwarding = createForwarding({
+  const common = {
     regions: { own: settings.own, bareFamilies: settings.bareFamilies, peers: settings.peers },
     secret: link.secret,
     timeoutSeconds: link.timeoutSeconds,
     revokeTimeoutSeconds: link.revokeTimeoutSeconds,
     health,
-    ...(remote ? { revokeHere: (refreshToken: string, request: Parameters<typeof requestMetadata>[0]) => remote.revoke(refreshToken, requestMetadata(request)) } : {}),
+  };
+  type Request = Parameters<typeof requestMetadata>[0];
+  const forwarding = createForwarding({
+    ...common,
+    ...(remote ? { revokeHere: (refreshToken: string, request: Request) => remote.revoke(refreshToken, requestMetadata(request)) } : {}),
   });
-  return { secret: link.secret, forwarding };
+  const oauthForwarding = createOAuthForwarding({
+    ...common,
+    ...(remote
+      ? { revokeHere: (refreshToken: string, request: Request, expected: { readonly accountId: string }) => remote.revoke(refreshToken, { ...requestMetadata(request), actor: 'oauth2:revoke' }, expected) }
+      : {}),
+  });
+  return { secret: link.secret, forwarding, oauthForwarding };
 }
 
 /**

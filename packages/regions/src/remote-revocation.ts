@@ -28,7 +28,8 @@ export type RemoteRevocationOutcome = 'recorded' | 'unproven' | 'refused';
 export function createRemoteRevocation(deps: RemoteRevocationDeps) {
   const outcomes: Record<RemoteRevocationOutcome, number> = { recorded: 0, unproven: 0, refused: 0 };
   return {
-    async revoke(refreshToken: string, metadata: EventMetadata): Promise<{ revokedAt: number }> {
+    /** With `expected.accountId` (the OAuth 2.0 door's client), the family must be that account's, else ERR_REFRESH_TOKEN_OTHER_CLIENT. */
+    async revoke(refreshToken: string, metadata: EventMetadata, expected: { readonly accountId?: string | undefined } = {}): Promise<{ revokedAt: number }> {
       const familyId = familyOfRefreshToken(refreshToken);
       if (!familyId) throw refreshRefusal('ERR_REFRESH_TOKEN_INVALID');
       let event;
@@ -44,6 +45,11 @@ export function createRemoteRevocation(deps: RemoteRevocationDeps) {
           throw refreshRefusal(error.code);
         }
         throw error;
+      }
+      // Checked once the token is proven, as at home: a guessed token learns nothing of whose family it names.
+      if (expected.accountId !== undefined && event.accountId !== expected.accountId) {
+        outcomes.refused += 1;
+        throw refreshRefusal('ERR_REFRESH_TOKEN_OTHER_CLIENT');
       }
       // Any revision: a second revocation recorded here changes nothing anyone reads, and must not fail.
       await deps.store.append(streams.revocations(familyId), [{ event, metadata: { ...metadata, accountId: event.accountId } }], { expectedRevision: 'any' });

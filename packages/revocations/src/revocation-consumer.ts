@@ -96,6 +96,7 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'PermissionsChanged':
       case 'AccountAudiencesSet':
       case 'ClientKeysSet':
+      case 'ClientDpopSet':
       case 'ControlRegionChanged':
         // Nothing for this projection: a token carries its scope, a revoked credential's
         // refreshes are refused by the issuer (cutting its tokens is a cut event of its own), and

@@ -64,6 +64,7 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       token_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
       introspection_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
       revocation_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+      dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
     });
     expect((await tessera.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).statusCode).toBe(404);
   });

@@ -18,6 +18,7 @@ const usage = `usage: tessera <command>
   accounts set-permissions --account ID (--permission P... | --none) [--revoke-tokens] [--json]
   accounts set-audiences --account ID (--audience URI... | --none) [--json]   RFC 8707 resources its tokens may name
   accounts set-client-keys --account ID (--jwks-file FILE | --jwks-url URL | --none) [--json]   public keys for private_key_jwt (RFC 7523), or the https URL they are fetched from
+  accounts set-dpop --account ID (--required | --optional) [--json]   whether its token requests must carry a DPoP proof (RFC 9449)
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
   admin-tokens create --name NAME --scope audit:read|tokens:revoke|ssf:receivers... [--expires-in SECONDS] [--json]

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AuthorizationServerMetadata } from '@tessera/contracts';
+import { dpopSigningAlgorithms } from '@tessera/tokens';
 import { assertionSigningAlgorithms } from './client-assertion.js';
 import { clientAuthenticationMethods } from './client-authentication.js';
 import { grantTypes } from './token-endpoint.js';
@@ -26,6 +27,7 @@ export function authorizationServerMetadata(issuer: string): AuthorizationServer
     token_endpoint_auth_signing_alg_values_supported: [...assertionSigningAlgorithms],
     introspection_endpoint_auth_signing_alg_values_supported: [...assertionSigningAlgorithms],
     revocation_endpoint_auth_signing_alg_values_supported: [...assertionSigningAlgorithms],
+    dpop_signing_alg_values_supported: [...dpopSigningAlgorithms],
   };
 }
 

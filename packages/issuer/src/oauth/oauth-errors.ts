@@ -6,7 +6,7 @@ import { oauthAnswerFor, type OAuthErrorName } from '@tessera/http';
 /** A request to an OAuth 2.0 endpoint that the protocol refuses before any token is looked at. */
 export class OAuthRequestRefused extends CodedError {
   constructor(
-    readonly code: 'ERR_OAUTH_REQUEST_INVALID' | 'ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED',
+    readonly code: 'ERR_OAUTH_REQUEST_INVALID' | 'ERR_OAUTH_TOKEN_TYPE_UNSUPPORTED' | 'ERR_DPOP_PROOF_INVALID' | 'ERR_DPOP_NONCE_REQUIRED',
     message: string,
   ) {
     super(message);
@@ -71,7 +71,7 @@ function requestRefusal(error: FastifyError): string {
 }
 
 const oauthDescriptions = {
-  400: 'Bad Request (RFC 6749 section 5.2): `invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_grant_type`, `unauthorized_client` or `unsupported_token_type`',
+  400: 'Bad Request (RFC 6749 section 5.2): `invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_grant_type`, `unauthorized_client`, `unsupported_token_type`, or (RFC 9449) `invalid_dpop_proof` or `use_dpop_nonce` with a `DPoP-Nonce` header',
   401: 'Unauthorized: `invalid_client`, with `WWW-Authenticate: Basic`',
   413: 'Content Too Large: `invalid_request`, the body is over 16 KiB',
   415: 'Unsupported Media Type: `invalid_request`, the body must be application/x-www-form-urlencoded',

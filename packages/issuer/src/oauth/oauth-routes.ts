@@ -1,5 +1,6 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import { SpentProofIds } from '@tessera/tokens';
 import type { TokenLookupDeps } from './token-introspection.js';
 import type { TokenService } from '../token-service.js';
 import { metadataRoute } from './authorization-server-metadata.js';
@@ -8,11 +9,17 @@ import { answerOAuthError } from './oauth-errors.js';
 import { revocationEndpoint } from './revocation-endpoint.js';
 import { tokenEndpoint } from './token-endpoint.js';
 import { UsedAssertionIds } from './used-assertion-ids.js';
+import type { DpopNonces } from './dpop-nonces.js';
+import type { OAuthForwarding } from '../forwarding.js';
 
 export interface OAuthRoutesOptions extends Omit<TokenLookupDeps, 'tokens'> {
   readonly tokens: TokenService;
   /** The metadata's `issuer`: TESSERA_PUBLIC_URL, or the default built from the port the public listener bound. */
   readonly issuer: () => string;
+  /** TESSERA_DPOP_NONCE=required: the token endpoint's nonces; undefined: none asked for. */
+  readonly dpopNonces: DpopNonces | undefined;
+  /** With regions: refreshes and revocations of families homed elsewhere go to their home issuer. */
+  readonly forwarding?: OAuthForwarding | undefined;
 }
 
 /**
@@ -28,8 +35,9 @@ export async function oauthRoutes(app: FastifyInstance, options: OAuthRoutesOpti
     endpoints.setErrorHandler(answerOAuthError);
     // One jti cache for the three endpoints: an assertion spent at one is spent at all.
     const authentication = { tokens: options.tokens, issuer: options.issuer, now: options.now, clockSkewSeconds: options.clockSkewSeconds, usedAssertionIds: new UsedAssertionIds() };
-    await endpoints.register(tokenEndpoint, authentication);
+    const dpop = { spentIds: new SpentProofIds({ clockSkewSeconds: options.clockSkewSeconds }), nonces: options.dpopNonces, clockSkewSeconds: options.clockSkewSeconds, now: options.now };
+    await endpoints.register(tokenEndpoint, { ...authentication, dpop, forwarding: options.forwarding });
     await endpoints.register(introspectionEndpoint, { ...options, ...authentication });
-    await endpoints.register(revocationEndpoint, { ...authentication, keys: options.keys, issuers: options.issuers });
+    await endpoints.register(revocationEndpoint, { ...authentication, keys: options.keys, issuers: options.issuers, forwarding: options.forwarding });
   });
 }

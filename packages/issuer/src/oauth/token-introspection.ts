@@ -61,7 +61,9 @@ async function lookUpAccessToken(token: string, deps: TokenLookupDeps): Promise<
   }
   return {
     active: true,
-    token_type: 'Bearer',
+    // RFC 9449 section 6.2: a bound token is of the DPoP type, and its key's thumbprint is shown.
+    token_type: claims.cnf === undefined ? 'Bearer' : 'DPoP',
+    ...(claims.cnf === undefined ? {} : { cnf: { jkt: claims.cnf.jkt } }),
     client_id: claims.client_id,
     sub: claims.sub,
     scope: claims.scope,

@@ -23,6 +23,8 @@ const options = {
   'api-login-id': { type: 'string' },
   apiid: { type: 'string' },
   none: { type: 'boolean' },
+  required: { type: 'boolean' },
+  optional: { type: 'boolean' },
   'revoke-tokens': { type: 'boolean' },
 } as const;
 
@@ -72,6 +74,14 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           print(json, { account_id: changed.accountId, audiences, events: changed.events }, `audiences of ${changed.accountId} set to: ${audiences.join(' ') || '(none: the default audience only)'}`);
           return 0;
         }
+        case 'set-dpop': {
+          // Neither flag is a default: requiring DPoP refuses the account's bearer token requests, so it is said outright.
+          const dpopRequired = values.required ?? false;
+          if (dpopRequired === (values.optional ?? false)) throw new CliError('set-dpop takes one of --required (token requests must carry a DPoP proof) or --optional');
+          const changed = await accounts.setClientDpop(required(values.account, '--account'), dpopRequired);
+          print(json, { account_id: changed.accountId, dpop_bound_access_tokens: dpopRequired, events: changed.events }, `DPoP for ${changed.accountId}: ${dpopRequired ? 'required (token requests without a proof are refused)' : 'optional'}`);
+          return 0;
+        }
         case 'set-client-keys': {
           const jwksFile = values['jwks-file'];
           const jwksUrl = values['jwks-url'];
@@ -106,7 +116,7 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           return 0;
         }
         default:
-          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, set-client-keys, add-legacy-key, revoke-legacy-key');
+          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, set-client-keys, set-dpop, add-legacy-key, revoke-legacy-key');
       }
     } catch (error) {
       // A refusal of the service is the caller's to fix: one line, exit code 3 when what it names does not exist, else 2.
