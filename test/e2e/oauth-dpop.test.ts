@@ -100,6 +100,14 @@ describe('DPoP at the token endpoint, nonces required', () => {
     const again = await client.refreshTokenGrant(config, renewed.refresh_token!, undefined, { DPoP: dpop });
     expect(decodeJwt(again.access_token)).toMatchObject({ cnf: { jkt }, gen: 2 });
 
+    // At a resource server (the example route's DPoP check), through openid-client's own protected-resource request.
+    const charge = (token: string, handle?: client.DPoPHandle) =>
+      client.fetchProtectedResource(config, token, new URL(`${issuer}/v5/Transaction/charge`), 'POST', '{}', new Headers({ 'content-type': 'application/json' }), handle === undefined ? undefined : { DPoP: handle });
+    expect((await charge(again.access_token, dpop)).status).toBe(200);
+    // The bound token as a bearer token, or with another key's proof: refused.
+    await expect(charge(again.access_token)).rejects.toMatchObject({ status: 401 });
+    await expect(charge(again.access_token, otherKey)).rejects.toMatchObject({ status: 401 });
+
     // Introspection shows the binding (RFC 9449 section 6.2).
     const introspected = await client.tokenIntrospection(config, again.access_token);
     expect(introspected).toMatchObject({ active: true, token_type: 'DPoP', cnf: { jkt } });
