@@ -55,15 +55,12 @@ export function checkDpopProof(proof: string, check: DpopProofCheck): DpopProofR
   if (parts.length !== 3 || !encodedHeader || !encodedPayload || !encodedSignature || !base64url.test(encodedHeader) || !base64url.test(encodedPayload) || !base64url.test(encodedSignature)) {
     return refuse('the DPoP proof is not a compact JWS');
   }
-  const header = jsonObjectOf(encodedHeader);
-  if (header === undefined || header.typ !== 'dpop+jwt') return refuse('the DPoP proof\'s typ must be dpop+jwt');
-  if (typeof header.alg !== 'string' || !allowed.has(header.alg)) return refuse(`the DPoP proof's alg must be one of ${dpopSigningAlgorithms.join(', ')}`);
-  const alg = header.alg as DpopSigningAlgorithm; // a member of the set just checked
-  const jwk = header.jwk;
-  if (!isJsonObject(jwk) || privateMembers.some((member) => member in jwk)) return refuse('the DPoP proof\'s jwk must be a public key');
-  const key = publicKeyOf(jwk, alg);
-  if (key === undefined) return refuse('the DPoP proof\'s jwk does not fit its alg');
+  const proofKey = proofKeyOf(encodedHeader);
+  if (!proofKey.ok) return proofKey;
+  const { alg, key, jkt } = proofKey;
   if (!signatureVerifies(alg, key, `${encodedHeader}.${encodedPayload}`, Buffer.from(encodedSignature, 'base64url'))) return refuse('the DPoP proof\'s signature does not verify');
+  // A client signs every proof with one key, so its header repeats: kept once its signature verified.
+  rememberProofKey(encodedHeader, proofKey);
 
   const claims = jsonObjectOf(encodedPayload);
   if (claims === undefined) return refuse('the DPoP proof\'s claims are not a JSON object');
@@ -77,10 +74,46 @@ export function checkDpopProof(proof: string, check: DpopProofCheck): DpopProofR
   if (check.acceptsNonce !== undefined && !check.acceptsNonce(typeof nonce === 'string' ? nonce : undefined)) {
     return { ok: false, code: 'ERR_DPOP_NONCE_REQUIRED', description: 'a DPoP proof with the nonce from the DPoP-Nonce header is required' };
   }
-  const jkt = jwkThumbprint(jwk);
   // Last, so that a proof refused for another reason spends nothing.
   if (!check.spentIds.spend(jkt, jti, Math.floor(iat), check.now)) return refuse('the DPoP proof was used before (its jti is single use)');
   return { ok: true, jkt };
+}
+
+interface ProofKey {
+  readonly ok: true;
+  readonly alg: DpopSigningAlgorithm;
+  readonly key: KeyObject;
+  /** RFC 7638 thumbprint of the key. */
+  readonly jkt: string;
+}
+
+/**
+ * Parsed proof headers whose signature verified, by their encoded form: importing a JWK and
+ * hashing its thumbprint cost more than the signature check itself, and a client's header is the
+ * same on every proof. Bounded; the oldest is dropped first.
+ */
+const verifiedHeaders = new Map<string, ProofKey>();
+const maxVerifiedHeaders = 10_000;
+
+function rememberProofKey(encodedHeader: string, proofKey: ProofKey): void {
+  if (verifiedHeaders.has(encodedHeader)) return;
+  if (verifiedHeaders.size >= maxVerifiedHeaders) verifiedHeaders.delete(verifiedHeaders.keys().next().value as string); // size > 0
+  verifiedHeaders.set(encodedHeader, proofKey);
+}
+
+/** The header's algorithm, key and thumbprint, or why the header is no DPoP proof's. */
+function proofKeyOf(encodedHeader: string): ProofKey | Extract<DpopProofResult, { ok: false }> {
+  const known = verifiedHeaders.get(encodedHeader);
+  if (known !== undefined) return known;
+  const header = jsonObjectOf(encodedHeader);
+  if (header === undefined || header.typ !== 'dpop+jwt') return refusal('the DPoP proof\'s typ must be dpop+jwt');
+  if (typeof header.alg !== 'string' || !allowed.has(header.alg)) return refusal(`the DPoP proof's alg must be one of ${dpopSigningAlgorithms.join(', ')}`);
+  const alg = header.alg as DpopSigningAlgorithm; // a member of the set just checked
+  const jwk = header.jwk;
+  if (!isJsonObject(jwk) || privateMembers.some((member) => member in jwk)) return refusal('the DPoP proof\'s jwk must be a public key');
+  const key = publicKeyOf(jwk, alg);
+  if (key === undefined) return refusal('the DPoP proof\'s jwk does not fit its alg');
+  return { ok: true, alg, key, jkt: jwkThumbprint(jwk) };
 }
 
 /** RFC 9449 section 4.2: `ath`, the base64url SHA-256 of the access token's ASCII. */
@@ -158,7 +191,8 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const refuse = (description: string): DpopProofResult => ({ ok: false, code: 'ERR_DPOP_PROOF_INVALID', description });
+const refusal = (description: string) => ({ ok: false, code: 'ERR_DPOP_PROOF_INVALID', description }) as const;
+const refuse = (description: string): DpopProofResult => refusal(description);
 
 /**
  * The `jti`s of the proofs this process took, each kept while its `iat` is inside the window (RFC

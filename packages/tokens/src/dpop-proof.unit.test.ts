@@ -64,6 +64,16 @@ describe('a DPoP proof', () => {
     expect(checkDpopProof('a.b', checkAt())).toMatchObject({ ok: false });
   });
 
+  it('checks the signature of every proof, also when its header was seen before', async () => {
+    const { make, jwk } = await proofMaker();
+    const check = checkAt();
+    expect(checkDpopProof(await make(), check).ok).toBe(true);
+    // Another key signs a proof under the same header (the first key's jwk): refused.
+    const { privateKey } = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ jti: 'forged', htm: 'POST', htu: url, iat: now }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk }).sign(privateKey);
+    expect(checkDpopProof(forged, check)).toMatchObject({ ok: false, description: expect.stringContaining('signature') });
+  });
+
   it('names the nonce when the server requires one, and spends nothing then', async () => {
     const { make } = await proofMaker();
     const check = checkAt({ acceptsNonce: (nonce) => nonce === 'n-1' });
