@@ -15,6 +15,8 @@ import { load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 import { startOidcProviderPeer } from './oidc-provider-peer.js';
 import { atLeast, atMost, describeLoad, median, type Row } from './report.js';
 import { chargeTarget, freshAccessToken, issueTarget, type TesseraTarget } from './tessera-target.js';
+import { dpopProofMaker, type DpopProofMaker } from './dpop-proofs.js';
+import type autocannon from 'autocannon';
 
 export interface OAuthDoorOptions {
   readonly seconds: number;
@@ -45,10 +47,12 @@ export interface HydraRun {
 }
 
 export interface OAuthDoorResult {
-  readonly cpuPairs: readonly { readonly getToken: CpuPerOperation; readonly clientCredentials: CpuPerOperation }[];
+  readonly cpuPairs: readonly { readonly getToken: CpuPerOperation; readonly clientCredentials: CpuPerOperation; readonly dpopClientCredentials: CpuPerOperation }[];
   readonly fullLoad: readonly { readonly connections: number; readonly getToken: FullLoad; readonly clientCredentials: FullLoad }[];
   readonly introspection: { readonly cpu: CpuPerOperation; readonly load: FullLoad };
   readonly verification: CpuPerOperation;
+  /** A protected request with a DPoP-bound token and a fresh proof, beside `verification`'s Bearer one. */
+  readonly dpopVerification: CpuPerOperation;
   readonly oidcProvider: { readonly alg: OidcAlg; readonly fullLoad: readonly { readonly connections: number; readonly clientCredentials: FullLoad }[] };
   /** Hydra's runs, or why there are none (no Go to build it with, say): the report says so. */
   readonly hydra: { readonly version: string; readonly dsn: string; readonly strategy: string; readonly runs: readonly HydraRun[] } | { readonly skipped: string };
@@ -62,6 +66,29 @@ export function clientCredentialsTarget(target: TesseraTarget): LoadTarget {
     url: `${target.origin}/oauth2/token`,
     headers: { ...form, authorization: basic(target.credentials.api_login_id, target.credentials.transaction_key) },
     body: 'grant_type=client_credentials',
+  };
+}
+
+/**
+ * client_credentials with a fresh DPoP proof per request: each issuance makes a bound family. The
+ * htu is the token endpoint as the metadata names it (the server's public URL), which is where
+ * the client addresses it; the load itself goes to 127.0.0.1.
+ */
+export function dpopClientCredentialsTarget(target: TesseraTarget, tokenEndpoint: string, proofs: DpopProofMaker): LoadTarget {
+  const plain = clientCredentialsTarget(target);
+  return {
+    ...plain,
+    setupRequest: (request: autocannon.Request) => ({ ...request, headers: { ...request.headers, dpop: proofs.proof('POST', tokenEndpoint) } }),
+  };
+}
+
+/** A protected request with a DPoP-bound access token: `Authorization: DPoP`, and a fresh proof with its `ath` each time. */
+function dpopChargeTarget(target: TesseraTarget, publicUrl: string, accessToken: string, proofs: DpopProofMaker): LoadTarget {
+  const plain = chargeTarget(target, accessToken);
+  return {
+    ...plain,
+    headers: { ...plain.headers, authorization: `DPoP ${accessToken}` },
+    setupRequest: (request: autocannon.Request) => ({ ...request, headers: { ...request.headers, dpop: proofs.proof('POST', `${publicUrl}/v5/Transaction/charge`, accessToken) } }),
   };
 }
 
@@ -92,15 +119,20 @@ export async function measureOAuthDoor(tessera: TesseraTarget, options: OAuthDoo
   };
   const getToken = issueTarget(tessera);
   const clientCredentials = clientCredentialsTarget(tessera);
+  const publicUrl = ((await tessera.process.request('/.well-known/oauth-authorization-server')).json() as { issuer: string }).issuer;
+  const proofs = dpopProofMaker();
+  const dpopClientCredentials = dpopClientCredentialsTarget(tessera, `${publicUrl}/oauth2/token`, proofs);
   const cpuPairs: OAuthDoorResult['cpuPairs'][number][] = [];
   for (let pair = 1; pair <= options.pairs; pair += 1) {
     // The order swaps each pair, so neither side always runs on a log the other just grew.
     if (pair % 2 === 1) {
       const v5 = await cpu(`get-oauth-token (oauth pair ${pair})`, getToken);
-      cpuPairs.push({ getToken: v5, clientCredentials: await cpu(`client_credentials (oauth pair ${pair})`, clientCredentials) });
-    } else {
       const oauth = await cpu(`client_credentials (oauth pair ${pair})`, clientCredentials);
-      cpuPairs.push({ getToken: await cpu(`get-oauth-token (oauth pair ${pair})`, getToken), clientCredentials: oauth });
+      cpuPairs.push({ getToken: v5, clientCredentials: oauth, dpopClientCredentials: await cpu(`client_credentials with DPoP (oauth pair ${pair})`, dpopClientCredentials) });
+    } else {
+      const dpop = await cpu(`client_credentials with DPoP (oauth pair ${pair})`, dpopClientCredentials);
+      const oauth = await cpu(`client_credentials (oauth pair ${pair})`, clientCredentials);
+      cpuPairs.push({ getToken: await cpu(`get-oauth-token (oauth pair ${pair})`, getToken), clientCredentials: oauth, dpopClientCredentials: dpop });
     }
   }
   const fullLoad: OAuthDoorResult['fullLoad'][number][] = [];
@@ -119,6 +151,14 @@ export async function measureOAuthDoor(tessera: TesseraTarget, options: OAuthDoo
   if (probe.status !== 200 || !probe.text.includes('"active":true')) throw new Error(`introspection answered ${probe.status} ${probe.text.slice(0, 80)}`);
   const introspection = { cpu: await cpu('introspection', introspect), load: await full('introspection at 50 connections', introspect, 50) };
   const verification = await cpu('POST /v5/Transaction/charge (bearer), beside introspection', chargeTarget(tessera, accessToken));
+  const boundToken = await tessera.process.request('/oauth2/token', {
+    method: 'POST',
+    headers: { ...(dpopClientCredentials.headers as Record<string, string>), dpop: proofs.proof('POST', `${publicUrl}/oauth2/token`) },
+    body: 'grant_type=client_credentials',
+  });
+  if (boundToken.status !== 200) throw new Error(`a DPoP-bound token request answered ${boundToken.status} ${boundToken.text.slice(0, 80)}`);
+  const dpopCharge = dpopChargeTarget(tessera, publicUrl, (boundToken.json() as { access_token: string }).access_token, proofs);
+  const dpopVerification = await cpu('POST /v5/Transaction/charge (DPoP), beside the bearer one', dpopCharge);
 
   // The peers, one at a time on Tessera's core while Tessera idles there, as in the http part.
   const pinned = options.cpuList !== undefined ? { cpuList: options.cpuList } : {};
@@ -171,7 +211,7 @@ export async function measureOAuthDoor(tessera: TesseraTarget, options: OAuthDoo
     }
     hydra = { version: found.version, dsn: hydraDsnDescription, strategy: 'strategies.access_token=jwt', runs };
   }
-  return { cpuPairs, fullLoad, introspection, verification, oidcProvider, hydra };
+  return { cpuPairs, fullLoad, introspection, verification, dpopVerification, oidcProvider, hydra };
 }
 
 /** The peers' settings, for the lines above the table. */
@@ -201,6 +241,25 @@ export function oauthDoorRows(result: OAuthDoorResult): Row[] {
       distance: cpuTarget.distance,
     },
   ];
+  const dpopRatios = result.cpuPairs.map((pair) => pair.dpopClientCredentials.microsPerOperation / pair.clientCredentials.microsPerOperation);
+  rows.push(
+    {
+      what: `  server CPU µs per DPoP-bound client_credentials issuance, a fresh proof each, median of ${dpopRatios.length} runs in turn (${dpopRatios.map((r) => r.toFixed(2)).join(', ')}; peer: Bearer client_credentials)`,
+      tessera: median(result.cpuPairs.map((pair) => pair.dpopClientCredentials.microsPerOperation)),
+      peer: median(result.cpuPairs.map((pair) => pair.clientCredentials.microsPerOperation)),
+      ratio: Number(median(dpopRatios).toFixed(2)),
+      target: '',
+      met: '—',
+    },
+    {
+      what: '  server CPU µs per DPoP-checked protected request, a fresh proof each (peer: the same request with a Bearer token)',
+      tessera: result.dpopVerification.microsPerOperation,
+      peer: result.verification.microsPerOperation,
+      ratio: Number((result.dpopVerification.microsPerOperation / result.verification.microsPerOperation).toFixed(2)),
+      target: '',
+      met: '—',
+    },
+  );
   for (const point of result.fullLoad) {
     rows.push({
       what: `  client_credentials req/s at ${point.connections} connections (peer: get-oauth-token)`,
