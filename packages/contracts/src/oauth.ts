@@ -8,7 +8,7 @@ import { z } from 'zod';
 const parameter = (max: number) => z.string().max(max);
 /**
  * Tokens, client ids and secrets are visible ASCII: anything else can never match one, and this
- * bounds a form-encoded body (each character at most three bytes) well inside the 16 KiB limit.
+ * bounds a form-encoded body (each character at most three bytes) well inside the 64 KiB limit.
  */
 const visibleAscii = (max: number) => parameter(max).regex(/^[\x21-\x7e]*$/, 'visible ASCII only');
 /** RFC 6749 section 3.3 (and RFC 6750 section 3): a scope-token is printable ASCII but `"` and `\`. */

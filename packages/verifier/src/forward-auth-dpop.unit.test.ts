@@ -61,6 +61,16 @@ describe('forward-auth with a DPoP-bound token', () => {
     expect(withCommas.statusCode).toBe(200);
   });
 
+  it('answers a forwarded header longer than the document allows with a 400, whatever the token', async () => {
+    const app = await serve();
+    const token = boundToken();
+    const longUrl = await forwardAuth(app, { authorization: `DPoP ${token}`, dpop: await proof(token), 'x-original-method': 'POST', 'x-original-url': `${called}?q=${'a'.repeat(2400)}` });
+    expect(longUrl.statusCode).toBe(400);
+    expect(longUrl.json()).toMatchObject({ status: 400 });
+    const longMethod = await forwardAuth(app, { authorization: `Bearer ${token}`, 'x-forwarded-method': 'P'.repeat(33) });
+    expect(longMethod.statusCode).toBe(400);
+  });
+
   it('takes Traefik\'s X-Forwarded-Method, -Proto, -Host and -Uri, before X-Original-*, and the last of appended values', async () => {
     const app = await serve();
     const token = boundToken();

@@ -38,22 +38,46 @@ const queryRequirement = {
   ],
 };
 
-const forwardedHeader = (description: string) => z.string().max(8192).optional().describe(description);
+/**
+ * Each bounded by what it can hold (a proof is at most 4 KiB, a method a short token), so that
+ * together they stay well inside the 16 KiB of headers the server takes, and checked: a longer one
+ * is a 400, as the document says.
+ */
+const forwardedHeaderBounds = {
+  dpop: 4096,
+  'x-forwarded-method': 32,
+  'x-forwarded-proto': 16,
+  'x-forwarded-host': 256,
+  'x-forwarded-uri': 2048,
+  'x-original-method': 32,
+  'x-original-url': 2304,
+} as const;
+const forwardedHeader = (name: keyof typeof forwardedHeaderBounds, description: string) => z.string().max(forwardedHeaderBounds[name]).optional().describe(description);
+
+/** The first forwarded header over its bound, as a validation error fastify answers with a 400; undefined when none is. */
+function overLongHeader(headers: Record<string, string | string[] | undefined>): Error | undefined {
+  for (const [name, bound] of Object.entries(forwardedHeaderBounds)) {
+    const value = headers[name];
+    const length = Array.isArray(value) ? value.join(', ').length : (value?.length ?? 0);
+    if (length > bound) return Object.assign(new Error(`the ${name} header is longer than ${bound} characters`), { statusCode: 400 });
+  }
+  return undefined;
+}
 
 /**
  * The client's request as the proxy saw it, which a DPoP proof is checked against (RFC 9449
  * section 4.3: `htm` and `htu`), and the proof itself. Traefik's names, or the X-Original-* pair
- * of NGINX's auth_request examples. Documented, not validated: a missing or unusable one refuses a
- * DPoP request with `invalid_dpop_proof`, and a bearer request never reads them.
+ * of NGINX's auth_request examples. Only their lengths are validated: a missing or unusable one
+ * refuses a DPoP request with `invalid_dpop_proof`, and a bearer request never reads them.
  */
 const ForwardAuthHeaders = z.looseObject({
-  dpop: forwardedHeader('The client\'s DPoP proof (RFC 9449), for a token presented with `Authorization: DPoP`'),
-  'x-forwarded-method': forwardedHeader('The client request\'s method (Traefik ForwardAuth): what the DPoP proof\'s `htm` must be'),
-  'x-forwarded-proto': forwardedHeader('The scheme the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
-  'x-forwarded-host': forwardedHeader('The host (and port) the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
-  'x-forwarded-uri': forwardedHeader('The path (and query) the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
-  'x-original-method': forwardedHeader('The client request\'s method (NGINX: `$request_method`), if X-Forwarded-Method is not sent'),
-  'x-original-url': forwardedHeader('The absolute URL the client addressed (NGINX: `$scheme://$http_host$request_uri`), if the X-Forwarded-Proto, -Host and -Uri trio is not sent'),
+  dpop: forwardedHeader('dpop', 'The client\'s DPoP proof (RFC 9449), for a token presented with `Authorization: DPoP`'),
+  'x-forwarded-method': forwardedHeader('x-forwarded-method', 'The client request\'s method (Traefik ForwardAuth): what the DPoP proof\'s `htm` must be'),
+  'x-forwarded-proto': forwardedHeader('x-forwarded-proto', 'The scheme the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
+  'x-forwarded-host': forwardedHeader('x-forwarded-host', 'The host (and port) the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
+  'x-forwarded-uri': forwardedHeader('x-forwarded-uri', 'The path (and query) the client addressed (Traefik ForwardAuth), for the DPoP proof\'s `htu`'),
+  'x-original-method': forwardedHeader('x-original-method', 'The client request\'s method (NGINX: `$request_method`), if X-Forwarded-Method is not sent'),
+  'x-original-url': forwardedHeader('x-original-url', 'The absolute URL the client addressed (NGINX: `$scheme://$http_host$request_uri`), if the X-Forwarded-Proto, -Host and -Uri trio is not sent'),
 });
 
 /** A request method: an RFC 9110 token. */
@@ -129,10 +153,16 @@ export async function forwardAuthRoute(
     // Every proxied request comes through here: the answers are built from verified claims in the
     // schema's shape, so they are not re-validated (the schemas are for the OpenAPI document).
     serializerCompiler: () => (answer: unknown) => JSON.stringify(answer),
-    // The headers' schema is for the document only (see ForwardAuthHeaders): taken as they are, not copied by zod on every request.
+    // The headers are taken as they are, not copied by zod on every request: only their lengths are checked (see ForwardAuthHeaders).
     // fastify hands the compiler one part's schema (here the query's), though its type names the whole route schema.
     validatorCompiler: (route) =>
-      route.httpPart === 'headers' ? (headers: unknown) => ({ value: headers }) : zodValidatorCompiler(route as unknown as Parameters<typeof zodValidatorCompiler>[0]),
+      route.httpPart === 'headers'
+        ? (headers: unknown) => {
+            // Node gives the headers as an object of strings and string arrays.
+            const error = overLongHeader(headers as Record<string, string | string[] | undefined>);
+            return error === undefined ? { value: headers } : { error };
+          }
+        : zodValidatorCompiler(route as unknown as Parameters<typeof zodValidatorCompiler>[0]),
     schema: {
       summary: 'Forward-auth check for reverse proxies',
       description:

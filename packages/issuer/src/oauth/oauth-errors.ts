@@ -73,7 +73,7 @@ function requestRefusal(error: FastifyError): string {
 const oauthDescriptions = {
   400: 'Bad Request (RFC 6749 section 5.2): `invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_grant_type`, `unauthorized_client`, `unsupported_token_type`, or (RFC 9449) `invalid_dpop_proof` or `use_dpop_nonce` with a `DPoP-Nonce` header',
   401: 'Unauthorized: `invalid_client`, with `WWW-Authenticate: Basic`',
-  413: 'Content Too Large: `invalid_request`, the body is over 16 KiB',
+  413: 'Content Too Large: `invalid_request`, the body is over 64 KiB',
   415: 'Unsupported Media Type: `invalid_request`, the body must be application/x-www-form-urlencoded',
   429: 'Too Many Requests: `temporarily_unavailable`, too many failed client authentications; wait for `Retry-After` seconds',
   503: 'Service Unavailable: `temporarily_unavailable`; retry after `Retry-After` seconds',

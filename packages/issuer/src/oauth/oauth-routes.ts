@@ -27,11 +27,17 @@ export interface OAuthRoutesOptions extends Omit<TokenLookupDeps, 'tokens'> {
  * 8414 metadata, and the token, introspection and revocation endpoints. Form-encoded only, in their
  * own context, whose errors are RFC 6749 JSON rather than problem+json.
  */
+/**
+ * Every parameter's bound together, form-encoded (each character at most three bytes), fits well
+ * inside: a body over it holds a parameter longer than the document allows, or far too many.
+ */
+const oauthBodyLimit = 64 * 1024;
+
 export async function oauthRoutes(app: FastifyInstance, options: OAuthRoutesOptions): Promise<void> {
   await app.register(metadataRoute, { issuer: options.issuer });
   await app.register(async (endpoints) => {
     endpoints.removeAllContentTypeParsers();
-    await endpoints.register(formbody, { bodyLimit: 16 * 1024 });
+    await endpoints.register(formbody, { bodyLimit: oauthBodyLimit });
     endpoints.setErrorHandler(answerOAuthError);
     // One jti cache for the three endpoints: an assertion spent at one is spent at all.
     const authentication = { tokens: options.tokens, issuer: options.issuer, now: options.now, clockSkewSeconds: options.clockSkewSeconds, usedAssertionIds: new UsedAssertionIds() };
