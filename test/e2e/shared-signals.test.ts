@@ -32,6 +32,7 @@ interface Receipt {
 }
 
 const SESSION_REVOKED = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
+const TOKEN_ROTATED = 'urn:tessera:secevent:token-rotated';
 
 describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independent Python receiver', () => {
   let work = '';
@@ -185,6 +186,44 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     // Acknowledged: nothing is left to poll.
     const left = await tessera.request(`/ssf/poll?stream_id=${streamId}`, { method: 'POST', headers: { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' }, body: '{"returnImmediately":true}' });
     expect(left.json()).toEqual({ sets: {}, moreAvailable: false });
+  });
+
+  it('sends a refresh as a token-rotated SET, with the generation now valid, only to a stream that asked for it by name', async () => {
+    const poll = (streamId: string) =>
+      tessera.request(`/ssf/poll?stream_id=${streamId}`, { method: 'POST', headers: { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' }, body: '{"returnImmediately":true}' });
+    const follow = async (eventsRequested?: string[]) => {
+      const created = await streamsRequest('POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' }, ...(eventsRequested ? { events_requested: eventsRequested } : {}) });
+      const { stream_id: streamId, events_delivered: delivered } = created.json() as { stream_id: string; events_delivered: string[] };
+      expect((await streamsRequest('POST', '/ssf/subjects/add', { stream_id: streamId, subject: { format: 'iss_sub', iss: publicUrl, sub: account.account_id } })).status).toBe(200);
+      return { streamId, delivered };
+    };
+    const asking = await follow([TOKEN_ROTATED, SESSION_REVOKED]);
+    const byDefault = await follow();
+    expect(asking.delivered).toEqual([SESSION_REVOKED, TOKEN_ROTATED]);
+    expect(byDefault.delivered).not.toContain(TOKEN_ROTATED);
+    const pair = await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
+    const refreshToken = (pair.json() as { refresh_token: string }).refresh_token;
+    const familyId = refreshToken.slice('tsr_'.length).split('.')[0]!;
+    const refreshed = await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: refreshToken });
+    expect(refreshed.status).toBe(200);
+    const claimsOf = (set: string) => JSON.parse(Buffer.from(set.split('.')[1]!, 'base64url').toString('utf8')) as { sub_id: { session?: { id: string } }; events: Record<string, Record<string, unknown>> };
+    let rotations: ReturnType<typeof claimsOf>[] = [];
+    await until(async () => {
+      const answer = poll(asking.streamId);
+      rotations = Object.values(((await answer).json() as { sets: Record<string, string> }).sets).map(claimsOf).filter((claims) => TOKEN_ROTATED in claims.events);
+      return rotations.length > 0;
+    }, 'the token-rotated SET');
+    expect(rotations).toHaveLength(1);
+    expect(rotations[0]!.sub_id.session).toEqual({ format: 'opaque', id: familyId });
+    expect(rotations[0]!.events[TOKEN_ROTATED]).toMatchObject({ generation: 1, tessera_rejects_until: expect.any(Number), event_timestamp: expect.any(Number) });
+    // The stream that named no types got nothing for the refresh; a revocation after it reaches it, so it was read past the rotation.
+    expect((await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: (refreshed.json() as { refresh_token: string }).refresh_token })).status).toBe(200);
+    const seen = new Set<string>();
+    await until(async () => {
+      for (const set of Object.values(((await poll(byDefault.streamId)).json() as { sets: Record<string, string> }).sets)) for (const type of Object.keys(claimsOf(set).events)) seen.add(type);
+      return seen.has(SESSION_REVOKED);
+    }, 'the session-revoked SET on the default stream');
+    expect([...seen]).toEqual([SESSION_REVOKED]);
   });
 
   it('loses nothing while the receiver is down for 30 s: every SET arrives once it is back, duplicates under the same jti', async () => {

@@ -38,7 +38,7 @@ const ignored = {
   inactivity_timeout: z.number().int().nonnegative().optional(),
 };
 const receiverSupplied = {
-  events_requested: z.array(eventType).max(16).optional().describe('Event types wanted; omitted: every supported type'),
+  events_requested: z.array(eventType).max(16).optional().describe('Event types wanted; omitted: the CAEP types (urn:tessera:secevent:token-rotated only when named)'),
   description: z.string().max(1000).optional(),
 };
 
