@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -245,6 +246,37 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     expect(sessionsIn(record)).toEqual(new Set(revoked));
     expectVerifiedAndDeduplicable(record);
   }, 120_000);
+
+  it('keeps a SET a receiver refuses as invalid_request within 15 minutes of the signing key\'s publication (a stale key cache), and delivers it once the receiver takes it', async () => {
+    // This Tessera published its signing key when it started, moments ago: a receiver's
+    // invalid_request now is taken for a key cache that has not seen the key, not a malformed SET.
+    let refusing = true;
+    const arrived: string[] = [];
+    const server = createHttpsServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        if (refusing) return void response.writeHead(400, { 'content-type': 'application/json' }).end('{"err":"invalid_request","description":"unknown kid"}');
+        arrived.push(JSON.parse(Buffer.from(Buffer.concat(chunks).toString().split('.')[1]!, 'base64url').toString()).sub_id.session.id as string);
+        response.writeHead(202).end();
+      });
+    });
+    const receiverPort = await freePort();
+    await new Promise<void>((resolveListening) => server.listen(receiverPort, '127.0.0.1', resolveListening));
+    try {
+      const { streamId } = await pushStream(`https://localhost:${receiverPort}/events`);
+      const family = await revokeFamily();
+      const failedOf = async () => Number(/tessera_ssf_failed_total\{stream_id="([^"]+)"\} (\d+)/.exec((await tessera.adminRequest('/metrics')).text.split('\n').find((line) => line.includes(streamId) && line.startsWith('tessera_ssf_failed_total')) ?? '')?.[2] ?? 0);
+      await until(async () => (await failedOf()) >= 2, 'the refused push to be tried again');
+      const status = (await streamsRequest('GET', `/ssf/status?stream_id=${streamId}`)).json() as Record<string, unknown>;
+      expect(status).toEqual({ stream_id: streamId, status: 'enabled' });
+      refusing = false;
+      await until(() => arrived.includes(family), 'the kept SET to arrive');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 
   it('keeps delivering a stream while another stream\'s receiver accepts connections and never answers', async () => {
     const blackHolePort = await freePort();
