@@ -403,3 +403,35 @@ describe('tessera ssf-receivers', () => {
     }
   });
 });
+
+describe('the caps on what one receiver can make', () => {
+  it('TESSERA_SSF_MAX_STREAMS_PER_RECEIVER refuses one stream too many (409), and TESSERA_SSF_MIN_VERIFICATION_INTERVAL a verification too soon (429, Retry-After)', async () => {
+    const tessera = await startTessera({ TESSERA_SSF_MAX_STREAMS_PER_RECEIVER: '2', TESSERA_SSF_MIN_VERIFICATION_INTERVAL: '60' });
+    try {
+      const token = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'capped', '--json'])).stdout) as { token: string }).token;
+      const call = (method: string, path: string, body: unknown) =>
+        tessera.request(path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const create = () => call('POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } });
+      let first = await create();
+      await until(async () => first.status !== 401 || (first = await create()).status !== 401, 'the receiver token to be accepted');
+      expect(first.status).toBe(201);
+      const { stream_id: streamId, min_verification_interval: interval } = first.json() as { stream_id: string; min_verification_interval: number };
+      expect(interval).toBe(60);
+      expect((await create()).status).toBe(201);
+      const third = await create();
+      expect(third.status).toBe(409);
+      expect(third.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect((third.json() as { detail: string }).detail).toContain('TESSERA_SSF_MAX_STREAMS_PER_RECEIVER');
+      // The answer to a GET without stream_id is an array: HttpAnswer types json() as an object.
+      expect(((await tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${token}` } })).json() as unknown as unknown[]).length).toBe(2);
+
+      expect((await call('POST', '/ssf/verify', { stream_id: streamId, state: 'one' })).status).toBe(204);
+      const again = await call('POST', '/ssf/verify', { stream_id: streamId, state: 'two' });
+      expect(again.status).toBe(429);
+      expect(Number(again.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(again.headers['retry-after'])).toBeLessThanOrEqual(60);
+    } finally {
+      await tessera.stop();
+    }
+  });
+});

@@ -17,7 +17,7 @@ const removed = (stream: string, events: readonly RetainedEvent[]) => removableE
 describe('which streams retention applies to', () => {
   it('closes token families and revocations of other regions\' families; rolls v1 tokens, failure counts and mirrored revocations', () => {
     expect(['tokenfamily-f1', 'revocations-us1_f1'].map(retentionOf)).toEqual(['closing', 'closing']);
-    expect(['legacytokens-a1', 'authfailures-a1', 'mirroredrevocations-us1'].map(retentionOf)).toEqual(['rolling', 'rolling', 'rolling']);
+    expect(['legacytokens-a1', 'authfailures-a1', 'mirroredrevocations-us1', 'ssfverifications-s1'].map(retentionOf)).toEqual(['rolling', 'rolling', 'rolling', 'rolling']);
   });
 
   it('keeps for good accounts, signing keys, admin tokens, the secret-hashing key, the archive\'s anchors, and any kind it does not name', () => {
@@ -101,6 +101,11 @@ describe('a rolling stream', () => {
   it('lets an old event that matters until nothing go: a failure count', () => {
     const counts = [retained(0, old, { type: 'AuthenticationFailuresCounted', minute: old }), retained(1, old + 60, { type: 'AuthenticationFailuresCounted', minute: old + 60 })];
     expect(removed('authfailures-a1', counts)).toEqual([0]);
+  });
+
+  it("lets a Shared Signals stream's old verification requests go, but its newest", () => {
+    const requests = [0, 1, 2].map((revision) => retained(revision, old + revision * 60, { type: 'SsfVerificationRequested', at: old + revision * 60 }));
+    expect(removed('ssfverifications-s1', requests)).toEqual([0, 1]);
   });
 
   it('gives nothing from a stream of one event, or of none', () => {

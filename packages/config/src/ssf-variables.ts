@@ -23,6 +23,13 @@ export const ssfVariables = {
   TESSERA_SSF_PAUSE_AFTER: z.coerce.number().positive().max(31_536_000).default(86_400),
   /** Seconds one push may take (connect, TLS, answer) before it counts as failed and is retried. */
   TESSERA_SSF_PUSH_TIMEOUT: z.coerce.number().positive().max(300).default(10),
+  /** Most streams one receiver may have at once: each costs memory, a worker and metric series. */
+  TESSERA_SSF_MAX_STREAMS_PER_RECEIVER: z.coerce.number().int().positive().max(10_000).default(20),
+  /**
+   * Seconds between two verification requests on one stream (SSF 1.0 `min_verification_interval`):
+   * one sooner is answered 429 with Retry-After. 10 s: at most 6 a minute.
+   */
+  TESSERA_SSF_MIN_VERIFICATION_INTERVAL: z.coerce.number().int().positive().max(86_400).default(10),
   /** Seconds a long poll (`returnImmediately: false`) waits for a SET before answering an empty set. */
   TESSERA_SSF_POLL_WAIT: z.coerce.number().positive().max(300).default(30),
 };

@@ -177,4 +177,10 @@ export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEv
 export const ssfStreams = {
   receiver: (receiverId: string) => `ssfreceiver-${receiverId}`,
   stream: (streamId: string) => `ssfstream-${streamId}`,
+  /**
+   * A stream's verification requests, apart from its configuration: commands on the stream read
+   * its own stream whole, and verifications (as many as a receiver asks for) would grow that read.
+   * A rolling stream: its events leave the hot log once older than the hot window.
+   */
+  verifications: (streamId: string) => `ssfverifications-${streamId}`,
 } as const;

@@ -92,6 +92,8 @@ export const problemCodes = [
   'ERR_SSF_RECEIVER_NOT_FOUND',
   'ERR_INVALID_SSF_REQUEST',
   'ERR_INVALID_SSF_RECEIVER_INPUT',
+  'ERR_SSF_STREAM_LIMIT',
+  'ERR_SSF_VERIFICATION_TOO_SOON',
 ] as const satisfies readonly ErrorCode[];
 
 export type ProblemCode = (typeof problemCodes)[number];
@@ -220,6 +222,20 @@ export const problemTable = {
   ERR_SSF_RECEIVER_NOT_FOUND: notFound,
   ERR_INVALID_SSF_REQUEST: invalid,
   ERR_INVALID_SSF_RECEIVER_INPUT: invalid,
+  // A receiver at its most streams: it deletes one first. The message names the setting.
+  ERR_SSF_STREAM_LIMIT: {
+    status: 409,
+    type: problemTypes.conflict,
+    title: 'Conflict',
+    log: { level: 'info', message: 'a Shared Signals receiver has the most streams it may have' },
+  },
+  // SSF 1.0 section 8.1.4.2: verifications closer than min_verification_interval; the route sets Retry-After to what is left of it.
+  ERR_SSF_VERIFICATION_TOO_SOON: {
+    status: 429,
+    type: problemTypes.tooManyRequests,
+    title: 'Too Many Requests',
+    log: { level: 'info', message: 'a Shared Signals verification asked for too soon' },
+  },
 } as const satisfies Record<ProblemCode, ProblemRule>;
 
 function hasRule(code: string): code is ProblemCode {

@@ -64,7 +64,16 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   const now = () => epochSeconds(host.clock);
   const receivers = new ReceiverDirectory(parts.hashers);
   const directory = new StreamDirectory();
-  const management = createStreamManagement({ store, directory, seal, issuer, egress, now });
+  const management = createStreamManagement({
+    store,
+    directory,
+    seal,
+    issuer,
+    egress,
+    now,
+    maxStreamsPerReceiver: config.TESSERA_SSF_MAX_STREAMS_PER_RECEIVER,
+    minVerificationIntervalSeconds: config.TESSERA_SSF_MIN_VERIFICATION_INTERVAL,
+  });
   const logger = log.child({ component: 'ssf' });
   const transmitter: Transmitter = new Transmitter({
     store,

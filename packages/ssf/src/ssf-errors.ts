@@ -61,3 +61,21 @@ export class InvalidSsfReceiverInput extends CodedError {
     this.name = 'InvalidSsfReceiverInput';
   }
 }
+
+/** A receiver that has as many streams as TESSERA_SSF_MAX_STREAMS_PER_RECEIVER allows: 409, nothing appended. */
+export class SsfStreamLimitReached extends CodedError {
+  readonly code = 'ERR_SSF_STREAM_LIMIT';
+  constructor(readonly limit: number) {
+    super(`this receiver has ${limit} streams, the most it may have (TESSERA_SSF_MAX_STREAMS_PER_RECEIVER): delete one first`);
+    this.name = 'SsfStreamLimitReached';
+  }
+}
+
+/** A verification request sooner than the stream's min_verification_interval after the last: 429 with Retry-After. */
+export class SsfVerificationTooSoon extends CodedError {
+  readonly code = 'ERR_SSF_VERIFICATION_TOO_SOON';
+  constructor(readonly retryAfterSeconds: number) {
+    super(`a verification was requested less than min_verification_interval ago: ask again in ${retryAfterSeconds} s`);
+    this.name = 'SsfVerificationTooSoon';
+  }
+}

@@ -1,6 +1,6 @@
 import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { assertNever, type Decider } from '@tessera/domain';
-import { SsfStreamExists, InvalidSsfRequest, SsfStreamNotFound } from './ssf-errors.js';
+import { SsfStreamExists, InvalidSsfRequest, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 
 /** Most subjects one stream follows: what a stream costs in memory stays bounded. */
 export const maxSubjectsPerStream = 10_000;
@@ -20,6 +20,8 @@ export type StreamState =
       readonly reason: string | undefined;
       /** Subject keys. Folds own their state: evolve adds to and removes from this set in place. */
       readonly subjects: Set<string>;
+      /** Epoch seconds of the latest verification request, if any. */
+      readonly lastVerificationAt?: number | undefined;
     }
   | { readonly status: 'deleted'; readonly streamId: string; readonly receiverId: string };
 
@@ -37,7 +39,11 @@ export type StreamCommand =
   | (Owned & { readonly type: 'AddSubject'; readonly subject: SsfSubject })
   | (Owned & { readonly type: 'RemoveSubject'; readonly subject: SsfSubject })
   | (Owned & { readonly type: 'DeleteStream' })
-  | (Owned & { readonly type: 'RequestVerification'; readonly state?: string | undefined });
+  /**
+   * Decided on the stream as the directory holds it and appended to the stream's verifications
+   * (`ssfverifications-<id>`), not to the stream itself: see ssfStreams.verifications.
+   */
+  | (Owned & { readonly type: 'RequestVerification'; readonly state?: string | undefined; readonly minIntervalSeconds: number });
 
 export const initialStreamState = (): StreamState => ({ status: 'none' });
 
@@ -58,7 +64,7 @@ export function evolveStream(state: StreamState, event: SsfStreamEvent): StreamS
     case 'SsfStreamDeleted':
       return { status: 'deleted', streamId: event.streamId, receiverId: event.receiverId };
     case 'SsfVerificationRequested':
-      return state;
+      return state.status === 'live' ? { ...state, lastVerificationAt: Math.max(state.lastVerificationAt ?? event.at, event.at) } : state;
     default:
       return assertNever(event);
   }
@@ -115,6 +121,8 @@ export function decideStream(command: StreamCommand, state: StreamState): SsfStr
     }
     case 'RequestVerification': {
       const stream = owned(state, command.receiverId);
+      const since = stream.lastVerificationAt === undefined ? undefined : command.now - stream.lastVerificationAt;
+      if (since !== undefined && since < command.minIntervalSeconds) throw new SsfVerificationTooSoon(command.minIntervalSeconds - since);
       return [{ type: 'SsfVerificationRequested', ...base, streamId: stream.streamId, ...(command.state === undefined ? {} : { state: command.state }) }];
     }
     default:

@@ -22,11 +22,18 @@ describe('the stream decider', () => {
         { type: 'AddSubject', receiverId, subject: account, now: 1 },
         { type: 'RemoveSubject', receiverId, subject: account, now: 1 },
         { type: 'DeleteStream', receiverId, now: 1 },
-        { type: 'RequestVerification', receiverId, now: 1 },
+        { type: 'RequestVerification', receiverId, now: 1, minIntervalSeconds: 10 },
       ] as StreamCommand[]) {
         expect(() => run(history, command)).toThrow(expect.objectContaining({ code: 'ERR_SSF_STREAM_NOT_FOUND' }));
       }
     }
+  });
+
+  it('refuses a verification sooner than the minimum interval after the last, saying how long to wait', () => {
+    const first = run(created, { type: 'RequestVerification', receiverId: 'r1', now: 200, minIntervalSeconds: 10 });
+    expect(first).toEqual([{ type: 'SsfVerificationRequested', v: 1, streamId: 's1', receiverId: 'r1', at: 200 }]);
+    expect(() => run([...created, ...first], { type: 'RequestVerification', receiverId: 'r1', now: 203, minIntervalSeconds: 10 })).toThrow(expect.objectContaining({ code: 'ERR_SSF_VERIFICATION_TOO_SOON', retryAfterSeconds: 7 }));
+    expect(run([...created, ...first], { type: 'RequestVerification', receiverId: 'r1', now: 210, minIntervalSeconds: 10 })).toHaveLength(1);
   });
 
   it('adds a subject once and removes it once: repeating either appends nothing', () => {

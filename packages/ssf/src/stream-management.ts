@@ -4,9 +4,9 @@ import { handleCommand, type CommandStore } from '@tessera/event-store';
 import { deliveryMethods, eventsByDefault, eventsSupported } from './event-types.js';
 import type { PushEgress } from './delivery/push-client.js';
 import type { HeaderSeal } from './sealed-header.js';
-import { streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
+import { decideStream, streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
 import type { StreamDirectory } from './stream-directory.js';
-import { InvalidSsfRequest, SsfStreamNotFound } from './ssf-errors.js';
+import { InvalidSsfRequest, SsfStreamLimitReached, SsfStreamNotFound } from './ssf-errors.js';
 import type { CreateStreamRequest, DeliveryRequest, ReplaceStreamRequest, StreamConfiguration, SubjectIdentifier, UpdateStreamRequest } from './stream-wire.js';
 
 export interface StreamManagementDeps {
@@ -22,6 +22,10 @@ export interface StreamManagementDeps {
   readonly egress: PushEgress;
   /** Epoch seconds. */
   readonly now: () => number;
+  /** TESSERA_SSF_MAX_STREAMS_PER_RECEIVER. */
+  readonly maxStreamsPerReceiver: number;
+  /** TESSERA_SSF_MIN_VERIFICATION_INTERVAL, seconds: the streams' min_verification_interval. */
+  readonly minVerificationIntervalSeconds: number;
 }
 
 /** Where a request came from, for the audit trail. */
@@ -56,6 +60,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
       events_supported: [...eventsSupported],
       events_requested: configuration.eventsRequested,
       events_delivered: configuration.eventsDelivered,
+      min_verification_interval: deps.minVerificationIntervalSeconds,
       // The authorization header is never returned: it is the receiver's secret.
       delivery:
         configuration.delivery.method === 'push'
@@ -136,6 +141,8 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     configurationOf,
 
     async create(receiverId: string, request: CreateStreamRequest, audit: RequestAudit): Promise<StreamConfiguration> {
+      // Checked against the streams this process has read: each costs memory, a worker and metric series.
+      if (directory.streamsOf(receiverId).length >= deps.maxStreamsPerReceiver) throw new SsfStreamLimitReached(deps.maxStreamsPerReceiver);
       const streamId = randomUUID();
       await checkEndpoint(request.delivery);
       const configuration = configurationFrom(streamId, request);
@@ -206,8 +213,13 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     },
 
     async verify(receiverId: string, request: { stream_id: string; state?: string | undefined }, audit: RequestAudit): Promise<void> {
-      read(receiverId, request.stream_id);
-      await run(request.stream_id, () => ({ type: 'RequestVerification', receiverId, state: request.state, now: deps.now() }), audit, receiverId);
+      // Decided on the stream as the directory holds it, and appended apart from it, so verifications
+      // never lengthen what every command on the stream reads.
+      const stream = read(receiverId, request.stream_id);
+      const events = decideStream({ type: 'RequestVerification', receiverId, state: request.state, now: deps.now(), minIntervalSeconds: deps.minVerificationIntervalSeconds }, stream);
+      const metadata: EventMetadata = { requestId: audit.requestId, sourceAddress: audit.sourceAddress, actor: `ssf-receiver:${receiverId}` };
+      const appended = await store.append(ssfStreams.verifications(request.stream_id), events.map((event) => ({ event, metadata })), { expectedRevision: 'any' });
+      await directory.whenApplied(appended.position);
     },
   };
 }

@@ -6,7 +6,7 @@ import type { Transmitter } from './delivery/transmitter.js';
 import type { Drops } from './delivery/stream-worker.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
-import { SsfStreamNotFound } from './ssf-errors.js';
+import { SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
   CreateStreamRequest,
@@ -103,7 +103,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
 
     routes.post(
       ssfPaths.streams,
-      { schema: { summary: 'Create a stream (SSF 1.0 section 8.1.1.1)', tags, security, body: CreateStreamRequest, response: { 201: StreamConfiguration, ...problemResponses(400, 401, 413, 415, 503) } } },
+      { schema: { summary: 'Create a stream (SSF 1.0 section 8.1.1.1)', tags, security, body: CreateStreamRequest, response: { 201: StreamConfiguration, ...problemResponses(400, 401, 413, 415, 503), ...problemResponses(409) } } },
       async (request, reply) => noStore(reply).code(201).send(await management.create(who(request), request.body, auditOf(request))),
     );
     routes.get(
@@ -176,9 +176,15 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     );
     routes.post(
       ssfPaths.verification,
-      { schema: { summary: "Ask for a verification event carrying the receiver's state (SSF 1.0 section 8.1.4.2)", tags, security, body: VerificationRequest, response: { ...noContent, ...errors } } },
+      { schema: { summary: "Ask for a verification event carrying the receiver's state (SSF 1.0 section 8.1.4.2)", tags, security, body: VerificationRequest, response: { ...noContent, ...errors, ...problemResponses(429) } } },
       async (request, reply) => {
-        await management.verify(who(request), request.body, auditOf(request));
+        try {
+          await management.verify(who(request), request.body, auditOf(request));
+        } catch (error) {
+          // The error table answers 429; how long to wait is this stream's own.
+          if (error instanceof SsfVerificationTooSoon) reply.header('retry-after', String(error.retryAfterSeconds));
+          throw error;
+        }
         return noStore(reply).code(204).send();
       },
     );

@@ -56,6 +56,7 @@ export const StreamConfiguration = z.object({
   events_supported: z.array(z.string()),
   events_requested: z.array(z.string()),
   events_delivered: z.array(z.string()),
+  min_verification_interval: z.number().int().optional().describe('Seconds between two verification requests; one sooner is answered 429 with Retry-After'),
   delivery: z.object({ method: z.string(), endpoint_url: z.string() }),
   description: z.string().optional(),
 });

@@ -252,6 +252,9 @@ describe('a polled stream', () => {
     const again = (await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true })).json<{ sets: Record<string, string> }>();
     expect(Object.keys(again.sets)).toEqual([jti]);
     expect((await call(token, 'POST', `/ssf/verify`, { stream_id: id, state: 'state-123' })).statusCode).toBe(204);
+    // Apart from the stream's own stream, which every command on it reads whole.
+    expect((await tessera.store.readStream(`ssfverifications-${id}`)).map(({ event }) => event.type)).toEqual(['SsfVerificationRequested']);
+    expect((await tessera.store.readStream(`ssfstream-${id}`)).map(({ event }) => event.type)).not.toContain('SsfVerificationRequested');
     const afterAck = (await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ack: [jti] })).json<{ sets: Record<string, string> }>();
     const [verification] = Object.values(afterAck.sets);
     expect(Object.keys(afterAck.sets)).not.toContain(jti);
