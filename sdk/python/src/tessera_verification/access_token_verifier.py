@@ -22,8 +22,9 @@ AUDIENCES = {"v5": "tessera:v5", "v1": "tessera:v1"}
 
 _access_token_type = "at+jwt"
 _max_token_length = 4096
-_bearer = re.compile(r"^bearer +([^\s]+) *$", re.IGNORECASE)
-_dpop = re.compile(r"^dpop +([^\s]+) *$", re.IGNORECASE)
+# fullmatch, never `$`: it would let a trailing newline through, which the Node verifier refuses.
+_bearer = re.compile(r"bearer +([^\s]+) *", re.IGNORECASE)
+_dpop = re.compile(r"dpop +([^\s]+) *", re.IGNORECASE)
 _es256 = ECAlgorithm(ECAlgorithm.SHA256)
 
 _details = {
@@ -101,10 +102,10 @@ class AccessTokenVerifier:
         if authorization is None:
             return AccessDecision(401, code="ERR_TOKEN_MISSING", detail=_details["ERR_TOKEN_MISSING"])
         if _has_bearer_scheme(authorization):
-            found = _bearer.match(authorization)
+            found = _bearer.fullmatch(authorization)
             return self._decide(found.group(1) if found else None, requirement, None)
         if _has_dpop_scheme(authorization):
-            found = _dpop.match(authorization)
+            found = _dpop.fullmatch(authorization)
             return self._decide(found.group(1) if found else None, requirement, request or _no_request)
         return AccessDecision(401, code="ERR_TOKEN_MISSING", detail=_details["ERR_TOKEN_MISSING"])
 

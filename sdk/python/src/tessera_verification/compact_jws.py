@@ -9,7 +9,8 @@ import json
 import re
 from typing import Any, Dict, Optional, Tuple
 
-_base64url = re.compile(r"^[A-Za-z0-9_-]+$")
+# fullmatch, never `$`: it would let a trailing newline through.
+_base64url = re.compile(r"[A-Za-z0-9_-]+")
 
 JsonObject = Dict[str, Any]
 
@@ -38,7 +39,7 @@ def json_object_of(encoded: str) -> Optional[JsonObject]:
 def split_compact(token: str) -> Optional[Tuple[str, str, str]]:
     """The three non-empty base64url segments of a compact JWS, or None."""
     parts = token.split(".")
-    if len(parts) != 3 or not all(_base64url.match(part) for part in parts):
+    if len(parts) != 3 or not all(_base64url.fullmatch(part) for part in parts):
         return None
     return parts[0], parts[1], parts[2]
 

@@ -30,7 +30,7 @@ class IssuerKeys:
         *,
         jwks_url: Optional[str] = None,
         ssl_context: Optional[ssl.SSLContext] = None,
-        refresh_cooldown_seconds: float = 30.0,
+        refresh_cooldown_seconds: float = 5.0,
         timeout_seconds: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -51,7 +51,7 @@ class IssuerKeys:
         return cls(jwks)
 
     @classmethod
-    def fetch(cls, jwks_url: str, *, ssl_context: Optional[ssl.SSLContext] = None, refresh_cooldown_seconds: float = 30.0) -> "IssuerKeys":
+    def fetch(cls, jwks_url: str, *, ssl_context: Optional[ssl.SSLContext] = None, refresh_cooldown_seconds: float = 5.0) -> "IssuerKeys":
         """The JWKS at `jwks_url` (Tessera: `<public URL>/.well-known/jwks.json`), fetched now."""
         keys = cls(jwks_url=jwks_url, ssl_context=ssl_context, refresh_cooldown_seconds=refresh_cooldown_seconds)
         keys._load()
