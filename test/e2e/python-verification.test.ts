@@ -113,15 +113,10 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
     expect(altered.wwwAuthenticate).toBe('Bearer error="invalid_token"');
   });
 
-  it('refuses a token within a second of its revocation at Tessera, told by a SET it polled', async () => {
-    const { token, refresh_token: refreshToken } = await tokenPair();
-    const other = await tokenPair();
-    expect((await get('/charges', `Bearer ${token}`)).status).toBe(200);
-
-    expect((await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: refreshToken })).status).toBe(200);
-    const revokedAt = performance.now();
+  /** Asks the downstream with `token` until it refuses it; the milliseconds from `since` to the 401, which must be for a revocation. */
+  async function refusedAfter(token: string, since: number): Promise<number> {
     let refused: DownstreamAnswer | undefined;
-    while (performance.now() - revokedAt < 5_000) {
+    while (performance.now() - since < 5_000) {
       const answer = await get('/charges', `Bearer ${token}`);
       if (answer.status === 401) {
         refused = answer;
@@ -130,16 +125,49 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
       expect(answer.status).toBe(200);
       await new Promise((wake) => setTimeout(wake, 10));
     }
-    const latencyMs = performance.now() - revokedAt;
-    console.log(`Python downstream: revoked at Tessera → refused 401 after ${latencyMs.toFixed(0)} ms (Shared Signals poll)`);
+    const latencyMs = performance.now() - since;
     expect(refused?.wwwAuthenticate).toBe('Bearer error="invalid_token"');
     expect(JSON.parse(refused!.body)).toMatchObject({ status: 401, detail: 'the access token was revoked or replaced by a refresh' });
+    return latencyMs;
+  }
+
+  it('refuses a token within a second of its revocation at Tessera, told by a SET it polled', async () => {
+    const { token, refresh_token: refreshToken } = await tokenPair();
+    const other = await tokenPair();
+    expect((await get('/charges', `Bearer ${token}`)).status).toBe(200);
+
+    expect((await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: refreshToken })).status).toBe(200);
+    const latencyMs = await refusedAfter(token, performance.now());
+    console.log(`Python downstream: revoke-oauth-token → refused 401 after ${latencyMs.toFixed(0)} ms (Shared Signals poll)`);
     expect(latencyMs).toBeLessThan(1_000);
     // Only that family: another token of the same account is still taken.
     expect((await get('/charges', `Bearer ${other.token}`)).status).toBe(200);
     // No secret in what the downstream logged.
     expect(downstreamOutput).not.toContain(receiverToken);
     expect(downstreamOutput).not.toContain(token);
+  });
+
+  it('refuses the access token a refresh replaced (token-rotated SET), and takes the new one', async () => {
+    const { token, refresh_token: refreshToken } = await tokenPair();
+    expect((await get('/charges', `Bearer ${token}`)).status).toBe(200);
+    const refreshed = await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: refreshToken });
+    expect(refreshed.status).toBe(200);
+    const latencyMs = await refusedAfter(token, performance.now());
+    console.log(`Python downstream: refresh-oauth-token → old access token refused 401 after ${latencyMs.toFixed(0)} ms`);
+    expect(latencyMs).toBeLessThan(1_000);
+    expect((await get('/charges', `Bearer ${(refreshed.json() as { token: string }).token}`)).status).toBe(200);
+  });
+
+  it('refuses every token of the account issued before an operator cut, and takes one issued after it', async () => {
+    const first = await tokenPair();
+    const second = await tokenPair();
+    await tessera.tessera(['accounts', 'set-permissions', '--account', account.account_id, '--permission', 'transaction:charge', '--revoke-tokens']);
+    const cutAt = performance.now();
+    const latencyMs = await refusedAfter(first.token, cutAt);
+    console.log(`Python downstream: account cut (set-permissions --revoke-tokens) → refused 401 after ${latencyMs.toFixed(0)} ms`);
+    expect(latencyMs).toBeLessThan(1_000);
+    expect((await get('/charges', `Bearer ${second.token}`)).status).toBe(401);
+    expect((await get('/charges', `Bearer ${(await tokenPair()).token}`)).status).toBe(200);
   });
 
   it('passes its unittest suite, the shared verification vectors included, as installed from the wheel', () => {
