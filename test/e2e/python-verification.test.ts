@@ -126,6 +126,7 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
       await new Promise((wake) => setTimeout(wake, 10));
     }
     const latencyMs = performance.now() - since;
+    expect(refused, `still taken after 5 s; the downstream logged: ${downstreamOutput}`).toBeDefined();
     expect(refused?.wwwAuthenticate).toBe('Bearer error="invalid_token"');
     expect(JSON.parse(refused!.body)).toMatchObject({ status: 401, detail: 'the access token was revoked or replaced by a refresh' });
     return latencyMs;
@@ -168,6 +169,20 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
     expect(latencyMs).toBeLessThan(1_000);
     expect((await get('/charges', `Bearer ${second.token}`)).status).toBe(401);
     expect((await get('/charges', `Bearer ${(await tokenPair()).token}`)).status).toBe(200);
+  });
+
+  it('refuses the tokens of a credential cut (rotate-key --revoke-tokens): the last test that gets tokens, the key changes', async () => {
+    const { token } = await tokenPair();
+    expect((await get('/charges', `Bearer ${token}`)).status).toBe(200);
+    // After the account cut above, a token got in that same second is dated a second ahead (at the
+    // cut's notBefore), and a cut made in that second too would not refuse it, here or at Tessera
+    // (notBefore = that same second + 1). The cut is made once the token's iat has passed.
+    const { iat } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { iat: number };
+    while (Math.floor(Date.now() / 1000) <= iat) await new Promise((wake) => setTimeout(wake, 50));
+    await tessera.tessera(['accounts', 'rotate-key', '--api-login-id', account.api_login_id, '--revoke-tokens', '--json']);
+    const latencyMs = await refusedAfter(token, performance.now());
+    console.log(`Python downstream: credential cut (rotate-key --revoke-tokens) → refused 401 after ${latencyMs.toFixed(0)} ms`);
+    expect(latencyMs).toBeLessThan(1_000);
   });
 
   it('passes its unittest suite, the shared verification vectors included, as installed from the wheel', () => {
