@@ -5,6 +5,7 @@ import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, 
 import { InMemoryEventStore, handleCommand } from '@tessera/event-store';
 import { ManualClock, ManualScheduler, systemClock, type Scheduler } from '@tessera/timing';
 import { createSecretHasher, generateSigningKey, signingKeyFromJwk, singleKeyHashers, type SigningKey } from '@tessera/tokens';
+import { egressPolicy } from '@tessera/egress';
 import { eventsSupported } from '../event-types.js';
 import { createHeaderSeal } from '../sealed-header.js';
 import type { SetKeyring } from '../set-signer.js';
@@ -20,6 +21,8 @@ import { Transmitter } from './transmitter.js';
  * backoff, the pause time) run on a manual scheduler: a test moves the time, it never waits it out.
  */
 const issuer = 'https://tessera.example.test';
+/** The test receivers listen on loopback over plain http: the policy opens both, as TESSERA_EGRESS_ALLOW=127.0.0.1 would. */
+const loopbackAllowed = { policy: egressPolicy({ TESSERA_EGRESS_ALLOW: ['127.0.0.1'] }), allowHttp: true };
 const quiet = { warn: () => undefined, info: () => undefined, error: () => undefined };
 let key: SigningKey;
 beforeAll(async () => {
@@ -101,6 +104,7 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     scheduler: recording,
     logger: quiet,
     pushTimeoutMs: 2_000,
+    egress: loopbackAllowed,
     pauseAfterMs: options.pauseAfterMs ?? 60_000,
     now: () => Math.floor(Date.now() / 1000),
     backoff: { initialMs: 20, maxMs: 50 },
@@ -332,6 +336,7 @@ describe('the transmitter', () => {
       clock: systemClock,
       logger: quiet,
       pushTimeoutMs: 2_000,
+      egress: loopbackAllowed,
       pauseAfterMs: 60_000,
       now: () => 1,
     });
