@@ -7,6 +7,9 @@ import sys
 import tempfile
 import unittest
 
+import cryptography
+import jwt
+
 from package_under_test import SDK_FOLDER
 
 
@@ -20,9 +23,13 @@ class InstalledFromWheel(unittest.TestCase):
             [wheel] = glob.glob(os.path.join(wheels, "tessera_verification-*.whl"))
 
             venv = os.path.join(work, "venv")
-            # The system's site-packages for PyJWT and cryptography: the test must pass offline.
-            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
             python = os.path.join(venv, "Scripts" if os.name == "nt" else "bin", "python")
+            # PyJWT and cryptography from where this interpreter has them (the system, or a venv of
+            # its own, which --system-site-packages would not see), so the test passes offline.
+            site_packages = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
+            with open(os.path.join(site_packages, "parent-packages.pth"), "w", encoding="utf-8") as pth:
+                pth.write("\n".join(sorted({os.path.dirname(os.path.dirname(module.__file__)) for module in (jwt, cryptography)})) + "\n")
             installed = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", wheel], capture_output=True, text=True)
             self.assertEqual(installed.returncode, 0, installed.stderr)
 
