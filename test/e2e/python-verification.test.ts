@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import { until } from '../support/until.js';
 /**
  * The Python verification library (sdk/python), installed from its built wheel into a fresh venv,
  * in a downstream service (python-verification/downstream.py: http.server, a route per permission,
- * Shared Signals by poll) against `tessera start`. The receiver token comes from the CLI. Also runs
+ * Shared Signals by poll, and in a second one by push) against `tessera start`. The receiver token
+ * comes from the CLI. Also runs
  * the library's unittest suite, the shared verification vectors included, against the installed
  * wheel. Skips loudly without python3 and PyJWT with its crypto extra; .ci/run installs them.
  */
@@ -26,15 +28,47 @@ interface DownstreamAnswer {
   readonly body: string;
 }
 
-describe.skipIf(!pyjwt)('the Python verification library in a downstream service, revocations by Shared Signals poll', () => {
+/** A downstream.py process, once it serves: its port, and what it wrote to stderr so far. */
+interface Downstream {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly output: () => string;
+}
+
+describe.skipIf(!pyjwt)('the Python verification library in a downstream service, revocations by Shared Signals', () => {
   let work = '';
   let python = '';
   let tessera: TesseraProcess;
   let account: Credentials;
-  let downstream: ChildProcess | undefined;
-  let downstreamPort = 0;
-  let downstreamOutput = '';
+  let transmitter = '';
+  const children: ChildProcess[] = [];
+  const downstreams: Downstream[] = [];
+  let downstream: Downstream;
   let receiverToken = '';
+  const downstreamOutput = () => downstreams.map((started) => started.output()).join('\n');
+
+  /** Starts downstream.py with these arguments and its secret on stdin; resolves once it serves. */
+  async function startDownstream(args: string[], secret: string): Promise<Downstream> {
+    const child = spawn(python, [downstreamScript, '--tessera', transmitter, '--ca', join(tessera.dataDir, 'tls', 'self-signed.crt'), '--issuer', 'urn:tessera:issuer', '--issuer', transmitter, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: work,
+    });
+    children.push(child);
+    child.stdin!.end(`${secret}\n`);
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const port = await new Promise<number>((resolvePort, reject) => {
+      let line = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        line += chunk.toString();
+        if (line.includes('\n')) resolvePort((JSON.parse(line.split('\n')[0]!) as { port: number }).port);
+      });
+      child.once('exit', (code) => reject(new Error(`downstream.py exited (${code}): ${output}`)));
+    });
+    const started = { child, port, output: () => output };
+    downstreams.push(started);
+    return started;
+  }
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'tessera-python-verification-'));
@@ -51,39 +85,24 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
     const installed = spawnSync(python, ['-m', 'pip', 'install', '--no-deps', '--no-index', '--quiet', join(wheels, wheel)], { encoding: 'utf8', timeout: 120_000 });
     if (installed.status !== 0) throw new Error(`pip install of the wheel failed: ${installed.stderr}`);
 
-    tessera = await startTessera();
+    // Pushes go to the push downstream on this machine: loopback, over http, only because this names it.
+    tessera = await startTessera({ TESSERA_EGRESS_ALLOW: '127.0.0.1' });
     account = await tessera.createAccount({ name: 'Python downstream shop' });
     receiverToken = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'Python downstream', '--json'])).stdout) as { token: string }).token;
-    const metadata = await tessera.request('/.well-known/ssf-configuration');
-    const transmitter = (metadata.json() as { issuer: string }).issuer;
+    transmitter = ((await tessera.request('/.well-known/ssf-configuration')).json() as { issuer: string }).issuer;
     // The receiver token is accepted within a second of its creation (docs/shared-signals.md).
     await until(async () => (await tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${receiverToken}` } })).status === 200, 'the receiver token to be accepted');
-
-    downstream = spawn(
-      python,
-      [downstreamScript, '--tessera', transmitter, '--ca', join(tessera.dataDir, 'tls', 'self-signed.crt'), '--issuer', 'urn:tessera:issuer', '--issuer', transmitter, '--account', account.account_id],
-      { stdio: ['pipe', 'pipe', 'pipe'], cwd: work },
-    );
-    downstream.stdin!.end(`${receiverToken}\n`);
-    downstream.stderr!.on('data', (chunk: Buffer) => (downstreamOutput += chunk.toString()));
-    downstreamPort = await new Promise<number>((resolvePort, reject) => {
-      let line = '';
-      downstream!.stdout!.on('data', (chunk: Buffer) => {
-        line += chunk.toString();
-        if (line.includes('\n')) resolvePort((JSON.parse(line.split('\n')[0]!) as { port: number }).port);
-      });
-      downstream!.once('exit', (code) => reject(new Error(`downstream.py exited (${code}): ${downstreamOutput}`)));
-    });
+    downstream = await startDownstream(['--account', account.account_id], receiverToken);
   });
   afterAll(async () => {
-    downstream?.kill('SIGKILL');
+    for (const child of children) child.kill('SIGKILL');
     await tessera?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const get = (path: string, authorization?: string) =>
+  const get = (path: string, authorization?: string, port = downstream.port) =>
     new Promise<DownstreamAnswer>((resolveAnswer, reject) => {
-      const outgoing = request({ host: '127.0.0.1', port: downstreamPort, path, headers: authorization === undefined ? {} : { authorization }, agent: false }, (incoming) => {
+      const outgoing = request({ host: '127.0.0.1', port, path, headers: authorization === undefined ? {} : { authorization }, agent: false }, (incoming) => {
         let body = '';
         incoming.on('data', (chunk: Buffer) => (body += chunk.toString()));
         incoming.on('end', () => resolveAnswer({ status: incoming.statusCode ?? 0, wwwAuthenticate: incoming.headers['www-authenticate'], body }));
@@ -114,10 +133,10 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
   });
 
   /** Asks the downstream with `token` until it refuses it; the milliseconds from `since` to the 401, which must be for a revocation. */
-  async function refusedAfter(token: string, since: number): Promise<number> {
+  async function refusedAfter(token: string, since: number, port = downstream.port): Promise<number> {
     let refused: DownstreamAnswer | undefined;
     while (performance.now() - since < 5_000) {
-      const answer = await get('/charges', `Bearer ${token}`);
+      const answer = await get('/charges', `Bearer ${token}`, port);
       if (answer.status === 401) {
         refused = answer;
         break;
@@ -126,7 +145,7 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
       await new Promise((wake) => setTimeout(wake, 10));
     }
     const latencyMs = performance.now() - since;
-    expect(refused, `still taken after 5 s; the downstream logged: ${downstreamOutput}`).toBeDefined();
+    expect(refused, `still taken after 5 s; the downstreams logged: ${downstreamOutput()}`).toBeDefined();
     expect(refused?.wwwAuthenticate).toBe('Bearer error="invalid_token"');
     expect(JSON.parse(refused!.body)).toMatchObject({ status: 401, detail: 'the access token was revoked or replaced by a refresh' });
     return latencyMs;
@@ -144,8 +163,8 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
     // Only that family: another token of the same account is still taken.
     expect((await get('/charges', `Bearer ${other.token}`)).status).toBe(200);
     // No secret in what the downstream logged.
-    expect(downstreamOutput).not.toContain(receiverToken);
-    expect(downstreamOutput).not.toContain(token);
+    expect(downstreamOutput()).not.toContain(receiverToken);
+    expect(downstreamOutput()).not.toContain(token);
   });
 
   it('refuses the access token a refresh replaced (token-rotated SET), and takes the new one', async () => {
@@ -169,6 +188,27 @@ describe.skipIf(!pyjwt)('the Python verification library in a downstream service
     expect(latencyMs).toBeLessThan(1_000);
     expect((await get('/charges', `Bearer ${second.token}`)).status).toBe(401);
     expect((await get('/charges', `Bearer ${(await tokenPair()).token}`)).status).toBe(200);
+  });
+
+  it('push: a second downstream takes SETs pushed to its own endpoint and refuses a revoked token within a second', async () => {
+    const pushAuthorization = `Bearer ${randomBytes(24).toString('base64url')}`;
+    const pushed = await startDownstream(['--push'], pushAuthorization);
+    const endpoint = `http://127.0.0.1:${pushed.port}/ssf/events`;
+    const streams = (method: string, path: string, body: unknown) =>
+      tessera.request(path, { method, headers: { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const created = await streams('POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: endpoint, authorization_header: pushAuthorization } });
+    expect(created.status).toBe(201);
+    const { stream_id: streamId, aud } = created.json() as { stream_id: string; aud: string };
+    expect(aud).toBe(endpoint);
+    expect((await streams('POST', '/ssf/subjects/add', { stream_id: streamId, subject: { format: 'iss_sub', iss: transmitter, sub: account.account_id } })).status).toBe(200);
+
+    const { token, refresh_token: refreshToken } = await tokenPair();
+    expect((await get('/charges', `Bearer ${token}`, pushed.port)).status).toBe(200);
+    expect((await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: refreshToken })).status).toBe(200);
+    const latencyMs = await refusedAfter(token, performance.now(), pushed.port);
+    console.log(`Python downstream: revoke-oauth-token → refused 401 after ${latencyMs.toFixed(0)} ms (Shared Signals push)`);
+    expect(latencyMs).toBeLessThan(1_000);
+    expect(pushed.output()).not.toContain(pushAuthorization);
   });
 
   it('refuses the tokens of a credential cut (rotate-key --revoke-tokens): the last test that gets tokens, the key changes', async () => {

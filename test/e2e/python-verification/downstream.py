@@ -13,7 +13,17 @@ import ssl
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tessera_verification import AccessTokenVerifier, IssuerKeys, PresentedRequest, Requirement, RevocationProjection, SharedSignalsPoller
+from tessera_verification import (
+    AccessTokenVerifier,
+    IssuerKeys,
+    PresentedRequest,
+    Requirement,
+    RevocationProjection,
+    SecurityEventVerifier,
+    SharedSignalsPoller,
+    SharedSignalsPushReceiver,
+    push_request_handler,
+)
 
 ROUTES = {
     "/charges": Requirement("v5", permission="transaction:charge"),
@@ -26,18 +36,27 @@ def main():
     parser.add_argument("--tessera", required=True)
     parser.add_argument("--ca", required=True)
     parser.add_argument("--issuer", action="append", required=True)
-    parser.add_argument("--account", required=True)
+    parser.add_argument("--account")
+    parser.add_argument("--push", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.INFO)
-    receiver_token = sys.stdin.readline().strip()
+    secret = sys.stdin.readline().strip()
 
     tls = ssl.create_default_context(cafile=args.ca)
     keys = IssuerKeys.fetch(f"{args.tessera}/.well-known/jwks.json", ssl_context=tls)
     projection = RevocationProjection()
     verifier = AccessTokenVerifier(keys, args.issuer, projection=projection)
-    poller = SharedSignalsPoller(args.tessera, receiver_token, projection, keys=keys, ssl_context=tls, accounts=[args.account], max_access_token_lifetime_seconds=3600).start()
+    poller = None
+    pushes = BaseHTTPRequestHandler
+    if args.push:
+        # A push SET's aud is the endpoint URL, known once the port is bound: no audience (every SET
+        # refused) until then, when the verifier is replaced below.
+        receiver = SharedSignalsPushReceiver(SecurityEventVerifier(keys, args.tessera, ()), projection, authorization=secret, max_access_token_lifetime_seconds=3600)
+        pushes = push_request_handler(receiver, "/ssf/events")
+    else:
+        poller = SharedSignalsPoller(args.tessera, secret, projection, keys=keys, ssl_context=tls, accounts=[args.account], max_access_token_lifetime_seconds=3600).start()
 
-    class Service(BaseHTTPRequestHandler):
+    class Service(pushes):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self):
@@ -65,11 +84,15 @@ def main():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Service)
-    print(json.dumps({"port": server.server_address[1], "stream_id": poller.stream_id}), flush=True)
+    port = server.server_address[1]
+    if args.push:
+        receiver.verifier = SecurityEventVerifier(keys, args.tessera, f"http://127.0.0.1:{port}/ssf/events")
+    print(json.dumps({"port": port, "stream_id": poller.stream_id if poller else None}), flush=True)
     try:
         server.serve_forever()
     finally:
-        poller.stop()
+        if poller:
+            poller.stop()
 
 
 if __name__ == "__main__":
