@@ -103,6 +103,11 @@ func (verifier *SETVerifier) Verify(ctx context.Context, set string) (SecurityEv
 	if !audienceIncludes(claims, verifier.Audience) {
 		return SecurityEvent{}, setRejection("invalid_audience", "the SET's aud is not this stream's")
 	}
+	return verifier.securityEventOf(claims)
+}
+
+// securityEventOf reads a SET's claims once its signature, iss and aud have been checked.
+func (verifier *SETVerifier) securityEventOf(claims jsonObject) (SecurityEvent, error) {
 	jti, ok := claims.str("jti")
 	if !ok || jti == "" {
 		return SecurityEvent{}, setRejection("invalid_request", "the SET has no jti")
