@@ -30,7 +30,7 @@ type PollConfig struct {
 	RefreshKeys func(context.Context)
 	// Projection receives the revocations: share the Verifier's (Verifier.Projection).
 	Projection *RevocationProjection
-	// MaxAccessTokenLifetime stands in for a missing tessera_rejects_until (default 15 minutes).
+	// MaxAccessTokenLifetime stands in for a missing tessera_rejects_until (default an hour, Tessera's default TESSERA_ACCESS_TOKEN_TTL).
 	MaxAccessTokenLifetime time.Duration
 	// HTTPClient defaults to http.DefaultClient; each request gets its own deadline (RequestTimeout).
 	HTTPClient *http.Client

@@ -52,7 +52,7 @@ type SETVerifier struct {
 	// Audience is the stream's aud: urn:tessera:ssf:receiver:… for a poll stream, the endpoint URL for push.
 	Audience string
 	// MaxAccessTokenLifetime stands in for a missing tessera_rejects_until (an older
-	// transmitter): the event's time plus it. Default 15 minutes.
+	// transmitter): the event's time plus it. Default an hour, Tessera's default TESSERA_ACCESS_TOKEN_TTL.
 	MaxAccessTokenLifetime time.Duration
 }
 
@@ -150,7 +150,7 @@ func audienceIncludes(claims jsonObject, audience string) bool {
 func (verifier *SETVerifier) revocationsOf(events jsonObject, subject jsonObject, issuedAt int64) ([]RevocationEvent, error) {
 	lifetime := int64(verifier.MaxAccessTokenLifetime / time.Second)
 	if lifetime <= 0 {
-		lifetime = 15 * 60
+		lifetime = 60 * 60
 	}
 	var revocations []RevocationEvent
 	for eventType := range events {
