@@ -22,6 +22,7 @@ describe.skipIf(!go)('the Go verification module in a downstream service, revoca
   let shop: Credentials;
   let downstream: ChildProcess | undefined;
   let downstreamUrl = '';
+  let streamId = '';
   let output = '';
 
   beforeAll(async () => {
@@ -44,7 +45,9 @@ describe.skipIf(!go)('the Go verification module in a downstream service, revoca
     if (listening.answer === undefined) throw new Error('unreachable: until() returned no address');
     downstreamUrl = listening.answer;
     // The stream exists with the account as its subject: a revocation from now on reaches it.
-    await until(() => output.includes('"ssf_ready"'), 'the Go service\'s Shared Signals stream', { timeoutMs: 30_000 });
+    const ready = await until(() => /"ssf_ready":"([^"]+)"/.exec(output)?.[1], 'the Go service\'s Shared Signals stream', { timeoutMs: 30_000 });
+    if (ready.answer === undefined) throw new Error('unreachable: until() returned no stream id');
+    streamId = ready.answer;
   }, 540_000);
   afterAll(async () => {
     downstream?.kill('SIGTERM');
@@ -82,6 +85,10 @@ describe.skipIf(!go)('the Go verification module in a downstream service, revoca
     expect(((await answer.json()) as { detail: string }).detail).toBe('the access token was revoked or replaced by a refresh');
     expect(refused.answer).toBe(401);
     expect(latencyMs).toBeLessThan(1_000);
+    // The service acknowledged the SET in its next poll: Tessera counts it delivered on that stream.
+    await until(async () => (await tessera.adminRequest('/metrics')).text, 'Tessera to count the SET delivered to the Go service', {
+      done: (metrics) => new RegExp(`^tessera_ssf_delivered_total\\{stream_id="${streamId}"\\} [1-9]`, 'm').test(metrics),
+    });
   });
 
   it('go test ./... of the module passes (unit tests and every case of the shared vectors)', async () => {
