@@ -197,6 +197,20 @@ describe('stream management', () => {
     const kinds = (await tessera.store.readStream(`ssfstream-${id}`)).map(({ event }) => event.type);
     expect(kinds).toEqual(['SsfStreamCreated', 'SsfStreamStatusChanged', 'SsfSubjectAdded', 'SsfSubjectRemoved']);
   });
+
+  it('answers commands that race on one stream 200 or 409 with Retry-After, never 500, and a 409 changed nothing', async () => {
+    const { token } = await newReceiver('racing');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const families = Array.from({ length: 60 }, (_, index) => `fam-race-${index}`);
+    const answers = await Promise.all(families.map((family) => call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'opaque', id: family } })));
+    expect(new Set(answers.map((answer) => answer.statusCode))).toEqual(new Set([200, 409]));
+    for (const refused of answers.filter((answer) => answer.statusCode === 409)) {
+      expectProblem(refused, 409);
+      expect(refused.headers['retry-after']).toBe('1');
+    }
+    const added = new Set((await tessera.store.readStream(`ssfstream-${id}`)).flatMap(({ event }) => (event.type === 'SsfSubjectAdded' && event.subject.kind === 'family' ? [event.subject.familyId] : [])));
+    expect(added).toEqual(new Set(families.filter((_, index) => answers[index]!.statusCode === 200)));
+  });
 });
 
 describe('a polled stream', () => {
