@@ -9,7 +9,7 @@ import { until } from '../support/until.js';
  * The Go verification module (sdk/go) against `tessera start`: its example downstream service
  * protects GET /orders with Tessera's access tokens (keys from the JWKS) and hears revocations by
  * polling a Shared Signals stream it creates with a receiver token made by the CLI. A revocation
- * at Tessera must turn the service's 200 into a 401 within a second. The module's own `go test`
+ * at Tessera, or a refresh that replaces the token, must turn the service's 200 into a 401 within a second. The module's own `go test`
  * (the shared verification vectors among them) runs here too. Skips loudly without Go.
  */
 const sdkFolder = resolve(import.meta.dirname, '..', '..', 'sdk', 'go');
@@ -89,6 +89,23 @@ describe.skipIf(!go)('the Go verification module in a downstream service, revoca
     await until(async () => (await tessera.adminRequest('/metrics')).text, 'Tessera to count the SET delivered to the Go service', {
       done: (metrics) => new RegExp(`^tessera_ssf_delivered_total\\{stream_id="${streamId}"\\} [1-9]`, 'm').test(metrics),
     });
+  });
+
+  it('refuses an access token replaced by a refresh within a second (token-rotated), and takes its successor', async () => {
+    const pair = (await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: shop.api_login_id, transaction_key: shop.transaction_key })).json() as {
+      token: string;
+      refresh_token: string;
+    };
+    expect((await orders(`Bearer ${pair.token}`)).status).toBe(200);
+    const refreshSentAt = performance.now();
+    const refreshed = await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: pair.refresh_token });
+    expect(refreshed.status).toBe(200);
+    await until(async () => (await orders(`Bearer ${pair.token}`)).status, 'the Go service to refuse the rotated-away token', { done: (status) => status === 401, everyMs: 10, timeoutMs: 10_000 });
+    const latencyMs = performance.now() - refreshSentAt;
+    console.log(`Go downstream: refresh-oauth-token sent → 401 for the previous access token after ${latencyMs.toFixed(0)} ms (token-rotated SET)`);
+    expect(latencyMs).toBeLessThan(1_000);
+    const successor = (refreshed.json() as { token: string }).token;
+    expect((await orders(`Bearer ${successor}`)).status).toBe(200);
   });
 
   it('go test ./... of the module passes (unit tests and every case of the shared vectors)', async () => {

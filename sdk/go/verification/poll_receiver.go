@@ -53,6 +53,7 @@ type StreamInfo struct {
 
 // PollReceiver creates an RFC 8936 poll stream, adds its subjects, then long-polls: each SET is
 // verified and applied, and acknowledged in the next poll (or reported in setErrs when refused).
+// Run it once: each PollReceiver is one stream.
 type PollReceiver struct {
 	config PollConfig
 	ready  chan StreamInfo
@@ -107,6 +108,9 @@ func (receiver *PollReceiver) Run(ctx context.Context) error {
 		MaxAccessTokenLifetime: receiver.config.MaxAccessTokenLifetime,
 	}, receiver.config.Projection)
 	var acknowledgements pollAcknowledgements
+	// held paces the polls while SETs are refused for a reason that may pass (a key not in the
+	// JWKS yet): the transmitter answers such a SET again at once, so polling on would spin.
+	held := newBackoff()
 	for backoff := newBackoff(); ; {
 		answer, err := receiver.poll(ctx, stream.PollURL, acknowledgements.next())
 		if err != nil {
@@ -121,6 +125,7 @@ func (receiver *PollReceiver) Run(ctx context.Context) error {
 		}
 		backoff.reset()
 		acknowledgements.sent()
+		kept := false
 		for jti, set := range answer.Sets {
 			if _, err := consumer.Consume(ctx, set); err != nil {
 				var rejection *SETRejection
@@ -128,10 +133,17 @@ func (receiver *PollReceiver) Run(ctx context.Context) error {
 					rejection = setRejection("invalid_request", "the SET could not be processed")
 				}
 				receiver.config.Logf("tessera ssf: SET %s refused: %s", jti, rejection.Err)
+				// Reported in setErrs: Tessera drops an invalid_request SET and answers any other again.
 				acknowledgements.refuse(jti, rejection)
+				kept = kept || rejection.Err != "invalid_request"
 				continue
 			}
 			acknowledgements.ack(jti)
+		}
+		if !kept {
+			held.reset()
+		} else if err := held.wait(ctx); err != nil {
+			return err
 		}
 	}
 }
