@@ -30,7 +30,9 @@ func TestPollReceiverAppliesAcknowledgesAndStopsOnCancel(t *testing.T) {
 	var pollCount atomic.Int32
 	mux := http.NewServeMux()
 	var transmitter *httptest.Server
-	authorized := func(request *http.Request) bool { return request.Header.Get("Authorization") == "Bearer receiver-token" }
+	authorized := func(request *http.Request) bool {
+		return request.Header.Get("Authorization") == "Bearer receiver-token"
+	}
 	mux.HandleFunc("GET /.well-known/ssf-configuration", func(writer http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(writer).Encode(map[string]string{"issuer": testTransmitter, "configuration_endpoint": transmitter.URL + "/ssf/streams", "add_subject_endpoint": transmitter.URL + "/ssf/subjects/add"})
 	})
