@@ -167,6 +167,10 @@ describe('stream management', () => {
 
   it.each([
     ['an http push endpoint', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://receiver.example.test/events' } }, 'delivery.endpoint_url'],
+    ['a push endpoint on loopback (the egress policy)', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://127.0.0.1:8443/events' } }, 'delivery.endpoint_url'],
+    ['a push endpoint named localhost (resolved, then refused)', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://localhost/events' } }, 'delivery.endpoint_url'],
+    ['a push endpoint at the cloud metadata address', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://169.254.169.254/latest/meta-data/' } }, 'delivery.endpoint_url'],
+    ['a push endpoint in a private range', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://[fd00::1]/events' } }, 'delivery.endpoint_url'],
     ['a push endpoint with credentials in it', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://user:pw@receiver.example.test/' } }, 'delivery.endpoint_url'],
     ['an authorization header over two lines', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://receiver.example.test/', authorization_header: 'Bearer a\r\nX-Evil: 1' } }, 'delivery.authorization_header'],
     ['an unknown delivery method', { delivery: { method: 'urn:example:carrier-pigeon' } }, 'delivery.method'],
