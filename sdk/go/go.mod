@@ -1,0 +1,3 @@
+module github.com/tessera-auth/tessera/sdk/go
+
+go 1.25
