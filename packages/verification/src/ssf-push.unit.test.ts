@@ -111,20 +111,19 @@ type Mount = (receiverFor: (endpoint: string) => SsfReceiver) => Promise<{ endpo
 /** Each server kind, with the push endpoint at /ssf/events. */
 const servers: Record<string, Mount> = {
   'node:http': async (receiverFor) => {
-    let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
-    const server = createServer((request, response) => handler!(request, response));
+    // The endpoint URL is known once the server listens; requests come only after the handler exists.
+    const server = createServer((request: IncomingMessage, response: ServerResponse) => handler(request, response));
     const endpoint = `http://127.0.0.1:${await listen(server)}/ssf/events`;
-    handler = ssfPushHandler(receiverFor(endpoint));
+    const handler = ssfPushHandler(receiverFor(endpoint));
     cleanups.push(() => close(server));
     return { endpoint };
   },
   Express: async (receiverFor) => {
     const app = express();
-    let middleware: ReturnType<typeof ssfPushMiddleware> | undefined;
-    app.post('/ssf/events', (request, response, next) => middleware!(request, response, next));
+    app.post('/ssf/events', (request, response, next) => middleware(request, response, next));
     const server = createServer(app);
     const endpoint = `http://127.0.0.1:${await listen(server)}/ssf/events`;
-    middleware = ssfPushMiddleware(receiverFor(endpoint));
+    const middleware = ssfPushMiddleware(receiverFor(endpoint));
     cleanups.push(() => close(server));
     return { endpoint };
   },
