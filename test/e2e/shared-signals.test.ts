@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -32,6 +33,7 @@ interface Receipt {
 }
 
 const SESSION_REVOKED = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
+const TOKEN_ROTATED = 'urn:tessera:secevent:token-rotated';
 
 describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independent Python receiver', () => {
   let work = '';
@@ -187,6 +189,44 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     expect(left.json()).toEqual({ sets: {}, moreAvailable: false });
   });
 
+  it('sends a refresh as a token-rotated SET, with the generation now valid, only to a stream that asked for it by name', async () => {
+    const poll = (streamId: string) =>
+      tessera.request(`/ssf/poll?stream_id=${streamId}`, { method: 'POST', headers: { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' }, body: '{"returnImmediately":true}' });
+    const follow = async (eventsRequested?: string[]) => {
+      const created = await streamsRequest('POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' }, ...(eventsRequested ? { events_requested: eventsRequested } : {}) });
+      const { stream_id: streamId, events_delivered: delivered } = created.json() as { stream_id: string; events_delivered: string[] };
+      expect((await streamsRequest('POST', '/ssf/subjects/add', { stream_id: streamId, subject: { format: 'iss_sub', iss: publicUrl, sub: account.account_id } })).status).toBe(200);
+      return { streamId, delivered };
+    };
+    const asking = await follow([TOKEN_ROTATED, SESSION_REVOKED]);
+    const byDefault = await follow();
+    expect(asking.delivered).toEqual([SESSION_REVOKED, TOKEN_ROTATED]);
+    expect(byDefault.delivered).not.toContain(TOKEN_ROTATED);
+    const pair = await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
+    const refreshToken = (pair.json() as { refresh_token: string }).refresh_token;
+    const familyId = refreshToken.slice('tsr_'.length).split('.')[0]!;
+    const refreshed = await tessera.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: refreshToken });
+    expect(refreshed.status).toBe(200);
+    const claimsOf = (set: string) => JSON.parse(Buffer.from(set.split('.')[1]!, 'base64url').toString('utf8')) as { sub_id: { session?: { id: string } }; events: Record<string, Record<string, unknown>> };
+    let rotations: ReturnType<typeof claimsOf>[] = [];
+    await until(async () => {
+      const answer = poll(asking.streamId);
+      rotations = Object.values(((await answer).json() as { sets: Record<string, string> }).sets).map(claimsOf).filter((claims) => TOKEN_ROTATED in claims.events);
+      return rotations.length > 0;
+    }, 'the token-rotated SET');
+    expect(rotations).toHaveLength(1);
+    expect(rotations[0]!.sub_id.session).toEqual({ format: 'opaque', id: familyId });
+    expect(rotations[0]!.events[TOKEN_ROTATED]).toMatchObject({ generation: 1, tessera_rejects_until: expect.any(Number), event_timestamp: expect.any(Number) });
+    // The stream that named no types got nothing for the refresh; a revocation after it reaches it, so it was read past the rotation.
+    expect((await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: (refreshed.json() as { refresh_token: string }).refresh_token })).status).toBe(200);
+    const seen = new Set<string>();
+    await until(async () => {
+      for (const set of Object.values(((await poll(byDefault.streamId)).json() as { sets: Record<string, string> }).sets)) for (const type of Object.keys(claimsOf(set).events)) seen.add(type);
+      return seen.has(SESSION_REVOKED);
+    }, 'the session-revoked SET on the default stream');
+    expect([...seen]).toEqual([SESSION_REVOKED]);
+  });
+
   it('loses nothing while the receiver is down for 30 s: every SET arrives once it is back, duplicates under the same jti', async () => {
     const receiverPort = await freePort();
     const record = join(work, 'outage.jsonl');
@@ -206,6 +246,37 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     expect(sessionsIn(record)).toEqual(new Set(revoked));
     expectVerifiedAndDeduplicable(record);
   }, 120_000);
+
+  it('keeps a SET a receiver refuses as invalid_request within 15 minutes of the signing key\'s publication (a stale key cache), and delivers it once the receiver takes it', async () => {
+    // This Tessera published its signing key when it started, moments ago: a receiver's
+    // invalid_request now is taken for a key cache that has not seen the key, not a malformed SET.
+    let refusing = true;
+    const arrived: string[] = [];
+    const server = createHttpsServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        if (refusing) return void response.writeHead(400, { 'content-type': 'application/json' }).end('{"err":"invalid_request","description":"unknown kid"}');
+        arrived.push(JSON.parse(Buffer.from(Buffer.concat(chunks).toString().split('.')[1]!, 'base64url').toString()).sub_id.session.id as string);
+        response.writeHead(202).end();
+      });
+    });
+    const receiverPort = await freePort();
+    await new Promise<void>((resolveListening) => server.listen(receiverPort, '127.0.0.1', resolveListening));
+    try {
+      const { streamId } = await pushStream(`https://localhost:${receiverPort}/events`);
+      const family = await revokeFamily();
+      const failedOf = async () => Number(/tessera_ssf_failed_total\{stream_id="([^"]+)"\} (\d+)/.exec((await tessera.adminRequest('/metrics')).text.split('\n').find((line) => line.includes(streamId) && line.startsWith('tessera_ssf_failed_total')) ?? '')?.[2] ?? 0);
+      await until(async () => (await failedOf()) >= 2, 'the refused push to be tried again');
+      const status = (await streamsRequest('GET', `/ssf/status?stream_id=${streamId}`)).json() as Record<string, unknown>;
+      expect(status).toEqual({ stream_id: streamId, status: 'enabled' });
+      refusing = false;
+      await until(() => arrived.includes(family), 'the kept SET to arrive');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 
   it('keeps delivering a stream while another stream\'s receiver accepts connections and never answers', async () => {
     const blackHolePort = await freePort();

@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
+import { rejectsUntilOf } from '@tessera/contracts';
 import type { EventOfType, RecordedEvent } from '@tessera/events';
 import { ssfEventTypes } from './event-types.js';
 
 /**
  * The log events a stream can carry as SETs: a family's revocation (revoke-oauth-token, an
  * operator's, reuse detection), the cuts, a credential revoked (or rotated away), permissions
- * changed, and the receiver's verification requests; and another region's revocation or cut as
- * this region recorded it (RevocationMirrored), like a local one. TokenIssued and TokenRotated send nothing.
+ * changed, and the receiver's verification requests; another region's revocation or cut as
+ * this region recorded it (RevocationMirrored), like a local one; and rotations, to the streams
+ * that ask for them. TokenIssued sends nothing.
  */
 export const signalEventTypes = [
   'TokenRevoked',
+  'TokenRotated',
   'AccountTokensRevoked',
   'CredentialTokensRevoked',
   'ApiCredentialRevoked',
@@ -74,6 +77,16 @@ export function setFor(recorded: RecordedEvent, stream: StreamView, issuer: stri
   };
 }
 
+/**
+ * Tessera's members in a SET's event payload, beside CAEP's: what a verifier fed by SETs needs to
+ * refuse exactly what Tessera's own verifier refuses, and to forget it when it no longer can
+ * matter. `tessera_rejects_until`: every access token the event makes invalid has expired by
+ * then. `tessera_not_before`: a cut refuses the tokens issued (`iat`) before it.
+ * `tessera_client_id`: the client id a credential cut applies to. Receivers ignore members they
+ * do not know (RFC 8417 section 2.2), so a CAEP receiver reads the SET as before.
+ */
+const cutMembers = (event: { notBefore: number; rejectsUntil: number }) => ({ tessera_not_before: event.notBefore, tessera_rejects_until: event.rejectsUntil });
+
 const account = (issuer: string, accountId: string) => ({ format: 'iss_sub', iss: issuer, sub: accountId });
 const complex = (user: SubjectIdentifier, session?: SubjectIdentifier) => ({ format: 'complex', user, ...(session ? { session } : {}) });
 const english = (text: string) => ({ en: text });
@@ -94,16 +107,24 @@ function eventOf(recorded: RecordedEvent, stream: StreamView, issuer: string): [
           event_timestamp: event.revokedAt,
           initiating_entity: reused ? 'policy' : byOperator ? 'admin' : 'user',
           reason_admin: english(reused ? 'a used refresh token was presented again: the family was revoked' : byOperator ? 'revoked by an operator' : 'revoked by its client (revoke-oauth-token)'),
+          tessera_rejects_until: rejectsUntilOf(event),
         },
       ];
     }
+    case 'TokenRotated':
+      if (!followsAccount(event.accountId) && !stream.subjects.has(`family:${event.familyId}`)) return undefined;
+      return [
+        ssfEventTypes.tokenRotated,
+        complex(account(issuer, event.accountId), { format: 'opaque', id: event.familyId }),
+        { event_timestamp: event.issuedAt, generation: event.generation, tessera_rejects_until: rejectsUntilOf(event) },
+      ];
     case 'AccountTokensRevoked':
       // The account's every session at once: one session-revoked for the account subject (docs/shared-signals.md).
       if (!followsAccount(event.accountId)) return undefined;
       return [
         ssfEventTypes.sessionRevoked,
         complex(account(issuer, event.accountId)),
-        { event_timestamp: event.at, initiating_entity: 'admin', reason_admin: english(`every token of the account issued before ${iso(event.notBefore)} was revoked (${event.reason})`) },
+        { event_timestamp: event.at, initiating_entity: 'admin', reason_admin: english(`every token of the account issued before ${iso(event.notBefore)} was revoked (${event.reason})`), ...cutMembers(event) },
       ];
     case 'CredentialTokensRevoked': {
       if (!followsAccount(event.accountId)) return undefined;
@@ -118,6 +139,8 @@ function eventOf(recorded: RecordedEvent, stream: StreamView, issuer: string): [
           friendly_name: client,
           initiating_entity: 'admin',
           reason_admin: english(`every token issued under ${client} before ${iso(event.notBefore)} was revoked (${event.reason})`),
+          tessera_client_id: event.apiLoginId ?? event.apiId ?? event.credentialId,
+          ...cutMembers(event),
         },
       ];
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EventMetadata, RecordedEvent, TesseraEvent } from '@tessera/events';
-import { eventsSupported, ssfEventTypes } from './event-types.js';
+import { eventsByDefault, eventsSupported, ssfEventTypes } from './event-types.js';
 import { setFor, setJti, type StreamView } from './set-mapping.js';
 
 const issuer = 'https://tessera.example.test';
@@ -34,7 +34,7 @@ describe('events mapped to SETs', () => {
       iat: 1_800_000_000,
       txn: event.eventId,
       sub_id: { format: 'complex', user, session: { format: 'opaque', id: 'fam-1' } },
-      events: { [ssfEventTypes.sessionRevoked]: { event_timestamp: 1_800_000_000, initiating_entity: 'user', reason_admin: { en: 'revoked by its client (revoke-oauth-token)' } } },
+      events: { [ssfEventTypes.sessionRevoked]: { event_timestamp: 1_800_000_000, initiating_entity: 'user', reason_admin: { en: 'revoked by its client (revoke-oauth-token)' }, tessera_rejects_until: 1_800_003_600 } },
     });
   });
 
@@ -49,7 +49,7 @@ describe('events mapped to SETs', () => {
     const event = recorded({ type: 'RevocationMirrored', v: 1, region: 'eu1', sourceEventId: 'eu1-event-9', sourceRecordedAt: 1_799_999_999_000, revocation: { type: 'TokenRevoked', v: 1, familyId: 'fam-1', accountId: 'acct-1', generation: 2, revokedAt: 1_800_000_000, accessExpiresAt: 1_800_003_600 } });
     const set = setFor(event, stream(['account:acct-1']), issuer)!;
     expect(set).toMatchObject({ jti: setJti('stream-1', event.eventId), txn: 'eu1-event-9', sub_id: { format: 'complex', user, session: { format: 'opaque', id: 'fam-1' } } });
-    expect(set.events[ssfEventTypes.sessionRevoked]).toEqual({ event_timestamp: 1_800_000_000, initiating_entity: 'system', reason_admin: { en: 'revoked in region eu1' } });
+    expect(set.events[ssfEventTypes.sessionRevoked]).toEqual({ event_timestamp: 1_800_000_000, initiating_entity: 'system', reason_admin: { en: 'revoked in region eu1' }, tessera_rejects_until: 1_800_003_600 });
     const cut = recorded({ type: 'RevocationMirrored', v: 1, region: 'eu1', sourceEventId: 'eu1-event-10', sourceRecordedAt: 1_800_000_000_000, revocation: { type: 'AccountTokensRevoked', v: 1, accountId: 'acct-1', notBefore: 1_800_000_000, rejectsUntil: 1_800_003_600, reason: 'operator', at: 1_800_000_000 } });
     expect(setFor(cut, stream(['account:acct-1']), issuer)!.events[ssfEventTypes.sessionRevoked]).toMatchObject({ initiating_entity: 'admin', reason_admin: { en: expect.stringMatching(/\(in region eu1\)$/) } });
     expect(setFor(event, stream(['account:acct-2']), issuer)).toBeUndefined();
@@ -64,7 +64,7 @@ describe('events mapped to SETs', () => {
   it('an account-wide cut is a session-revoked for the account subject alone', () => {
     const set = setFor(recorded({ type: 'AccountTokensRevoked', v: 1, accountId: 'acct-1', notBefore: 1_800_000_000, rejectsUntil: 1_800_003_600, reason: 'operator', at: 1_800_000_000 }), stream(['account:acct-1']), issuer)!;
     expect(set.sub_id).toEqual({ format: 'complex', user });
-    expect(set.events[ssfEventTypes.sessionRevoked]).toMatchObject({ event_timestamp: 1_800_000_000, initiating_entity: 'admin' });
+    expect(set.events[ssfEventTypes.sessionRevoked]).toMatchObject({ event_timestamp: 1_800_000_000, initiating_entity: 'admin', tessera_not_before: 1_800_000_000, tessera_rejects_until: 1_800_003_600 });
   });
 
   it.each([
@@ -79,6 +79,10 @@ describe('events mapped to SETs', () => {
     const set = setFor(recorded(event), stream(['account:acct-1']), issuer)!;
     expect(set.sub_id).toEqual({ format: 'complex', user });
     expect(set.events[ssfEventTypes.credentialChange]).toMatchObject({ credential_type: 'api-key', change_type: 'revoke', friendly_name: name, event_timestamp: 1_800_000_000 });
+    // Only a cut of the credential's tokens names the client id a verifier refuses: a revoked credential alone leaves its tokens valid.
+    const cut = event.type === 'CredentialTokensRevoked';
+    expect(set.events[ssfEventTypes.credentialChange]!.tessera_client_id).toBe(cut ? 'tsl_1' : undefined);
+    expect(set.events[ssfEventTypes.credentialChange]!.tessera_not_before).toBe(cut ? 1_800_000_000 : undefined);
   });
 
   it('PermissionsChanged is a token-claims-change carrying the new scope', () => {
@@ -86,9 +90,17 @@ describe('events mapped to SETs', () => {
     expect(set.events).toEqual({ [ssfEventTypes.tokenClaimsChange]: { event_timestamp: 1_800_000_000, claims: { scope: 'transaction:charge transaction:refund' } } });
   });
 
-  it('a rotation and an issuance send nothing', () => {
-    const generation = { familyId: 'fam-1', accountId: 'acct-1', credentialId: 'cred-1', apiLoginId: 'tsl_1', refreshTokenHash: hash, jti: 'j', scope: [], issuedAt: 1, accessExpiresAt: 2, refreshExpiresAt: 3 };
-    expect(setFor(recorded({ type: 'TokenRotated', v: 1, ...generation, generation: 1 }), stream(['account:acct-1']), issuer)).toBeUndefined();
+  const generation = { familyId: 'fam-1', accountId: 'acct-1', credentialId: 'cred-1', apiLoginId: 'tsl_1', refreshTokenHash: hash, hashingKey: 'k1', jti: 'j', scope: [], issuedAt: 1_800_000_100, accessExpiresAt: 1_800_003_700, refreshExpiresAt: 1_800_086_500 };
+
+  it('a rotation is a token-rotated SET with the generation below which access tokens are refused, to a stream that asked for it', () => {
+    const set = setFor(recorded({ type: 'TokenRotated', v: 1, ...generation, generation: 3, rejectsUntil: 1_800_003_650 }), stream(['family:fam-1']), issuer)!;
+    expect(set.sub_id).toEqual({ format: 'complex', user, session: { format: 'opaque', id: 'fam-1' } });
+    expect(set.events).toEqual({ [ssfEventTypes.tokenRotated]: { event_timestamp: 1_800_000_100, generation: 3, tessera_rejects_until: 1_800_003_650 } });
+    expect(setFor(recorded({ type: 'TokenRotated', v: 1, ...generation, generation: 3 }), stream(['account:acct-1'], eventsByDefault), issuer)).toBeUndefined();
+    expect(setFor(recorded({ type: 'TokenRotated', v: 1, ...generation, generation: 3 }), stream(['account:acct-2']), issuer)).toBeUndefined();
+  });
+
+  it('an issuance sends nothing', () => {
     expect(setFor(recorded({ type: 'TokenIssued', v: 1, ...generation, generation: 0 }), stream(['account:acct-1']), issuer)).toBeUndefined();
   });
 

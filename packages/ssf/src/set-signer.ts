@@ -5,6 +5,8 @@ import type { SetClaims } from './set-mapping.js';
 /** What a SET is signed with: the issuer's signing keyring, whose current key is in the published JWKS. */
 export interface SetKeyring {
   current(): SigningKey;
+  /** Epoch seconds the current key was published at: a receiver may not have fetched it yet for a while after. */
+  currentPublishedAt(): number | undefined;
 }
 
 /** RFC 8417's media type, as the header's `typ` (section 2.3). */

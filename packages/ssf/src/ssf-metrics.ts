@@ -33,7 +33,13 @@ export function registerSsfMetrics(metrics: Metrics, transmitter: () => Transmit
   const delivered = new Counter({ name: 'tessera_ssf_delivered_total', help: 'SETs a Shared Signals receiver accepted (push: 2xx; poll: acknowledged) since start', labelNames, registers });
   const failed = new Counter({
     name: 'tessera_ssf_failed_total',
-    help: 'Failed Shared Signals deliveries since start: push attempts that failed (retried), and SETs a receiver refused as malformed or reported in setErrs (not sent again)',
+    help: 'Failed Shared Signals deliveries since start: push attempts that failed (retried), polls whose setErrs kept a SET (answered again), and dropped SETs',
+    labelNames,
+    registers,
+  });
+  const dropped = new Counter({
+    name: 'tessera_ssf_dropped_total',
+    help: 'SETs a Shared Signals receiver refused as malformed (invalid_request, pushed or in setErrs, and not within 15 minutes of a signing-key rotation): dropped, never sent again',
     labelNames,
     registers,
   });
@@ -42,8 +48,13 @@ export function registerSsfMetrics(metrics: Metrics, transmitter: () => Transmit
     delivered: (streamId: string) => delivered.inc({ stream_id: streamId }),
     failed: (streamId: string) => failed.inc({ stream_id: streamId }),
     paused: (streamId: string) => paused.inc({ stream_id: streamId }),
+    dropped: (streamId: string) => {
+      // A drop is a failed delivery too: tessera_ssf_failed_total keeps counting it, as before.
+      failed.inc({ stream_id: streamId });
+      dropped.inc({ stream_id: streamId });
+    },
     forget: (streamId: string) => {
-      for (const counter of [delivered, failed, paused]) counter.remove({ stream_id: streamId });
+      for (const counter of [delivered, failed, dropped, paused]) counter.remove({ stream_id: streamId });
     },
   };
 }

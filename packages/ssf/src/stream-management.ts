@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ssfStreams, type EventMetadata, type SsfDelivery, type SsfStreamConfiguration, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { handleCommand, type CommandStore } from '@tessera/event-store';
-import { deliveryMethods, eventsSupported } from './event-types.js';
+import { deliveryMethods, eventsByDefault, eventsSupported } from './event-types.js';
 import type { HeaderSeal } from './sealed-header.js';
 import { streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
 import type { StreamDirectory } from './stream-directory.js';
@@ -81,7 +81,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
   }
 
   function configurationFrom(streamId: string, request: { delivery: DeliveryRequest; events_requested?: string[] | undefined; description?: string | undefined }, current?: SsfStreamConfiguration): SsfStreamConfiguration {
-    const eventsRequested = [...new Set(request.events_requested ?? eventsSupported)];
+    const eventsRequested = [...new Set(request.events_requested ?? eventsByDefault)];
     return {
       delivery: deliveryOf(streamId, request.delivery, current?.delivery),
       eventsRequested,

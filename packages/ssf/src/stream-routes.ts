@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { problemResponses, sendProblem, unauthorized } from '@tessera/http';
 import type { Transmitter } from './delivery/transmitter.js';
+import type { Drops } from './delivery/stream-worker.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
 import { SsfStreamNotFound } from './ssf-errors.js';
@@ -142,12 +143,12 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     routes.get(
       ssfPaths.status,
       { schema: { summary: "A stream's status: enabled, paused or disabled, and why (SSF 1.0 section 8.1.2.1)", tags, security, querystring: StreamIdQuery, response: { 200: StreamStatus, ...problemResponses(400, 401, 503), ...problemResponses(404) } } },
-      async (request, reply) => noStore(reply).send(management.status(who(request), request.query.stream_id)),
+      async (request, reply) => noStore(reply).send(withDrops(management.status(who(request), request.query.stream_id), transmitter.workerOf(who(request), request.query.stream_id)?.drops)),
     );
     routes.post(
       ssfPaths.status,
       { schema: { summary: "Set a stream's status (SSF 1.0 section 8.1.2.2)", tags, security, body: StreamStatusRequest, response: { 200: StreamStatus, ...errors } } },
-      async (request, reply) => noStore(reply).send(await management.setStatus(who(request), request.body, auditOf(request))),
+      async (request, reply) => noStore(reply).send(withDrops(await management.setStatus(who(request), request.body, auditOf(request)), transmitter.workerOf(who(request), request.body.stream_id)?.drops)),
     );
     routes.post(
       ssfPaths.addSubject,
@@ -208,11 +209,17 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
         // A client that goes away ends its long poll at once.
         const gone = new AbortController();
         reply.raw.once('close', () => gone.abort());
-        const answer = await worker.poll({ maxEvents, ack, setErrs: Object.keys(setErrs), waitMs: returnImmediately ? 0 : options.pollWaitMs }, gone.signal);
+        const answer = await worker.poll({ maxEvents, ack, setErrs, waitMs: returnImmediately ? 0 : options.pollWaitMs }, gone.signal);
         return noStore(reply).send(answer);
       },
     );
   });
+}
+
+/** A stream's status with what it dropped since this process started, when it has dropped anything. */
+function withDrops<T extends object>(status: T, drops: Drops | undefined): T & { tessera_dropped_sets?: number; tessera_last_drop?: Drops['last'] } {
+  if (drops === undefined || drops.count === 0) return status;
+  return { ...status, tessera_dropped_sets: drops.count, ...(drops.last ? { tessera_last_drop: drops.last } : {}) };
 }
 
 function auditOf(request: FastifyRequest): RequestAudit {

@@ -38,7 +38,7 @@ const ignored = {
   inactivity_timeout: z.number().int().nonnegative().optional(),
 };
 const receiverSupplied = {
-  events_requested: z.array(eventType).max(16).optional().describe('Event types wanted; omitted: every supported type'),
+  events_requested: z.array(eventType).max(16).optional().describe('Event types wanted; omitted: the CAEP types (urn:tessera:secevent:token-rotated only when named)'),
   description: z.string().max(1000).optional(),
 };
 
@@ -64,7 +64,16 @@ export type StreamConfiguration = z.infer<typeof StreamConfiguration>;
 export const StreamIdQuery = z.strictObject({ stream_id: id });
 export const OptionalStreamIdQuery = z.strictObject({ stream_id: id.optional() });
 
-export const StreamStatus = z.object({ stream_id: z.string(), status: z.enum(ssfStreamStatuses), reason: z.string().optional() });
+export const StreamStatus = z.object({
+  stream_id: z.string(),
+  status: z.enum(ssfStreamStatuses),
+  reason: z.string().optional(),
+  tessera_dropped_sets: z.number().int().optional().describe('SETs the receiver refused as malformed (invalid_request) and that were dropped, since the transmitter started'),
+  tessera_last_drop: z
+    .object({ jti: z.string(), err: z.string(), at: z.number().int().describe('Epoch seconds') })
+    .optional()
+    .describe('The latest dropped SET'),
+});
 export const StreamStatusRequest = z.strictObject({ stream_id: id, status: z.enum(ssfStreamStatuses), reason: z.string().max(500).optional() });
 
 /**

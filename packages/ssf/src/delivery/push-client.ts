@@ -19,6 +19,9 @@ export type PushOutcome =
  */
 export const droppedErrorCodes: ReadonlySet<string> = new Set(['invalid_request']);
 
+/** The most of a receiver's answer read: RFC 8935's error body is a few dozen bytes. */
+export const responseBodyLimit = 4_096;
+
 /**
  * One stream's connection to its receiver: its own agent (keep-alive, one socket), so a slow or
  * dead receiver holds no other stream's sockets, and a deadline per request.
@@ -47,12 +50,18 @@ export class PushClient {
       const outgoing = (secure ? httpsRequest : httpRequest)(url, { method: 'POST', headers, agent: secure ? this.https : this.http }, (incoming) => {
         const chunks: Buffer[] = [];
         let size = 0;
+        const answer = () => outcomeOf(incoming.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
         incoming.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
           size += chunk.length;
-          // An error body is a short JSON object: more is not read.
-          if (size <= 16_384) chunks.push(chunk);
+          // An answer is a status and, on a refusal, a short JSON object: a receiver that sends
+          // more is cut off at the bound, so it costs neither bandwidth nor the push's deadline.
+          if (size > responseBodyLimit) {
+            settle(answer());
+            outgoing.destroy();
+          }
         });
-        incoming.on('end', () => settle(outcomeOf(incoming.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'))));
+        incoming.on('end', () => settle(answer()));
         incoming.on('error', (error) => settle({ kind: 'failed', reason: error.message }));
       });
       const timer = setTimeout(() => {

@@ -8,7 +8,7 @@ import { signSet, type SetKeyring } from '../set-signer.js';
 import { evolveStream, initialStreamState, type LiveStream, type StreamState } from '../stream-decider.js';
 import { audienceOf } from '../stream-management.js';
 import type { DeliveryCheckpoints } from './delivery-checkpoints.js';
-import type { PushClient } from './push-client.js';
+import { droppedErrorCodes, type PushClient } from './push-client.js';
 import type { RetentionHorizon } from './retention.js';
 
 /** A SET waiting for its receiver: delivered in log order, one at a time. */
@@ -17,6 +17,25 @@ export interface PendingSet {
   readonly claims: SetClaims;
   /** When the log recorded its event, epoch ms: the age of the oldest is the figure to alert on. */
   readonly recordedAt: number;
+}
+
+/**
+ * How long after a signing-key rotation a receiver's `invalid_request` is taken for a stale key
+ * cache (retried, then the stream paused) rather than a malformed SET (dropped). JWKS caches
+ * commonly hold keys for 5 to 10 minutes (PyJWT's PyJWKClient: 300 s).
+ */
+export const keyRotationGraceMs = 15 * 60_000;
+
+/** The SETs a stream has dropped since the process started: what its status shows. */
+export interface Drops {
+  readonly count: number;
+  readonly last?: { readonly jti: string; readonly err: string; readonly at: number };
+}
+
+/** A receiver's report of a SET it could not process (RFC 8936 setErrs, RFC 8935's error body). */
+export interface SetError {
+  readonly err: string;
+  readonly description?: string | undefined;
 }
 
 /** What a catching-up stream reads of the log: its signals and every stream's management events. */
@@ -49,7 +68,7 @@ export interface StreamWorkerDeps {
   readonly pauseAfterMs: number;
   /** The transmitter's own pause: an SsfStreamStatusChanged appended by the transmitter. */
   readonly pause: (reason: string, skippedTo?: bigint) => Promise<void>;
-  readonly counters: { delivered(): void; failed(): void; paused(): void };
+  readonly counters: { delivered(): void; failed(): void; paused(): void; dropped(): void };
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
   /** Most SETs held in memory; past it the stream stops taking what the transmitter hands out and reads the log itself. */
   readonly queueCap?: number;
@@ -92,6 +111,8 @@ export class StreamWorker {
   private readonly reading: Retry;
   private readonly queueCap: number;
   private readonly pageSize: number;
+  private dropCount = 0;
+  private lastDrop: Drops['last'];
 
   constructor(
     readonly streamId: string,
@@ -189,21 +210,27 @@ export class StreamWorker {
    * then answers up to `maxEvents` SETs from the oldest unacknowledged one, waiting up to `waitMs`
    * for one when none is there. What is answered and not acknowledged is answered again next time.
    */
-  async poll(request: { readonly maxEvents: number; readonly ack: readonly string[]; readonly setErrs: readonly string[]; readonly waitMs: number }, signal: AbortSignal): Promise<{ sets: Record<string, string>; moreAvailable: boolean }> {
-    const acknowledged = new Set([...request.ack, ...request.setErrs]);
-    if (acknowledged.size > 0) {
-      const errs = new Set(request.setErrs);
+  async poll(request: { readonly maxEvents: number; readonly ack: readonly string[]; readonly setErrs: Readonly<Record<string, SetError>>; readonly waitMs: number }, signal: AbortSignal): Promise<{ sets: Record<string, string>; moreAvailable: boolean }> {
+    const acknowledged = new Set(request.ack);
+    const errs = new Map(Object.entries(request.setErrs));
+    if (acknowledged.size > 0 || errs.size > 0) {
+      let kept = false;
       for (let index = this.queue.length - 1; index >= 0; index -= 1) {
         const pending = this.queue[index]!;
-        if (!acknowledged.has(pending.claims.jti)) continue;
-        this.queue.splice(index, 1);
-        if (errs.has(pending.claims.jti)) {
-          this.deps.counters.failed();
-          this.deps.logger.warn({ stream_id: this.streamId, jti: pending.claims.jti }, 'a Shared Signals receiver reported an error for a polled SET; it is not sent again');
-        } else {
-          this.deps.counters.delivered();
+        const { jti } = pending.claims;
+        const reported = acknowledged.has(jti) ? undefined : errs.get(jti);
+        if (!acknowledged.has(jti) && reported === undefined) continue;
+        if (reported !== undefined && !this.dropsFor(reported.err)) {
+          // About the receiver's keys or configuration, not this SET: it stays, and is answered again.
+          kept = true;
+          continue;
         }
+        this.queue.splice(index, 1);
+        if (reported === undefined) this.deps.counters.delivered();
+        else this.drop(jti, reported.err, 'poll');
       }
+      if (kept) await this.failedPoll(errs);
+      else this.retry.succeeded();
       this.saveCheckpoint();
       this.wake.wake();
     }
@@ -219,6 +246,39 @@ export class StreamWorker {
     const answered = this.queue.slice(0, request.maxEvents);
     for (const pending of answered) sets[pending.claims.jti] = signSet(pending.claims, this.deps.keyring);
     return { sets, moreAvailable: this.queue.length > answered.length };
+  }
+
+  /** What this stream dropped since the process started. */
+  get drops(): Drops {
+    return this.lastDrop === undefined ? { count: this.dropCount } : { count: this.dropCount, last: this.lastDrop };
+  }
+
+  /**
+   * Whether a receiver's error code drops the SET: `invalid_request` says the SET itself is
+   * malformed, unless the signing key changed so lately that the receiver's key cache may not
+   * know it yet (a stale JWKS cache answers exactly that); then it is a failure like any other.
+   */
+  private dropsFor(err: string): boolean {
+    if (!droppedErrorCodes.has(err)) return false;
+    const publishedAt = this.deps.keyring.currentPublishedAt();
+    return publishedAt === undefined || this.deps.clock.now() - publishedAt * 1000 >= keyRotationGraceMs;
+  }
+
+  private drop(jti: string, err: string, method: 'push' | 'poll'): void {
+    this.dropCount += 1;
+    this.lastDrop = { jti, err, at: Math.floor(this.deps.clock.now() / 1000) };
+    this.deps.counters.dropped();
+    this.deps.logger.warn({ stream_id: this.streamId, jti, err, method }, 'a Shared Signals receiver refused a SET as malformed; it is dropped and not sent again');
+  }
+
+  /** A polled SET reported with an error that is not the SET's fault: counted as a failing delivery, which pauses the stream in time. */
+  private async failedPoll(errs: ReadonlyMap<string, SetError>): Promise<void> {
+    this.deps.counters.failed();
+    this.retry.failed(new Error(`the receiver reported ${[...new Set([...errs.values()].map((reported) => reported.err))].join(', ')}`));
+    const since = this.retry.failingSinceMs;
+    if (since !== undefined && this.deps.clock.now() - since >= this.deps.pauseAfterMs) {
+      await this.pauseOnce(`the receiver has been reporting errors for its SETs since ${new Date(since).toISOString()}: paused by the transmitter; enable the stream to resume where it stopped`);
+    }
   }
 
   /** Enabled, its receiver not revoked, and not deleted: the only state in which SETs go out. */
@@ -345,14 +405,14 @@ export class StreamWorker {
       await this.failed(new Error(outcome.reason));
       return;
     }
+    if (outcome.kind === 'refused' && !this.dropsFor(outcome.err)) {
+      await this.failed(new Error(`HTTP ${outcome.status} ${outcome.err} within ${keyRotationGraceMs / 60_000} minutes of a signing-key rotation`));
+      return;
+    }
     this.queue.shift();
     this.retry.succeeded();
-    if (outcome.kind === 'delivered') {
-      this.deps.counters.delivered();
-    } else {
-      this.deps.counters.failed();
-      this.deps.logger.warn({ stream_id: this.streamId, jti: pending.claims.jti, status: outcome.status, err: outcome.err }, 'a Shared Signals receiver refused a SET as malformed; it is not sent again');
-    }
+    if (outcome.kind === 'delivered') this.deps.counters.delivered();
+    else this.drop(pending.claims.jti, outcome.err, 'push');
     this.saveCheckpoint();
   }
 

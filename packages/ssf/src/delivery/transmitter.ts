@@ -26,7 +26,7 @@ export interface TransmitterOptions {
   readonly pauseAfterMs: number;
   /** Epoch seconds, for the events the transmitter appends. */
   readonly now: () => number;
-  readonly counters?: { delivered(streamId: string): void; failed(streamId: string): void; paused(streamId: string): void; forget(streamId: string): void };
+  readonly counters?: { delivered(streamId: string): void; failed(streamId: string): void; paused(streamId: string): void; dropped(streamId: string): void; forget(streamId: string): void };
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
   readonly queueCap?: number;
 }
@@ -211,6 +211,7 @@ export class Transmitter {
           delivered: () => options.counters?.delivered(streamId),
           failed: () => options.counters?.failed(streamId),
           paused: () => options.counters?.paused(streamId),
+          dropped: () => options.counters?.dropped(streamId),
         },
         ...(options.backoff ? { backoff: options.backoff } : {}),
         ...(options.queueCap ? { queueCap: options.queueCap } : {}),

@@ -7,6 +7,7 @@ import { ManualClock, ManualScheduler, systemClock, type Scheduler } from '@tess
 import { createSecretHasher, generateSigningKey, signingKeyFromJwk, singleKeyHashers, type SigningKey } from '@tessera/tokens';
 import { eventsSupported } from '../event-types.js';
 import { createHeaderSeal } from '../sealed-header.js';
+import type { SetKeyring } from '../set-signer.js';
 import { streamDecider, type StreamCommand } from '../stream-decider.js';
 import { createMemoryCheckpoints, type DeliveryCheckpoints } from './delivery-checkpoints.js';
 import type { RetentionHorizon } from './retention.js';
@@ -72,7 +73,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: { current(): SigningKey } } = {}) {
+async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: SetKeyring } = {}) {
   const clock = new ManualClock();
   const scheduler = new ManualScheduler(clock);
   /** Each wait the transmitter slept on its scheduler (the retries' backoff), in order. */
@@ -88,10 +89,10 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
   const store = new InMemoryEventStore();
   const receiver = await startReceiver();
   const checkpoints = options.checkpoints ?? createMemoryCheckpoints();
-  const counts = { paused: 0, failed: 0, delivered: 0 };
+  const counts = { paused: 0, failed: 0, delivered: 0, dropped: 0 };
   const transmitter = new Transmitter({
     store,
-    keyring: options.keyring ?? { current: () => key },
+    keyring: options.keyring ?? { current: () => key, currentPublishedAt: () => Math.floor(clock.now() / 1000) - 86_400 },
     seal: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))),
     issuer: () => issuer,
     checkpoints,
@@ -103,7 +104,7 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     pauseAfterMs: options.pauseAfterMs ?? 60_000,
     now: () => Math.floor(Date.now() / 1000),
     backoff: { initialMs: 20, maxMs: 50 },
-    counters: { delivered: () => counts.delivered++, failed: () => counts.failed++, paused: () => counts.paused++, forget: () => undefined },
+    counters: { delivered: () => counts.delivered++, failed: () => counts.failed++, paused: () => counts.paused++, dropped: () => counts.dropped++, forget: () => undefined },
   });
   cleanups.push(() => receiver.close(), () => transmitter.stop());
   const command = (streamId: string, make: () => StreamCommand) =>
@@ -130,7 +131,7 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
   const statusEvents = async (streamId: string) => (await store.readStream(ssfStreams.stream(streamId))).map(({ event }) => event as SsfStreamEvent).filter((event) => event.type === 'SsfStreamStatusChanged');
   /** The txn of each SET a stream's receiver accepted, in arrival order. */
   const txnsOf = (streamId: string) => receiver.received.filter((claims) => claims.stream === streamId).map((claims) => claims.txn);
-  return { store, receiver, transmitter, counts, checkpoints, clock, scheduler, sleeps, createStream, setStatus, revoke, statusEvents, txnsOf };
+  return { store, receiver, transmitter, counts, checkpoints, clock, scheduler, sleeps, command, createStream, setStatus, revoke, statusEvents, txnsOf };
 }
 
 describe('the transmitter', () => {
@@ -179,7 +180,7 @@ describe('the transmitter', () => {
     const { kid, privateJwk } = await generateSigningKey();
     const rotated = signingKeyFromJwk(kid, privateJwk);
     let current = key;
-    const t = await setUp({ keyring: { current: () => current } });
+    const t = await setUp({ keyring: { current: () => current, currentPublishedAt: () => 1 } });
     await t.createStream('s1');
     await t.transmitter.start();
     let refusedJti: string | undefined;
@@ -234,14 +235,59 @@ describe('the transmitter', () => {
     };
     const next = await t.revoke();
     // The malformed one is dropped at once; the next, refused for its key twice, is tried again after each backoff.
-    await expect.poll(() => t.counts.failed).toBe(2);
+    await expect.poll(() => t.counts.failed).toBe(1);
+    expect(t.counts.dropped).toBe(1);
     await t.scheduler.advance(20);
-    await expect.poll(() => t.counts.failed).toBe(3);
+    await expect.poll(() => t.counts.failed).toBe(2);
     await t.scheduler.advance(40);
     await expect.poll(() => t.receiver.received.length).toBe(1);
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([next]);
     expect(keyRefusals).toBe(2);
     expect(t.sleeps).toEqual([20, 40]);
+    expect(t.transmitter.workerOf('r1', 's1')!.drops).toEqual({ count: 1, last: { jti: expect.any(String), err: 'invalid_request', at: expect.any(Number) } });
+  });
+
+  it('retries, then pauses, a stream whose receiver answers invalid_request within 15 minutes of a signing-key rotation: a stale key cache, not a malformed SET', async () => {
+    let publishedAt = 0;
+    const t = await setUp({ pauseAfterMs: 150, keyring: { current: () => key, currentPublishedAt: () => publishedAt } });
+    publishedAt = Math.floor(t.clock.now() / 1000) - 60;
+    await t.createStream('s1');
+    await t.transmitter.start();
+    t.receiver.answer = () => ({ status: 400, body: '{"err":"invalid_request","description":"signature"}' });
+    const refused = await t.revoke();
+    for (const [failures, wait] of [[1, 20], [2, 40], [3, 50], [4, 50]] as const) {
+      await expect.poll(() => t.counts.failed).toBe(failures);
+      await t.scheduler.advance(wait);
+    }
+    await expect.poll(async () => (await t.statusEvents('s1')).length).toBe(1);
+    expect((await t.statusEvents('s1'))[0]).toMatchObject({ status: 'paused', by: 'transmitter' });
+    expect(t.counts.dropped).toBe(0);
+    expect(t.transmitter.workerOf('r1', 's1')!.drops).toEqual({ count: 0 });
+    // The receiver fetched the new key: enabled again, the same SET goes out, nothing lost.
+    t.receiver.answer = () => ({ status: 202 });
+    await t.setStatus('s1', 'enabled');
+    await expect.poll(() => t.txnsOf('s1')).toEqual([refused]);
+  });
+
+  it('a polled stream keeps a SET reported with a key error, or with invalid_request just after a key rotation, and answers it again; it drops one reported invalid_request otherwise', async () => {
+    let publishedAt = 0;
+    const t = await setUp({ keyring: { current: () => key, currentPublishedAt: () => publishedAt } });
+    publishedAt = Math.floor(t.clock.now() / 1000) - 60;
+    await t.command('p1', () => ({ type: 'CreateStream', streamId: 'p1', receiverId: 'r1', configuration: { delivery: { method: 'poll' }, eventsRequested: [...eventsSupported], eventsDelivered: [...eventsSupported] }, now: 1 }));
+    await t.command('p1', () => ({ type: 'AddSubject', receiverId: 'r1', subject: { kind: 'account', accountId: 'acct-1' }, now: 1 }));
+    await t.transmitter.start();
+    await t.revoke();
+    const worker = () => t.transmitter.workerOf('r1', 'p1')!;
+    await expect.poll(() => t.transmitter.workerOf('r1', 'p1')?.pending).toBe(1);
+    const poll = (setErrs: Record<string, { err: string }>) => worker().poll({ maxEvents: 10, ack: [], setErrs, waitMs: 0 }, new AbortController().signal);
+    const [jti] = Object.keys((await poll({})).sets) as [string];
+    expect(Object.keys((await poll({ [jti]: { err: 'invalid_key' } })).sets)).toEqual([jti]);
+    expect(Object.keys((await poll({ [jti]: { err: 'invalid_request' } })).sets)).toEqual([jti]);
+    expect(t.counts).toMatchObject({ failed: 2, dropped: 0 });
+    publishedAt -= 15 * 60;
+    expect((await poll({ [jti]: { err: 'invalid_request' } })).sets).toEqual({});
+    expect(t.counts.dropped).toBe(1);
+    expect(worker().drops).toMatchObject({ count: 1, last: { jti, err: 'invalid_request' } });
   });
 
   it('pauses a stream that fell behind the oldest retained event, with the gap in its reason, and resumes from there when enabled', async () => {
@@ -278,7 +324,7 @@ describe('the transmitter', () => {
     const missed = [await t.revoke(), await t.revoke()];
     const restarted = new Transmitter({
       store: t.store,
-      keyring: { current: () => key },
+      keyring: { current: () => key, currentPublishedAt: () => 1 },
       seal: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))),
       issuer: () => issuer,
       checkpoints,
