@@ -75,7 +75,7 @@ export class RevocationProjection {
     return this.entries.size + this.accountCuts.size + this.credentialCuts.size;
   }
 
-  apply(event: RevocationFacts): void {
+  apply(event: RevocationEvent | RevocationFacts): void {
     if (event.type === 'AccountTokensRevoked') return this.applyCut(this.accountCuts, event.accountId, event);
     if (event.type === 'CredentialTokensRevoked') return this.applyCut(this.credentialCuts, event.apiLoginId ?? event.apiId, event);
     // rejectsUntilOf()'s rule, on the fields read: an event older than rejectsUntil implies accessExpiresAt.

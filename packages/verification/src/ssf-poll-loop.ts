@@ -62,10 +62,14 @@ export function runPollLoop(options: PollLoopOptions): PollLoop {
           continue;
         }
         if (outcome.applied) ack.push(jti);
-        else setErrs[jti] = { err: outcome.err, description: outcome.description };
+        else {
+          setErrs[jti] = { err: outcome.err, description: outcome.description };
+          // Tessera keeps a SET refused with any code but invalid_request (and, shortly after a key rotation, even that) and answers it again.
+          failed = true;
+        }
       }
       if (!answer.moreAvailable && options.isVerified()) onCaughtUp();
-      // The SETs that could not be applied come back at once: backing off keeps a failing disk from a hot loop.
+      // The SETs not applied come back at once: backing off keeps a failing disk, or a SET this receiver refuses, from a hot loop.
       if (failed) {
         await pause(pauseMs, options.signal);
         pauseMs = Math.min(pauseMs * 2, 30_000);
