@@ -2,7 +2,9 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { tooLarge } from './ssf-push-answer.js';
 import type { SsfReceiver } from './ssf-receiver.js';
 
+/** What `ssfPushRoute` takes: the receiver (made with a push delivery) and the route's path. */
 export interface SsfPushRouteOptions {
+  /** A receiver made with `delivery: { method: 'push', … }`. */
   readonly receiver: SsfReceiver;
   /** The route's path: the path of the stream's endpoint URL. Default `/ssf/events`. */
   readonly path?: string;

@@ -12,6 +12,7 @@ import { TransmitterClient, TransmitterRefused, type StreamConfiguration, type S
 const pollMethod = 'urn:ietf:rfc:8936';
 const pushMethod = 'urn:ietf:rfc:8935';
 
+/** How SETs reach the receiver: it polls the transmitter (RFC 8936), or the transmitter pushes them to a route of this service (RFC 8935). */
 export type SsfDelivery =
   | { readonly method: 'poll' }
   | {
@@ -22,11 +23,13 @@ export type SsfDelivery =
       readonly authorizationHeader: string;
     };
 
+/** What `createSsfReceiver` takes: where the transmitter is, the receiver token, the delivery and the subjects; the rest has defaults. */
 export interface SsfReceiverOptions {
   /** The transmitter's base URL: Tessera's TESSERA_PUBLIC_URL, where `/.well-known/ssf-configuration` is. */
   readonly transmitterUrl: string;
   /** The receiver token from `npx tessera ssf-receivers create --json` or `POST /admin/v1/ssf/receivers`. A secret: never logged. */
   readonly receiverToken: string;
+  /** Polled, or pushed to `endpointUrl` with `authorizationHeader`. */
   readonly delivery: SsfDelivery;
   /** A stream made earlier; unset, the one recorded in `stateFile`, or else a new one. */
   readonly streamId?: string;
@@ -58,6 +61,7 @@ export interface SsfReceiverOptions {
   readonly onError?: (error: Error) => void;
 }
 
+/** A running receiver: the projection it feeds, its readiness, and what the push handlers call. */
 export interface SsfReceiver {
   /** The projection it feeds: give it to `createBearerVerifier({ projection })`. */
   readonly projection: RevocationProjection;

@@ -19,7 +19,9 @@ export const defaultEventsRequested: readonly string[] = [ssfEventTypes.sessionR
 
 /** What a verified SET means for the projection: the revocations to apply, or the state of a verification. */
 export interface SetMeaning {
+  /** What the projection applies: none for an event that refuses nothing. */
   readonly revocations: readonly RevocationFacts[];
+  /** The `state` of a verification event (SSF 1.0 section 8.1.4), when the SET is one. */
   readonly verificationState?: string;
 }
 
@@ -33,6 +35,7 @@ export class SetRefused extends CodedError {
   readonly code = 'ERR_FEED_MESSAGE_INVALID';
 }
 
+/** How SETs are read where a transmitter leaves something out. */
 export interface SetMappingOptions {
   /**
    * The longest access-token lifetime the transmitter issues (TESSERA_ACCESS_TOKEN_TTL, default
@@ -55,7 +58,7 @@ const text = (value: unknown): value is string => typeof value === 'string' && v
  * family's generations below `generation`. Events it does not act on (claims changed, a credential
  * revoked without a cut, types it does not know) mean nothing to refuse, and are acknowledged.
  */
-export function meaningOfSet(claims: Members, options: SetMappingOptions): SetMeaning {
+export function meaningOfSet(claims: Readonly<Record<string, unknown>>, options: SetMappingOptions): SetMeaning {
   const { events, sub_id: subject } = claims;
   if (!isMembers(events)) throw new MalformedSet('the SET has no events object');
   const revocations: RevocationFacts[] = [];

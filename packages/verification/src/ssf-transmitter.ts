@@ -29,6 +29,7 @@ export type Subject = { readonly format: 'iss_sub'; readonly iss: string; readon
 export class TransmitterRefused extends CodedError {
   readonly code = 'ERR_FEED_UNAVAILABLE';
   constructor(
+    /** The HTTP status the transmitter answered (200 for an answer a receiver cannot follow). */
     readonly status: number,
     message: string,
   ) {
