@@ -42,6 +42,7 @@ export class RevocationStateFile {
     try {
       content = await readFile(this.path, 'utf8');
     } catch (error) {
+      // Cast: readFile rejects with a system error, which carries `code`.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     for (const raw of content.split('\n')) {

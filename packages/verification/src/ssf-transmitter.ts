@@ -98,6 +98,7 @@ export class TransmitterClient {
 
 function problemDetail(text: string): string {
   try {
+    // Cast: any JSON; both members are checked to be strings before use.
     const problem = JSON.parse(text) as { detail?: unknown; title?: unknown };
     const detail = typeof problem.detail === 'string' ? problem.detail : typeof problem.title === 'string' ? problem.title : '';
     return detail.slice(0, 300);
