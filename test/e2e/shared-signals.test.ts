@@ -66,7 +66,8 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
     writeFileSync(certFile, pems.cert);
     port = await freePort();
     publicUrl = `https://localhost:${port}`;
-    env = { TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: publicUrl, NODE_EXTRA_CA_CERTS: certFile, TESSERA_SSF_PUSH_TIMEOUT: '2', TESSERA_SSF_POLL_WAIT: '2' };
+    // The receivers listen on this machine's loopback, which the egress policy refuses unless named.
+    env = { TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: publicUrl, NODE_EXTRA_CA_CERTS: certFile, TESSERA_SSF_PUSH_TIMEOUT: '2', TESSERA_SSF_POLL_WAIT: '2', TESSERA_EGRESS_ALLOW: 'localhost' };
     tessera = await startTessera(env, { dataDir, keepData: true });
     account = await tessera.createAccount();
     receiverToken = JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'Python receiver', '--json'])).stdout).token as string;
@@ -338,7 +339,7 @@ describe('TESSERA_SSF_ALLOW_HTTP_PUSH', () => {
         tessera.request('/ssf/streams', {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://127.0.0.1:9/events' } }),
+          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://receiver.example.test/events' } }),
         });
       await until(async () => (await create()).status !== 401, 'the receiver token to be accepted');
       expect((await create()).status).toBe(201);
@@ -356,7 +357,7 @@ describe('TESSERA_SSF_ALLOW_HTTP_PUSH', () => {
         tessera.request('/ssf/streams', {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://127.0.0.1:9/events' } }),
+          body: JSON.stringify({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://receiver.example.test/events' } }),
         });
       await until(async () => (await create()).status !== 401, 'the receiver token to be accepted');
       expect((await create()).status).toBe(400);

@@ -220,6 +220,8 @@ export async function startPowerCutMachine(options: PowerCutMachineOptions): Pro
     TESSERA_KAFKA_BROKERS: options.brokers,
     TESSERA_KAFKA_TOPIC: topic,
     TESSERA_SSF_ALLOW_HTTP_PUSH: 'true',
+    // The push receiver listens on loopback, which the egress policy refuses unless named.
+    TESSERA_EGRESS_ALLOW: '127.0.0.1',
     TESSERA_SSF_PUSH_TIMEOUT: '2',
     TESSERA_SSF_POLL_WAIT: '1',
     TESSERA_ACCESS_TOKEN_TTL: String(tokenLifeSeconds),

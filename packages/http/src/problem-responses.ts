@@ -6,6 +6,7 @@ const descriptions = {
   401: 'Unauthorized: the credentials or the token are not valid',
   403: 'Forbidden: the token is valid but lacks the permission (`WWW-Authenticate: Bearer error="insufficient_scope", scope=…`)',
   404: 'Not Found: what the request names does not exist, or is not the caller\'s',
+  409: 'Conflict: other requests changed the same thing at the same moment, and nothing was changed by this one; send it again after `Retry-After` seconds',
   413: 'Content Too Large: the body is over 16 KiB',
   415: 'Unsupported Media Type: this route does not take that content type',
   429: 'Too Many Requests: too many attempts from this address or for this credential; wait for `Retry-After` seconds',

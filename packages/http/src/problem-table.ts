@@ -80,6 +80,7 @@ export const problemCodes = [
   'ERR_DPOP_KEY_MISMATCH',
   'ERR_NOT_CONTROL_REGION',
   'ERR_CONTROL_REGION_UNCONFIRMED',
+  'ERR_EXPECTED_REVISION_CONFLICT',
   'ERR_FAMILY_NOT_FOUND',
   'ERR_ACCOUNT_NOT_FOUND',
   'ERR_ADMIN_TOKEN_NOT_FOUND',
@@ -172,6 +173,16 @@ export const problemTable = {
     type: problemTypes.notControlRegion,
     title: 'Conflict',
     log: { level: 'info', message: 'account write refused: not the control region' },
+  },
+  // Commands retry a conflicting append a few times (handleCommand's onConflict); a stream changed
+  // by more requests at once than that outlasts them. Nothing was appended: the client sends it again.
+  ERR_EXPECTED_REVISION_CONFLICT: {
+    status: 409,
+    type: problemTypes.conflict,
+    title: 'Conflict',
+    detail: 'changed by other requests at the same moment; nothing was changed by this one: send it again',
+    retryAfterSeconds: 1,
+    log: { level: 'info', message: 'a command lost to concurrent changes of the same stream' },
   },
   // After a start, account writes wait until every other region's account topic has been read.
   ERR_CONTROL_REGION_UNCONFIRMED: {

@@ -19,6 +19,7 @@ export const problemTypes = {
   unavailable: 'urn:tessera:problem:unavailable',
   internal: 'urn:tessera:problem:internal',
   notControlRegion: 'urn:tessera:problem:not-control-region',
+  conflict: 'urn:tessera:problem:conflict',
 } as const;
 
 /** Sends a problem document. A challenge, when one is due, is the caller's: see bearer-challenge.ts. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { publicUrlOf } from '@tessera/config';
+import { egressPolicy } from '@tessera/egress';
 import type { AdminScope } from '@tessera/events';
 import type { GuardedEventStore, LogReader } from '@tessera/event-store';
 import { epochSeconds, untilAvailable, type Host } from '@tessera/host';
@@ -57,11 +58,13 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   const issuerAtStart = config.TESSERA_PUBLIC_URL !== undefined || config.TESSERA_PORT !== 0 ? publicUrlOf(config) : undefined;
   const seal = createHeaderSeal(parts.hashers);
   const allowHttpPush = config.TESSERA_SSF_ALLOW_HTTP_PUSH === 'true';
+  // Push endpoints are URLs receivers chose: the same egress policy as every other such URL.
+  const egress = { policy: egressPolicy(config), allowHttp: allowHttpPush };
   if (allowHttpPush) host.warnDevelopmentDefault('TESSERA_SSF_ALLOW_HTTP_PUSH=true: Shared Signals streams may push SETs over plain http, readable and forgeable on the way (development only)');
   const now = () => epochSeconds(host.clock);
   const receivers = new ReceiverDirectory(parts.hashers);
   const directory = new StreamDirectory();
-  const management = createStreamManagement({ store, directory, seal, issuer, allowHttpPush, now });
+  const management = createStreamManagement({ store, directory, seal, issuer, egress, now });
   const logger = log.child({ component: 'ssf' });
   const transmitter: Transmitter = new Transmitter({
     store,
@@ -74,6 +77,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     scheduler: host.scheduler,
     logger,
     pushTimeoutMs: config.TESSERA_SSF_PUSH_TIMEOUT * 1000,
+    egress,
     pauseAfterMs: config.TESSERA_SSF_PAUSE_AFTER * 1000,
     now,
     counters: registerSsfMetrics(host.metrics, (): Transmitter => transmitter),

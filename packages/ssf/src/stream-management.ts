@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ssfStreams, type EventMetadata, type SsfDelivery, type SsfStreamConfiguration, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { handleCommand, type CommandStore } from '@tessera/event-store';
 import { deliveryMethods, eventsByDefault, eventsSupported } from './event-types.js';
+import type { PushEgress } from './delivery/push-client.js';
 import type { HeaderSeal } from './sealed-header.js';
 import { streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
 import type { StreamDirectory } from './stream-directory.js';
@@ -17,8 +18,8 @@ export interface StreamManagementDeps {
    * its URLs. Read per request: its default follows the port the listener bound.
    */
   readonly issuer: () => string;
-  /** TESSERA_SSF_ALLOW_HTTP_PUSH. */
-  readonly allowHttpPush: boolean;
+  /** What a push endpoint may name: the egress policy, and TESSERA_SSF_ALLOW_HTTP_PUSH. */
+  readonly egress: PushEgress;
   /** Epoch seconds. */
   readonly now: () => number;
 }
@@ -68,7 +69,9 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     if (requested.method === deliveryMethods.poll) return { method: 'poll' };
     const endpoint = URL.canParse(requested.endpoint_url) ? new URL(requested.endpoint_url) : undefined;
     if (!endpoint || (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:')) throw new InvalidSsfRequest('delivery.endpoint_url', 'must be an absolute https URL');
-    if (endpoint.protocol === 'http:' && !deps.allowHttpPush) throw new InvalidSsfRequest('delivery.endpoint_url', 'must be https (http only with TESSERA_SSF_ALLOW_HTTP_PUSH=true, for development)');
+    if (endpoint.protocol === 'http:' && !deps.egress.allowHttp && !deps.egress.policy.allowsPlainHttp(endpoint)) {
+      throw new InvalidSsfRequest('delivery.endpoint_url', 'must be https (http only for a host named in TESSERA_EGRESS_ALLOW, or with TESSERA_SSF_ALLOW_HTTP_PUSH=true for development)');
+    }
     if (endpoint.username !== '' || endpoint.password !== '') throw new InvalidSsfRequest('delivery.endpoint_url', 'must not carry credentials: use authorization_header');
     if (endpoint.hash !== '') throw new InvalidSsfRequest('delivery.endpoint_url', 'must not have a fragment');
     const header = requested.authorization_header;
@@ -108,6 +111,21 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     return stream;
   };
 
+  /**
+   * The endpoint's host, resolved now, must be one the egress policy lets a push reach: not
+   * loopback, link-local, private or the metadata address unless TESSERA_EGRESS_ALLOW opens it.
+   * The same check runs again at every connection (a name can resolve differently later). A host
+   * that does not resolve now is taken: delivery retries until it does.
+   */
+  async function checkEndpoint(requested: DeliveryRequest | undefined): Promise<void> {
+    if (requested?.method !== deliveryMethods.push || !URL.canParse(requested.endpoint_url)) return;
+    const hostname = new URL(requested.endpoint_url).hostname.replace(/^\[(.*)\]$/, '$1');
+    const refusal = await new Promise<string | undefined>((resolve) => {
+      deps.egress.policy.lookup(hostname, { all: true }, (error) => resolve(error !== null && (error as { reason?: unknown }).reason === 'refused' ? error.message : undefined));
+    });
+    if (refusal !== undefined) throw new InvalidSsfRequest('delivery.endpoint_url', `is refused by the egress policy: ${refusal} (TESSERA_EGRESS_ALLOW opens a host or range)`);
+  }
+
   const subjectOf = (subject: SubjectIdentifier): SsfSubject => {
     if (subject.format === 'opaque') return { kind: 'family', familyId: subject.id };
     if (subject.iss !== issuer()) throw new InvalidSsfRequest('subject.iss', `must be this transmitter's issuer, ${issuer()}`);
@@ -119,6 +137,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
 
     async create(receiverId: string, request: CreateStreamRequest, audit: RequestAudit): Promise<StreamConfiguration> {
       const streamId = randomUUID();
+      await checkEndpoint(request.delivery);
       const configuration = configurationFrom(streamId, request);
       await run(streamId, () => ({ type: 'CreateStream', receiverId, streamId, configuration, now: deps.now() }), audit, receiverId);
       return configurationOf(read(receiverId, streamId));
@@ -135,6 +154,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     async update(receiverId: string, request: UpdateStreamRequest, audit: RequestAudit): Promise<StreamConfiguration> {
       const streamId = request.stream_id;
       const current = read(receiverId, streamId).configuration;
+      await checkEndpoint(request.delivery);
       const configuration = configurationFrom(
         streamId,
         {
@@ -151,6 +171,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     async replace(receiverId: string, request: ReplaceStreamRequest, audit: RequestAudit): Promise<StreamConfiguration> {
       const streamId = request.stream_id;
       read(receiverId, streamId);
+      await checkEndpoint(request.delivery);
       const configuration = configurationFrom(streamId, request);
       await run(streamId, () => ({ type: 'UpdateStream', receiverId, configuration, now: deps.now() }), audit, receiverId);
       return configurationOf(read(receiverId, streamId));

@@ -98,7 +98,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       return undefined;
     });
     const routes = scoped.withTypeProvider<ZodTypeProvider>();
-    const errors = { ...problemResponses(400, 401, 413, 415, 503), ...problemResponses(404) };
+    const errors = { ...problemResponses(400, 401, 413, 415, 503), ...problemResponses(404), ...problemResponses(409) };
     const who = (request: FastifyRequest) => receiverOf.get(request)!.receiverId;
 
     routes.post(

@@ -167,6 +167,10 @@ describe('stream management', () => {
 
   it.each([
     ['an http push endpoint', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'http://receiver.example.test/events' } }, 'delivery.endpoint_url'],
+    ['a push endpoint on loopback (the egress policy)', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://127.0.0.1:8443/events' } }, 'delivery.endpoint_url'],
+    ['a push endpoint named localhost (resolved, then refused)', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://localhost/events' } }, 'delivery.endpoint_url'],
+    ['a push endpoint at the cloud metadata address', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://169.254.169.254/latest/meta-data/' } }, 'delivery.endpoint_url'],
+    ['a push endpoint in a private range', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://[fd00::1]/events' } }, 'delivery.endpoint_url'],
     ['a push endpoint with credentials in it', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://user:pw@receiver.example.test/' } }, 'delivery.endpoint_url'],
     ['an authorization header over two lines', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: 'https://receiver.example.test/', authorization_header: 'Bearer a\r\nX-Evil: 1' } }, 'delivery.authorization_header'],
     ['an unknown delivery method', { delivery: { method: 'urn:example:carrier-pigeon' } }, 'delivery.method'],
@@ -196,6 +200,20 @@ describe('stream management', () => {
     expect((await call(token, 'POST', '/ssf/subjects/remove', { stream_id: id, subject: account })).statusCode).toBe(204);
     const kinds = (await tessera.store.readStream(`ssfstream-${id}`)).map(({ event }) => event.type);
     expect(kinds).toEqual(['SsfStreamCreated', 'SsfStreamStatusChanged', 'SsfSubjectAdded', 'SsfSubjectRemoved']);
+  });
+
+  it('answers commands that race on one stream 200 or 409 with Retry-After, never 500, and a 409 changed nothing', async () => {
+    const { token } = await newReceiver('racing');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const families = Array.from({ length: 60 }, (_, index) => `fam-race-${index}`);
+    const answers = await Promise.all(families.map((family) => call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'opaque', id: family } })));
+    expect(new Set(answers.map((answer) => answer.statusCode))).toEqual(new Set([200, 409]));
+    for (const refused of answers.filter((answer) => answer.statusCode === 409)) {
+      expectProblem(refused, 409);
+      expect(refused.headers['retry-after']).toBe('1');
+    }
+    const added = new Set((await tessera.store.readStream(`ssfstream-${id}`)).flatMap(({ event }) => (event.type === 'SsfSubjectAdded' && event.subject.kind === 'family' ? [event.subject.familyId] : [])));
+    expect(added).toEqual(new Set(families.filter((_, index) => answers[index]!.statusCode === 200)));
   });
 });
 

@@ -1,6 +1,15 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { z } from 'zod';
+import type { EgressPolicy } from '@tessera/egress';
+
+/** What a push may reach: the process's egress policy (TESSERA_EGRESS_ALLOW), and whether plain http is allowed for every host. */
+export interface PushEgress {
+  readonly policy: Pick<EgressPolicy, 'lookup' | 'refusalOf' | 'allowsPlainHttp'>;
+  /** TESSERA_SSF_ALLOW_HTTP_PUSH=true: plain http to any host the policy lets a socket reach (development). */
+  readonly allowHttp: boolean;
+}
 
 /** What became of one push (RFC 8935 section 2.3). */
 export type PushOutcome =
@@ -27,14 +36,26 @@ export const responseBodyLimit = 4_096;
  * dead receiver holds no other stream's sockets, and a deadline per request.
  */
 export class PushClient {
-  private readonly https = new HttpsAgent({ keepAlive: true, maxSockets: 1 });
-  private readonly http = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  private readonly https: HttpsAgent;
+  private readonly http: HttpAgent;
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly egress: PushEgress,
+  ) {
+    // Every connection's address comes from the policy's lookup, which refuses loopback, private,
+    // link-local and metadata addresses unless allowed: a kept-alive socket is one it admitted.
+    this.https = new HttpsAgent({ keepAlive: true, maxSockets: 1, lookup: egress.policy.lookup });
+    this.http = new HttpAgent({ keepAlive: true, maxSockets: 1, lookup: egress.policy.lookup });
+  }
 
   push(endpointUrl: string, set: string, authorization: string | undefined, signal?: AbortSignal): Promise<PushOutcome> {
     const url = new URL(endpointUrl);
     const secure = url.protocol === 'https:';
+    // Refused before any byte leaves: whatever listens (or not) at a refused address, the receiver
+    // sees the same failure, so delivery tells nothing about the network behind Tessera.
+    const refusal = this.refusalOf(url);
+    if (refusal !== undefined) return Promise.resolve({ kind: 'failed', reason: refusal });
     const body = Buffer.from(set, 'utf8');
     return new Promise((resolve) => {
       let settled = false;
@@ -77,6 +98,18 @@ export class PushClient {
   close(): void {
     this.https.destroy();
     this.http.destroy();
+  }
+
+  /** Why the egress policy refuses this endpoint before a connection (plain http, or an address in the URL), or undefined. */
+  private refusalOf(url: URL): string | undefined {
+    if (url.protocol === 'http:' && !this.egress.allowHttp && !this.egress.policy.allowsPlainHttp(url)) return 'refused by the egress policy: plain http';
+    // An address in the URL is connected to without a lookup: checked here instead.
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) !== 0) {
+      const range = this.egress.policy.refusalOf(host);
+      if (range !== undefined) return `refused by the egress policy (${range})`;
+    }
+    return undefined;
   }
 }
 

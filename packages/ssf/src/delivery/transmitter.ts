@@ -6,7 +6,7 @@ import { signalEventTypes } from '../set-mapping.js';
 import type { SetKeyring } from '../set-signer.js';
 import { evolveStream, initialStreamState, streamDecider, type LiveStream, type StreamCommand, type StreamState } from '../stream-decider.js';
 import type { DeliveryCheckpoints } from './delivery-checkpoints.js';
-import { PushClient } from './push-client.js';
+import { PushClient, type PushEgress } from './push-client.js';
 import type { RetentionHorizon } from './retention.js';
 import { StreamWorker } from './stream-worker.js';
 
@@ -23,6 +23,8 @@ export interface TransmitterOptions {
   readonly scheduler?: Scheduler;
   readonly logger: RetryLogger & { error(fields: Record<string, unknown>, message: string): void };
   readonly pushTimeoutMs: number;
+  /** What pushes may reach. */
+  readonly egress: PushEgress;
   readonly pauseAfterMs: number;
   /** Epoch seconds, for the events the transmitter appends. */
   readonly now: () => number;
@@ -179,7 +181,7 @@ export class Transmitter {
 
   private worker(streamId: string, receiverId: string, createdAt: bigint): StreamWorker {
     const { options } = this;
-    const push = new PushClient(options.pushTimeoutMs);
+    const push = new PushClient(options.pushTimeoutMs, options.egress);
     this.pushes.set(streamId, push);
     const stream = (): LiveStream | undefined => {
       const state = this.heads.get(streamId)?.state;

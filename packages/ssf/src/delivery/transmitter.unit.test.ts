@@ -5,6 +5,7 @@ import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, 
 import { InMemoryEventStore, handleCommand } from '@tessera/event-store';
 import { ManualClock, ManualScheduler, systemClock, type Scheduler } from '@tessera/timing';
 import { createSecretHasher, generateSigningKey, signingKeyFromJwk, singleKeyHashers, type SigningKey } from '@tessera/tokens';
+import { egressPolicy } from '@tessera/egress';
 import { eventsSupported } from '../event-types.js';
 import { createHeaderSeal } from '../sealed-header.js';
 import type { SetKeyring } from '../set-signer.js';
@@ -20,6 +21,8 @@ import { Transmitter } from './transmitter.js';
  * backoff, the pause time) run on a manual scheduler: a test moves the time, it never waits it out.
  */
 const issuer = 'https://tessera.example.test';
+/** The test receivers listen on loopback over plain http: the policy opens both, as TESSERA_EGRESS_ALLOW=127.0.0.1 would. */
+const loopbackAllowed = { policy: egressPolicy({ TESSERA_EGRESS_ALLOW: ['127.0.0.1'] }), allowHttp: true };
 const quiet = { warn: () => undefined, info: () => undefined, error: () => undefined };
 let key: SigningKey;
 beforeAll(async () => {
@@ -101,6 +104,7 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     scheduler: recording,
     logger: quiet,
     pushTimeoutMs: 2_000,
+    egress: loopbackAllowed,
     pauseAfterMs: options.pauseAfterMs ?? 60_000,
     now: () => Math.floor(Date.now() / 1000),
     backoff: { initialMs: 20, maxMs: 50 },
@@ -290,6 +294,47 @@ describe('the transmitter', () => {
     expect(worker().drops).toMatchObject({ count: 1, last: { jti, err: 'invalid_request' } });
   });
 
+  it('re-addresses a pending SET when the stream\'s endpoint changes: it goes out with the new endpoint as its aud', async () => {
+    const t = await setUp();
+    await t.createStream('s1');
+    await t.transmitter.start();
+    t.receiver.answer = () => ({ status: 503 });
+    const pending = await t.revoke();
+    await expect.poll(() => t.counts.failed).toBe(1);
+    const moved = `${t.receiver.url}/moved`;
+    await t.command('s1', () => ({
+      type: 'UpdateStream',
+      receiverId: 'r1',
+      configuration: { delivery: { method: 'push', endpointUrl: moved, sealedAuthorization: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))).seal('s1', 'Bearer for s1') }, eventsRequested: [...eventsSupported], eventsDelivered: [...eventsSupported] },
+      now: 2,
+    }));
+    t.receiver.answer = () => ({ status: 202 });
+    await t.scheduler.advance(20);
+    await expect.poll(() => t.txnsOf('s1')).toEqual([pending]);
+    expect((t.receiver.received[0] as unknown as { aud: string }).aud).toBe(moved);
+  });
+
+  it('signs a polled SET once: polled again unacknowledged, it is the same bytes; signed again only after a key rotation', async () => {
+    const { kid, privateJwk } = await generateSigningKey();
+    const rotated = signingKeyFromJwk(kid, privateJwk);
+    let current = key;
+    const t = await setUp({ keyring: { current: () => current, currentPublishedAt: () => 1 } });
+    await t.command('p1', () => ({ type: 'CreateStream', streamId: 'p1', receiverId: 'r1', configuration: { delivery: { method: 'poll' }, eventsRequested: [...eventsSupported], eventsDelivered: [...eventsSupported] }, now: 1 }));
+    await t.command('p1', () => ({ type: 'AddSubject', receiverId: 'r1', subject: { kind: 'account', accountId: 'acct-1' }, now: 1 }));
+    await t.transmitter.start();
+    for (let index = 0; index < 3; index += 1) await t.revoke();
+    await expect.poll(() => t.transmitter.workerOf('r1', 'p1')?.pending).toBe(3);
+    const poll = async () => (await t.transmitter.workerOf('r1', 'p1')!.poll({ maxEvents: 10, ack: [], setErrs: {}, waitMs: 0 }, new AbortController().signal)).sets;
+    const first = await poll();
+    expect(Object.keys(first)).toHaveLength(3);
+    // ES256 signatures are randomized: the same bytes again mean the SET was not signed again.
+    expect(await poll()).toEqual(first);
+    current = rotated;
+    const afterRotation = await poll();
+    expect(Object.keys(afterRotation)).toEqual(Object.keys(first));
+    for (const jwt of Object.values(afterRotation)) expect(JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString())).toMatchObject({ kid: rotated.kid });
+  });
+
   it('pauses a stream that fell behind the oldest retained event, with the gap in its reason, and resumes from there when enabled', async () => {
     let oldest = 1n;
     const t = await setUp({ retention: { oldestRetained: async () => oldest } });
@@ -332,6 +377,7 @@ describe('the transmitter', () => {
       clock: systemClock,
       logger: quiet,
       pushTimeoutMs: 2_000,
+      egress: loopbackAllowed,
       pauseAfterMs: 60_000,
       now: () => 1,
     });
