@@ -10,8 +10,8 @@ import { until } from '../support/until.js';
  * @tessera/verification's Shared Signals receiver end to end: Tessera runs as `tessera start`, the
  * receiver token comes from its CLI, and a downstream fastify service (ssf-sdk-receiver/downstream.mjs,
  * plain JavaScript on the built package, its own process) verifies Tessera's access tokens with the
- * revocations it hears by polling (RFC 8936) or by push to its own route (RFC 8935, over http with
- * TESSERA_SSF_ALLOW_HTTP_PUSH=true). What is measured is printed at the end.
+ * revocations it hears by polling (RFC 8936) or by push to its own route (RFC 8935, over http to
+ * 127.0.0.1, which TESSERA_EGRESS_ALLOW names). What is measured is printed at the end.
  */
 const downstreamScript = resolve(import.meta.dirname, 'ssf-sdk-receiver', 'downstream.mjs');
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
@@ -40,7 +40,8 @@ describe('a downstream service fed by the Shared Signals receiver of @tessera/ve
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'tessera-ssf-sdk-e2e-'));
     const port = await freePort();
-    tessera = await startTessera({ TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: `https://localhost:${port}`, TESSERA_SSF_ALLOW_HTTP_PUSH: 'true' });
+    // The pushed downstream listens on this machine's loopback over http: the egress policy refuses both unless the host is named.
+    tessera = await startTessera({ TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: `https://localhost:${port}`, TESSERA_EGRESS_ALLOW: '127.0.0.1' });
     account = await tessera.createAccount();
     receiverToken = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'downstream orders', '--json'])).stdout) as { token: string }).token;
     // The server follows the log: the new receiver token is taken within a second.
