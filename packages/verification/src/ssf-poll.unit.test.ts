@@ -131,6 +131,16 @@ describe('the poll loop', () => {
     expect(polls.filter((poll) => poll.ack.includes('v')).length).toBe(2);
   });
 
+  it('closed before it is ready: ready rejects with an AbortError, and no poll follows', async () => {
+    const started = start();
+    await expect.poll(() => verificationState).not.toBe('');
+    await started.close();
+    await expect(started.ready).rejects.toMatchObject({ name: 'AbortError' });
+    const after = polls.length;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(polls.length).toBe(after);
+  });
+
   it('backs off while polls fail: a handful of requests in a second, not a hot loop', async () => {
     start();
     await expect.poll(() => verificationState).not.toBe('');

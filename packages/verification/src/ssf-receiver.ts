@@ -73,7 +73,7 @@ export interface SsfReceiver {
   receivePush(pushed: { readonly authorization: string | undefined; readonly contentType: string | undefined; readonly body: string }): Promise<PushAnswer>;
   /** The largest pushed body taken, in bytes (the handlers stop reading past it). */
   readonly maxSetBytes: number;
-  /** Stops polling and closes the state file; resolves once nothing more is written. */
+  /** Stops polling and closes the state file; resolves once nothing more is written. A `ready` still pending rejects with an AbortError. */
   close(): Promise<void>;
 }
 
@@ -200,9 +200,12 @@ export function createSsfReceiver(options: SsfReceiverOptions): SsfReceiver {
   const caughtUp = polling === undefined ? streamVerified : polling.then((loop) => loop.caughtUp);
   // Its failure is the start's, which `ready` carries.
   caughtUp.catch(() => undefined);
-  const ready = started.then(() => caughtUp);
-  // A receiver closed before it was ready leaves `ready` pending; a failure reaches whoever awaits it.
+  // Closed before it was ready: `ready` rejects (with the abort's reason) rather than staying pending for ever.
+  const closed = new Promise<never>((_resolve, reject) => closing.signal.addEventListener('abort', () => reject(closing.signal.reason), { once: true }));
+  const ready = Promise.race([started.then(() => caughtUp), closed]);
+  // A failure reaches whoever awaits `ready`; unawaited, it is no unhandled rejection.
   ready.catch(() => undefined);
+  closed.catch(() => undefined);
 
   return {
     projection,
