@@ -1,8 +1,10 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
 import {
   manifestOf,
   markedBlock,
@@ -45,7 +47,9 @@ describe('@tessera/verification, installed into an empty project exactly as its 
     // Every public package is packed: the README's command must pick out the ones it needs.
     mkdirSync(join(project, 'vendor'));
     await packPublicPackages(join(project, 'vendor'));
-    tessera = await startTessera();
+    // A port and public URL of its own: the Shared Signals metadata names its endpoints under TESSERA_PUBLIC_URL.
+    const port = await freePort();
+    tessera = await startTessera({ TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: `https://localhost:${port}` });
     charger = await tessera.createAccount({ permissions: ['transaction:charge'], name: 'readme charger' });
     viewer = await tessera.createAccount({ permissions: [], name: 'readme viewer' });
   }, 300_000);
@@ -123,5 +127,51 @@ await app.close();
     expect(answers.forbidden).toMatchObject({ status: 403, type: expect.stringMatching(/^application\/problem\+json/) });
     expect(answers.missing).toMatchObject({ status: 401, type: expect.stringMatching(/^application\/problem\+json/) });
     expect(answers.garbage?.status).toBe(401);
+  });
+
+  it('installed without its peers (npm --omit=peer, no fastify), it loads, and its Shared Signals receiver hears a revocation by polling', async () => {
+    // Outside `project`, whose node_modules has fastify: Node would find it there, walking up.
+    const bare = mkdtempSync(join(tmpdir(), 'tessera-without-fastify-'));
+    onTestFinished(() => rmSync(bare, { recursive: true, force: true }));
+    writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'without-fastify', private: true, type: 'module' }));
+    writeFileSync(join(bare, '.npmrc'), markedBlock(readmeOf('verification'), 'downstream-npmrc'));
+    const tarballs = tesseraClosure('verification').map((name) => join(project, 'vendor', `tessera-${name}-${manifestOf(name).version}.tgz`));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_(config|package)_/i.test(key)));
+    await run('npm', ['install', '--omit=peer', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], { cwd: bare, env, timeout: 240_000 });
+    expect(existsSync(join(bare, 'node_modules', 'fastify'))).toBe(false);
+    writeFileSync(
+      join(bare, 'receive.mjs'),
+      `const fastify = await import('fastify').then(() => 'found', (error) => error.code);
+import { createSsfReceiver, ssfPushHandler } from '@tessera/verification';
+const receiver = createSsfReceiver({
+  transmitterUrl: process.env.TRANSMITTER_URL,
+  receiverToken: process.env.RECEIVER_TOKEN,
+  delivery: { method: 'poll' },
+  subjects: { accounts: [process.env.ACCOUNT_ID] },
+});
+await receiver.ready;
+console.log(JSON.stringify({ fastify, pushHandler: typeof ssfPushHandler(receiver), ready: true }));
+while (receiver.projection.size === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+console.log(JSON.stringify({ applied: receiver.projection.size }));
+await receiver.close();
+`,
+    );
+    const receiverToken = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'no fastify', '--json'])).stdout) as { token: string }).token;
+    await until(async () => (await tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${receiverToken}` } })).status === 200, 'the receiver token to be accepted');
+    const child = spawn(process.execPath, ['receive.mjs'], {
+      cwd: bare,
+      env: { PATH: process.env.PATH, NODE_EXTRA_CA_CERTS: join(tessera.dataDir, 'tls', 'self-signed.crt'), TRANSMITTER_URL: tessera.baseUrl, RECEIVER_TOKEN: receiverToken, ACCOUNT_ID: charger.account_id },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolveExit) => child.once('exit', resolveExit));
+    await until(() => output.includes('"ready":true') || child.exitCode !== null, 'the receiver to be ready', { timeoutMs: 30_000 });
+    expect(JSON.parse(output.split('\n')[0]!)).toEqual({ fastify: 'ERR_MODULE_NOT_FOUND', pushHandler: 'function', ready: true });
+    const pair = (await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: charger.api_login_id, transaction_key: charger.transaction_key })).json() as { refresh_token: string };
+    expect((await tessera.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: pair.refresh_token })).status).toBe(200);
+    expect(await exited, output).toBe(0);
+    expect(output).toContain('{"applied":1}');
   });
 });

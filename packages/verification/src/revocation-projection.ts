@@ -1,4 +1,4 @@
-import { rejectsUntilOf, type AccountTokensRevoked, type CredentialTokensRevoked, type TokenRevoked, type TokenRotated } from '@tessera/contracts';
+import type { AccountTokensRevoked, CredentialTokensRevoked, TokenRevoked, TokenRotated } from '@tessera/contracts';
 
 /**
  * family id → lowest valid generation (or revoked). An entry is forgotten once every token it
@@ -27,6 +27,16 @@ export interface RevocationProjectionOptions {
 }
 
 export type RevocationEvent = TokenRotated | TokenRevoked | AccountTokensRevoked | CredentialTokensRevoked;
+
+/**
+ * What `apply()` reads of each event. A log event is one; a receiver of Shared Signals, which
+ * never sees the log's other fields (hashes, credential ids), builds these from the SETs.
+ */
+export type RevocationFacts =
+  | Pick<TokenRotated, 'type' | 'familyId' | 'generation' | 'rejectsUntil' | 'accessExpiresAt'>
+  | Pick<TokenRevoked, 'type' | 'familyId' | 'generation' | 'rejectsUntil' | 'accessExpiresAt'>
+  | Pick<AccountTokensRevoked, 'type' | 'accountId' | 'notBefore' | 'rejectsUntil'>
+  | Pick<CredentialTokensRevoked, 'type' | 'apiLoginId' | 'apiId' | 'notBefore' | 'rejectsUntil'>;
 
 /**
  * A cut (docs/decisions/0011): tokens of an account, or of a client id, with `iat` before `notBefore`
@@ -65,10 +75,11 @@ export class RevocationProjection {
     return this.entries.size + this.accountCuts.size + this.credentialCuts.size;
   }
 
-  apply(event: RevocationEvent): void {
+  apply(event: RevocationEvent | RevocationFacts): void {
     if (event.type === 'AccountTokensRevoked') return this.applyCut(this.accountCuts, event.accountId, event);
     if (event.type === 'CredentialTokensRevoked') return this.applyCut(this.credentialCuts, event.apiLoginId ?? event.apiId, event);
-    const forgetAt = rejectsUntilOf(event) + this.clockSkewSeconds;
+    // rejectsUntilOf()'s rule, on the fields read: an event older than rejectsUntil implies accessExpiresAt.
+    const forgetAt = (event.rejectsUntil ?? event.accessExpiresAt) + this.clockSkewSeconds;
     // Every token this event rejects has expired already: a rebuild over a long window stores only live entries.
     if (forgetAt <= this.forgottenUpTo) return;
     const revoked = event.type === 'TokenRevoked';
@@ -106,7 +117,7 @@ export class RevocationProjection {
   }
 
   /** A max() of each part, like apply(): duplicates and any order change nothing. */
-  private applyCut(cuts: Map<string, Cut>, key: string | undefined, event: AccountTokensRevoked | CredentialTokensRevoked): void {
+  private applyCut(cuts: Map<string, Cut>, key: string | undefined, event: Pick<AccountTokensRevoked, 'notBefore' | 'rejectsUntil'>): void {
     const forgetAt = event.rejectsUntil + this.clockSkewSeconds;
     if (key === undefined || forgetAt <= this.forgottenUpTo) return;
     const cut = cuts.get(key);
