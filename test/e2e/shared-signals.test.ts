@@ -392,12 +392,46 @@ describe('tessera ssf-receivers', () => {
       const streams = () => tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${created.token}` } });
       await until(async () => (await streams()).status === 200, 'the receiver token to be accepted');
       const listed = await tessera.tessera(['ssf-receivers', 'list', '--json']);
-      expect(JSON.parse(listed.stdout)).toEqual([{ receiver_id: created.receiver_id, name: 'Partner API', created: expect.stringMatching(/^\d{4}-/), revoked: null }]);
+      expect(JSON.parse(listed.stdout)).toEqual([{ receiver_id: created.receiver_id, name: 'Partner API', accounts: null, created: expect.stringMatching(/^\d{4}-/), revoked: null }]);
       expect(listed.stdout).not.toContain(created.token!);
       await tessera.tessera(['ssf-receivers', 'revoke', '--id', created.receiver_id!]);
       await until(async () => (await streams()).status === 401, 'the revoked token to be refused');
       await expect(tessera.tessera(['ssf-receivers', 'revoke', '--id', 'no-such-receiver'])).rejects.toMatchObject({ code: 3 });
       await expect(tessera.tessera(['ssf-receivers', 'create', '--name', ' '])).rejects.toMatchObject({ code: 2 });
+    } finally {
+      await tessera.stop();
+    }
+  });
+});
+
+describe('a receiver scoped to accounts', () => {
+  it('created with --account, follows those accounts and their families only: any other subject is 403', async () => {
+    const tessera = await startTessera();
+    try {
+      const mine = await tessera.createAccount();
+      const other = await tessera.createAccount();
+      const created = JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', 'Scoped', '--account', mine.account_id, '--json'])).stdout) as { receiver_id: string; token: string; accounts: string[] };
+      expect(created.accounts).toEqual([mine.account_id]);
+      const listed = JSON.parse((await tessera.tessera(['ssf-receivers', 'list', '--json'])).stdout) as { receiver_id: string; accounts: string[] | null }[];
+      expect(listed.find((row) => row.receiver_id === created.receiver_id)?.accounts).toEqual([mine.account_id]);
+      const call = (path: string, body: unknown) =>
+        tessera.request(path, { method: 'POST', headers: { authorization: `Bearer ${created.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      let stream = await call('/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } });
+      await until(async () => stream.status !== 401 || (stream = await call('/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).status !== 401, 'the receiver token to be accepted');
+      const streamId = (stream.json() as { stream_id: string }).stream_id;
+      const issuer = (await tessera.request('/.well-known/ssf-configuration')).json() as { issuer: string };
+      const familyOf = async (account: Credentials) => {
+        const pair = (await tessera.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key })).json() as { refresh_token: string };
+        return pair.refresh_token.slice('tsr_'.length).split('.')[0]!;
+      };
+      const add = (subject: unknown) => call('/ssf/subjects/add', { stream_id: streamId, subject });
+      expect((await add({ format: 'iss_sub', iss: issuer.issuer, sub: mine.account_id })).status).toBe(200);
+      expect((await add({ format: 'opaque', id: await familyOf(mine) })).status).toBe(200);
+      for (const outside of [{ format: 'iss_sub', iss: issuer.issuer, sub: other.account_id }, { format: 'opaque', id: await familyOf(other) }, { format: 'opaque', id: 'no-such-family' }]) {
+        const refused = await add(outside);
+        expect(refused.status).toBe(403);
+        expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+      }
     } finally {
       await tessera.stop();
     }

@@ -19,6 +19,11 @@ export const SsfReceiverRegistered = z.object({
   tokenHash: keyedHash,
   /** The fingerprint of the secret-hashing key that made `tokenHash`; absent: the log's first key. */
   hashingKey: z.string().regex(/^[A-Za-z0-9_-]{22}$/).optional(),
+  /**
+   * The accounts the receiver may follow (subjects of those accounts and of their families);
+   * absent: every account. Optional and still `v: 1`: an older reader sees the receiver unscoped.
+   */
+  accounts: z.array(id).min(1).max(100).optional(),
   at: epochSeconds,
 });
 

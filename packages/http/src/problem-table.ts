@@ -94,6 +94,7 @@ export const problemCodes = [
   'ERR_INVALID_SSF_RECEIVER_INPUT',
   'ERR_SSF_STREAM_LIMIT',
   'ERR_SSF_VERIFICATION_TOO_SOON',
+  'ERR_SSF_SUBJECT_OUT_OF_SCOPE',
 ] as const satisfies readonly ErrorCode[];
 
 export type ProblemCode = (typeof problemCodes)[number];
@@ -228,6 +229,13 @@ export const problemTable = {
     type: problemTypes.conflict,
     title: 'Conflict',
     log: { level: 'info', message: 'a Shared Signals receiver has the most streams it may have' },
+  },
+  // A receiver scoped to accounts names a subject outside them: the same answer whether or not it exists.
+  ERR_SSF_SUBJECT_OUT_OF_SCOPE: {
+    status: 403,
+    type: problemTypes.forbidden,
+    title: 'Forbidden',
+    log: { level: 'info', message: 'a Shared Signals subject outside its receiver\'s accounts was refused' },
   },
   // SSF 1.0 section 8.1.4.2: verifications closer than min_verification_interval; the route sets Retry-After to what is left of it.
   ERR_SSF_VERIFICATION_TOO_SOON: {

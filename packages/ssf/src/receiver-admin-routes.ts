@@ -49,13 +49,16 @@ export async function receiverAdminRoutes(app: FastifyInstance, options: Receive
         summary: 'Create a Shared Signals receiver: its token is in this answer once (scope ssf:receivers)',
         tags,
         security,
-        body: z.strictObject({ name: z.string().min(1).max(200) }),
-        response: { 201: z.object({ receiver_id: z.string(), token: z.string() }), ...errors },
+        body: z.strictObject({
+          name: z.string().min(1).max(200),
+          accounts: z.array(z.string().min(1).max(128)).max(100).optional().describe('Scope the receiver to these accounts: it may follow only them and their families. Omitted: every account'),
+        }),
+        response: { 201: z.object({ receiver_id: z.string(), token: z.string(), accounts: z.array(z.string()).optional() }), ...errors },
       },
     },
     async (request, reply) => {
-      const created = await service(request).create({ name: request.body.name });
-      return noStore(reply).code(201).send({ receiver_id: created.receiverId, token: created.token });
+      const created = await service(request).create({ name: request.body.name, accounts: request.body.accounts });
+      return noStore(reply).code(201).send({ receiver_id: created.receiverId, token: created.token, ...(created.accounts === undefined ? {} : { accounts: [...created.accounts] }) });
     },
   );
 
@@ -67,13 +70,14 @@ export async function receiverAdminRoutes(app: FastifyInstance, options: Receive
         summary: 'Every Shared Signals receiver, never its token (scope ssf:receivers)',
         tags,
         security,
-        response: { 200: z.object({ receivers: z.array(z.object({ receiver_id: z.string(), name: z.string(), created: z.string(), revoked: z.string().nullable() })) }), ...errors },
+        response: { 200: z.object({ receivers: z.array(z.object({ receiver_id: z.string(), name: z.string(), accounts: z.array(z.string()).optional().describe('Absent: every account'), created: z.string(), revoked: z.string().nullable() })) }), ...errors },
       },
     },
     async (_request, reply) => {
       const receivers = (await listReceivers(options.store)).map((receiver) => ({
         receiver_id: receiver.receiverId,
         name: receiver.name,
+        ...(receiver.accounts === undefined ? {} : { accounts: [...receiver.accounts] }),
         created: iso(receiver.createdAt),
         revoked: receiver.revokedAt === undefined ? null : iso(receiver.revokedAt),
       }));

@@ -9,7 +9,16 @@ export type ReceiverState =
   | { readonly status: 'revoked'; readonly receiverId: string; readonly revokedAt: number };
 
 export type ReceiverCommand =
-  | { readonly type: 'RegisterReceiver'; readonly receiverId: string; readonly name: string; readonly tokenHash: string; readonly hashingKey: string; readonly now: number }
+  | {
+      readonly type: 'RegisterReceiver';
+      readonly receiverId: string;
+      readonly name: string;
+      readonly tokenHash: string;
+      readonly hashingKey: string;
+      /** The accounts it is scoped to; undefined: every account. */
+      readonly accounts?: readonly string[] | undefined;
+      readonly now: number;
+    }
   | { readonly type: 'RevokeReceiver'; readonly receiverId: string; readonly now: number };
 
 export function evolveReceiver(_state: ReceiverState, event: SsfReceiverEvent): ReceiverState {
@@ -28,7 +37,18 @@ export function decideReceiver(command: ReceiverCommand, state: ReceiverState): 
     case 'RegisterReceiver':
       // A fresh random id: a stream that exists already is a bug, not a caller's mistake.
       if (state.status !== 'none') throw new SsfReceiverExists();
-      return [{ type: 'SsfReceiverRegistered', v: 1, receiverId: command.receiverId, name: command.name, tokenHash: command.tokenHash, hashingKey: command.hashingKey, at: command.now }];
+      return [
+        {
+          type: 'SsfReceiverRegistered',
+          v: 1,
+          receiverId: command.receiverId,
+          name: command.name,
+          tokenHash: command.tokenHash,
+          hashingKey: command.hashingKey,
+          ...(command.accounts === undefined ? {} : { accounts: [...command.accounts] }),
+          at: command.now,
+        },
+      ];
     case 'RevokeReceiver':
       if (state.status === 'none') throw new SsfReceiverNotFound(command.receiverId);
       // Revoking twice changes nothing.

@@ -25,11 +25,14 @@ export interface CreatedReceiver {
   /** Exists only here: the log keeps its keyed hash. */
   readonly token: string;
   readonly name: string;
+  readonly accounts: readonly string[] | undefined;
 }
 
 export interface ReceiverSummary {
   readonly receiverId: string;
   readonly name: string;
+  /** The accounts it is scoped to; undefined: every account. */
+  readonly accounts: readonly string[] | undefined;
   readonly createdAt: number;
   readonly revokedAt: number | undefined;
 }
@@ -39,19 +42,20 @@ export function createReceiverService(deps: ReceiverServiceDeps) {
   const { store, hasher } = deps;
   const metadata: EventMetadata = { ...deps.metadata, actor: deps.actor };
   return {
-    async create(input: { readonly name: string }): Promise<CreatedReceiver> {
+    async create(input: { readonly name: string; readonly accounts?: readonly string[] | undefined }): Promise<CreatedReceiver> {
       if (!hasher) throw new InvalidArgument('creating a receiver needs the hasher in the receiver service deps');
       const name = validName(input.name);
+      const accounts = validAccounts(input.accounts);
       const receiverId = randomUUID();
       const token = newReceiverToken();
       await handleCommand(store, {
         stream: ssfStreams.receiver(receiverId),
         decider: receiverDecider,
-        command: (): ReceiverCommand => ({ type: 'RegisterReceiver', receiverId, name, tokenHash: hasher.hash(token), hashingKey: hasher.fingerprint, now: deps.now() }),
+        command: (): ReceiverCommand => ({ type: 'RegisterReceiver', receiverId, name, tokenHash: hasher.hash(token), hashingKey: hasher.fingerprint, accounts, now: deps.now() }),
         metadata,
         newStream: true,
       });
-      return { receiverId, token, name };
+      return { receiverId, token, name, accounts };
     },
     /** Its token is refused from then on, and its streams deliver nothing more; twice changes nothing. */
     async revoke(receiverId: string): Promise<{ readonly receiverId: string; readonly revokedAt: number; readonly alreadyRevoked: boolean }> {
@@ -76,7 +80,7 @@ export async function listReceivers(store: Pick<EventStore, 'readAll'>): Promise
   for await (const page of readAllOf(store, ssfReceiverEventTypes)) {
     for (const { event } of page) {
       if (event.type === 'SsfReceiverRegistered') {
-        receivers.set(event.receiverId, { receiverId: event.receiverId, name: event.name, createdAt: event.at, revokedAt: undefined });
+        receivers.set(event.receiverId, { receiverId: event.receiverId, name: event.name, accounts: event.accounts, createdAt: event.at, revokedAt: undefined });
       } else {
         const receiver = receivers.get(event.receiverId);
         if (receiver) receivers.set(receiver.receiverId, { ...receiver, revokedAt: event.at });
@@ -84,6 +88,15 @@ export async function listReceivers(store: Pick<EventStore, 'readAll'>): Promise
     }
   }
   return [...receivers.values()];
+}
+
+/** Unscoped when none is given; otherwise 1 to 100 distinct account ids. */
+function validAccounts(accounts: readonly string[] | undefined): readonly string[] | undefined {
+  if (accounts === undefined || accounts.length === 0) return undefined;
+  const distinct = [...new Set(accounts)];
+  if (distinct.length > 100) throw new InvalidSsfReceiverInput('a receiver is scoped to at most 100 accounts', 'accounts');
+  if (distinct.some((account) => account.trim() === '' || account.length > 128 || unsafeNameCharacter.test(account))) throw new InvalidSsfReceiverInput('an account id is 1 to 128 printable characters', 'accounts');
+  return distinct;
 }
 
 function validName(name: string): string {

@@ -71,6 +71,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     issuer,
     egress,
     now,
+    scopeOf: (receiverId) => receivers.scopeOf(receiverId),
     maxStreamsPerReceiver: config.TESSERA_SSF_MAX_STREAMS_PER_RECEIVER,
     minVerificationIntervalSeconds: config.TESSERA_SSF_MIN_VERIFICATION_INTERVAL,
   });

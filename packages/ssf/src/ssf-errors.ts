@@ -55,8 +55,10 @@ export class SsfReceiverNotFound extends CodedError {
 /** A receiver name no receiver may have: the caller's mistake (CLI exit 2, HTTP 400). */
 export class InvalidSsfReceiverInput extends CodedError {
   readonly code = 'ERR_INVALID_SSF_RECEIVER_INPUT';
-  readonly field = 'name';
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    readonly field: 'name' | 'accounts' = 'name',
+  ) {
     super(reason);
     this.name = 'InvalidSsfReceiverInput';
   }
@@ -77,5 +79,14 @@ export class SsfVerificationTooSoon extends CodedError {
   constructor(readonly retryAfterSeconds: number) {
     super(`a verification was requested less than min_verification_interval ago: ask again in ${retryAfterSeconds} s`);
     this.name = 'SsfVerificationTooSoon';
+  }
+}
+
+/** A subject outside the accounts its receiver is scoped to (or a family Tessera cannot place in them): 403, nothing appended. */
+export class SsfSubjectOutOfScope extends CodedError {
+  readonly code = 'ERR_SSF_SUBJECT_OUT_OF_SCOPE';
+  constructor() {
+    super('this receiver is scoped to other accounts: it may follow only its accounts and their families');
+    this.name = 'SsfSubjectOutOfScope';
   }
 }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ssfStreams, type EventMetadata, type SsfDelivery, type SsfStreamConfiguration, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
+import { ssfStreams, streams, type EventMetadata, type SsfDelivery, type SsfStreamConfiguration, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { handleCommand, type CommandStore } from '@tessera/event-store';
 import { deliveryMethods, eventsByDefault, eventsSupported } from './event-types.js';
 import type { PushEgress } from './delivery/push-client.js';
 import type { HeaderSeal } from './sealed-header.js';
 import { decideStream, streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
 import type { StreamDirectory } from './stream-directory.js';
-import { InvalidSsfRequest, SsfStreamLimitReached, SsfStreamNotFound } from './ssf-errors.js';
+import { InvalidSsfRequest, SsfStreamLimitReached, SsfStreamNotFound, SsfSubjectOutOfScope } from './ssf-errors.js';
 import type { CreateStreamRequest, DeliveryRequest, ReplaceStreamRequest, StreamConfiguration, SubjectIdentifier, UpdateStreamRequest } from './stream-wire.js';
 
 export interface StreamManagementDeps {
@@ -22,6 +22,8 @@ export interface StreamManagementDeps {
   readonly egress: PushEgress;
   /** Epoch seconds. */
   readonly now: () => number;
+  /** The accounts a receiver may follow (undefined: every account). */
+  readonly scopeOf: (receiverId: string) => ReadonlySet<string> | undefined;
   /** TESSERA_SSF_MAX_STREAMS_PER_RECEIVER. */
   readonly maxStreamsPerReceiver: number;
   /** TESSERA_SSF_MIN_VERIFICATION_INTERVAL, seconds: the streams' min_verification_interval. */
@@ -131,6 +133,23 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     if (refusal !== undefined) throw new InvalidSsfRequest('delivery.endpoint_url', `is refused by the egress policy: ${refusal} (TESSERA_EGRESS_ALLOW opens a host or range)`);
   }
 
+  /**
+   * A scoped receiver follows only its accounts and the families of those accounts: a family's
+   * account is read from the newest event of its stream in this region's log. One it cannot place
+   * there (unknown, or another region's) is refused the same as one of another account.
+   */
+  async function checkScope(receiverId: string, subject: SsfSubject): Promise<void> {
+    const scope = deps.scopeOf(receiverId);
+    if (scope === undefined) return;
+    if (subject.kind === 'account') {
+      if (!scope.has(subject.accountId)) throw new SsfSubjectOutOfScope();
+      return;
+    }
+    const [newest] = await store.readStream(streams.family(subject.familyId), { direction: 'backwards', maxCount: 1 });
+    const accountId = newest !== undefined && 'accountId' in newest.event ? newest.event.accountId : undefined;
+    if (typeof accountId !== 'string' || !scope.has(accountId)) throw new SsfSubjectOutOfScope();
+  }
+
   const subjectOf = (subject: SubjectIdentifier): SsfSubject => {
     if (subject.format === 'opaque') return { kind: 'family', familyId: subject.id };
     if (subject.iss !== issuer()) throw new InvalidSsfRequest('subject.iss', `must be this transmitter's issuer, ${issuer()}`);
@@ -203,6 +222,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
     async addSubject(receiverId: string, request: { stream_id: string; subject: SubjectIdentifier }, audit: RequestAudit): Promise<void> {
       const subject = subjectOf(request.subject);
       read(receiverId, request.stream_id);
+      await checkScope(receiverId, subject);
       await run(request.stream_id, () => ({ type: 'AddSubject', receiverId, subject, now: deps.now() }), audit, receiverId);
     },
 

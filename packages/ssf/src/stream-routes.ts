@@ -158,7 +158,8 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           tags,
           security,
           body: addSubjectRequest(options.issuerAtStart),
-          response: { 200: z.object({}).describe('Added (or already there)'), ...errors },
+          // 403: a receiver scoped to accounts names a subject outside them.
+          response: { 200: z.object({}).describe('Added (or already there)'), ...errors, ...problemResponses(403) },
         },
       },
       async (request, reply) => {

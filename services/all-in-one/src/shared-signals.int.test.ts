@@ -92,6 +92,22 @@ describe('receiver tokens through the admin API', () => {
     expectProblem(await adminPost('/admin/v1/ssf/receivers/no-such-receiver/revoke'), 404);
   });
 
+  it('scopes a receiver to accounts with `accounts`: it adds their subjects, and any other is 403 with nothing appended', async () => {
+    const answer = await adminPost('/admin/v1/ssf/receivers', { name: 'Scoped partner', accounts: ['acct-a'] });
+    expect(answer.statusCode).toBe(201);
+    const created = answer.json<{ receiver_id: string; token: string; accounts: string[] }>();
+    expect(created.accounts).toEqual(['acct-a']);
+    await tessera.caughtUp();
+    const listed = await adminApp.inject({ method: 'GET', url: '/admin/v1/ssf/receivers', headers: { authorization: `Bearer ${adminToken}` } });
+    expect(listed.json<{ receivers: { receiver_id: string; accounts?: string[] }[] }>().receivers).toContainEqual(expect.objectContaining({ receiver_id: created.receiver_id, accounts: ['acct-a'] }));
+    const id = (await call(created.token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    expect((await call(created.token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' } })).statusCode).toBe(200);
+    const head = await tessera.store.headPosition();
+    expectProblem(await call(created.token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-b' } }), 403);
+    expectProblem(await call(created.token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'opaque', id: 'fam-of-nobody' } }), 403);
+    expect(await tessera.store.headPosition()).toBe(head);
+  });
+
   it('refuses stream management without a token, or with an unknown one, with a Bearer challenge', async () => {
     const none = await app.inject({ method: 'GET', url: '/ssf/streams' });
     expectProblem(none, 401);

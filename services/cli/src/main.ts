@@ -24,7 +24,7 @@ const usage = `usage: tessera <command>
   admin-tokens create --name NAME --scope audit:read|tokens:revoke|ssf:receivers... [--expires-in SECONDS] [--json]
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]
-  ssf-receivers create --name NAME [--json]   a Shared Signals receiver's token, shown once
+  ssf-receivers create --name NAME [--account ID ...] [--json]   a Shared Signals receiver's token, shown once; --account scopes it to those accounts
   ssf-receivers list [--json]
   ssf-receivers revoke --id ID [--json]
   keys rotate [--kid KID]... [--json]

@@ -8,6 +8,7 @@ import { print, shown } from '../output.js';
 
 const options = {
   name: { type: 'string' },
+  account: { type: 'string', multiple: true },
   id: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -25,14 +26,15 @@ export async function runSsfReceivers(command: CommandContext, argv: string[]): 
         const name = values.name;
         if (!name) throw new CliError('--name is required (1 to 200 characters)');
         return await withAdminContext(command, async ({ store, hasher, now }) => {
-          const created = await createReceiverService({ store, hasher, now: () => now, actor: 'cli' }).create({ name });
-          // The documented answer (docs/shared-signals.md): exactly these two keys.
+          const created = await createReceiverService({ store, hasher, now: () => now, actor: 'cli' }).create({ name, accounts: values.account });
+          // The documented answer (docs/shared-signals.md): these two keys, and the scope when one was given.
           print(
             json,
-            { receiver_id: created.receiverId, token: created.token },
+            { receiver_id: created.receiverId, token: created.token, ...(created.accounts === undefined ? {} : { accounts: [...created.accounts] }) },
             [
               `Receiver "${shown(name)}" created. The token below is shown once: give it to the receiver now. Tessera keeps only a keyed hash.`,
               `  receiver_id  ${created.receiverId}`,
+              ...(created.accounts === undefined ? [] : [`  accounts     ${created.accounts.map(shown).join(', ')}`]),
               `  token        ${created.token}`,
             ].join('\n'),
           );
@@ -44,11 +46,12 @@ export async function runSsfReceivers(command: CommandContext, argv: string[]): 
           const rows = (await listReceivers(store)).map((receiver) => ({
             receiver_id: receiver.receiverId,
             name: receiver.name,
+            accounts: receiver.accounts === undefined ? null : [...receiver.accounts],
             created: iso(receiver.createdAt),
             revoked: receiver.revokedAt === undefined ? null : iso(receiver.revokedAt),
           }));
           const human =
-            rows.length === 0 ? 'no receivers' : rows.map((row) => `${shown(row.receiver_id)}  ${shown(row.name)}  created ${row.created}${row.revoked ? `  REVOKED ${row.revoked}` : ''}`).join('\n');
+            rows.length === 0 ? 'no receivers' : rows.map((row) => `${shown(row.receiver_id)}  ${shown(row.name)}${row.accounts ? `  accounts ${row.accounts.map(shown).join(',')}` : ''}  created ${row.created}${row.revoked ? `  REVOKED ${row.revoked}` : ''}`).join('\n');
           print(json, rows, human);
           return 0;
         });
@@ -71,7 +74,7 @@ export async function runSsfReceivers(command: CommandContext, argv: string[]): 
     }
   } catch (error) {
     if (error instanceof SsfReceiverNotFound) throw new NotFound(`no receiver ${values.id ?? ''}`);
-    if (error instanceof InvalidSsfReceiverInput) throw new CliError(`--name: ${error.message}`);
+    if (error instanceof InvalidSsfReceiverInput) throw new CliError(`--${error.field === 'accounts' ? 'account' : 'name'}: ${error.message}`);
     throw error;
   }
 }
