@@ -6,3 +6,4 @@ export * from './one-of.js';
 export * from './trace-context.js';
 export * from './time-ordered-id.js';
 export * from './oauth.js';
+export * from './security-events.js';

@@ -1,15 +1,7 @@
-import { CodedError } from '@tessera/contracts';
+import { CodedError, ssfEventTypes } from '@tessera/contracts';
 import type { RevocationFacts } from './revocation-projection.js';
 
-/** The SET event types a Tessera transmitter sends that this receiver reads. */
-export const ssfEventTypes = {
-  sessionRevoked: 'https://schemas.openid.net/secevent/caep/event-type/session-revoked',
-  credentialChange: 'https://schemas.openid.net/secevent/caep/event-type/credential-change',
-  tokenClaimsChange: 'https://schemas.openid.net/secevent/caep/event-type/token-claims-change',
-  verification: 'https://schemas.openid.net/secevent/ssf/event-type/verification',
-  /** Tessera's own, sent only to streams that name it: a refresh replaced a family's access token. */
-  tokenRotated: 'urn:tessera:secevent:token-rotated',
-} as const;
+export { ssfEventTypes };
 
 /**
  * What a receiver asks for by default: the revocations, and the rotations, so that a verifier it
