@@ -2,6 +2,7 @@ import { sign, verify } from 'node:crypto';
 import type { AccessTokenClaims } from '@tessera/contracts';
 import type { PublicKeySet } from './key-set.js';
 import type { SigningKey } from './signing-key.js';
+import { isJsonObject, jsonObjectOf } from './jose-segment.js';
 
 /**
  * RFC 9068 JWT access tokens, signed and verified with node:crypto: on this hardware it is
@@ -73,7 +74,7 @@ export function verifySignature(token: string, keys: PublicKeySet, nowSeconds: n
   if (!base64url.test(encodedHeaderPart) || !base64url.test(encodedPayload) || !base64url.test(encodedSignature)) {
     return reject('ERR_TOKEN_MALFORMED');
   }
-  const header = parseJsonObject(encodedHeaderPart);
+  const header = jsonObjectOf(encodedHeaderPart);
   if (!header) return reject('ERR_TOKEN_MALFORMED');
   // Only ES256: `none`, HS256-with-the-public-key and algorithm confusion die here.
   if (header.alg !== 'ES256') return reject('ERR_TOKEN_ALGORITHM');
@@ -93,7 +94,7 @@ export function verifySignature(token: string, keys: PublicKeySet, nowSeconds: n
 
   const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : '';
   if (typ !== accessTokenType && typ !== `application/${accessTokenType}`) return reject('ERR_TOKEN_TYPE');
-  const claims = parseJsonObject(encodedPayload);
+  const claims = jsonObjectOf(encodedPayload);
   if (!claims || !hasClaimTypes(claims)) return reject('ERR_TOKEN_MALFORMED');
   return { ok: true, kid: header.kid, claims };
 }
@@ -109,19 +110,8 @@ export function checkClaims(claims: AccessTokenClaims, options: Omit<VerifyOptio
   return { ok: true, claims };
 }
 
-function parseJsonObject(encoded: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
-    return isJsonObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** What JSON.parse makes of a JSON object: a plain object, its members under string keys. */
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function hasClaimTypes(claims: Record<string, unknown>): claims is Record<string, unknown> & AccessTokenClaims {
   return (

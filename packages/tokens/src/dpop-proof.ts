@@ -1,4 +1,5 @@
 import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { isJsonObject, jsonObjectOf } from './jose-segment.js';
 
 /**
  * RFC 9449 (DPoP) proofs, checked the way access tokens are here: on node:crypto, synchronously,
@@ -178,18 +179,7 @@ function signatureVerifies(alg: DpopSigningAlgorithm, key: KeyObject, signingInp
   }
 }
 
-function jsonObjectOf(encoded: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
-    return isJsonObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const refusal = (description: string) => ({ ok: false, code: 'ERR_DPOP_PROOF_INVALID', description }) as const;
 const refuse = (description: string): DpopProofResult => refusal(description);
