@@ -133,7 +133,7 @@ export async function measureSharedSignals(options: { samples?: number; streams?
   const publicUrl = `https://localhost:${port}`;
   progress('shared signals: starting Tessera (tessera start) and a push receiver on loopback');
   const tessera = await startTessera(
-    { TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: publicUrl, NODE_EXTRA_CA_CERTS: certFile, TESSERA_EGRESS_ALLOW: 'localhost', TESSERA_LOG_LEVEL: process.env.BENCH_TESSERA_LOG_LEVEL ?? 'info' },
+    { TESSERA_PORT: String(port), TESSERA_PUBLIC_URL: publicUrl, NODE_EXTRA_CA_CERTS: certFile, TESSERA_EGRESS_ALLOW: 'localhost', TESSERA_SSF_MAX_STREAMS_PER_RECEIVER: '1000', TESSERA_LOG_LEVEL: process.env.BENCH_TESSERA_LOG_LEVEL ?? 'info' },
     { dataDir, logFile: join(work, 'tessera.log') },
   );
   const http = client(tessera, readFileSync(certFile));

@@ -3,7 +3,7 @@ import { problemTypes, sendProblem } from '@tessera/http';
 import { isForwardedByPeer, isoTime, noStore, refreshRefusal, type Forwarding } from '@tessera/issuer';
 import { decideHome, type RegionMap } from './home-region.js';
 import type { PeerHealth } from './peer-health.js';
-import { exchangeWithHome, homeUnavailableRetryAfterSeconds, relayedHeaders } from './peer-exchange.js';
+import { exchangeWithHome, homeUnavailableRetryAfterSeconds, homeVerdict, relayedHeaders } from './peer-exchange.js';
 
 export interface ForwardingOptions {
   readonly regions: RegionMap;
@@ -74,19 +74,10 @@ export function createForwarding(options: ForwardingOptions): Forwarding {
       body: JSON.stringify({ refresh_token: refreshToken }),
       budgetSeconds: budget,
     });
-    if (outcome.kind === 'failed') {
-      request.log.warn({ region: home.region, cause: outcome.cause }, 'home region unreachable for a forwarded request');
-      options.health?.failed(home.region, outcome.cause, { wholeBudget: outcome.timedOut });
-      return revoking ? revokeHere() : homeUnavailable(reply);
-    }
-    options.health?.succeeded(home.region);
-    const { answer, body } = outcome;
-    // Home answered but could not decide (its store is out, say): a revoke is not left waiting on it.
-    if (revoking && answer.status >= 500) {
-      request.log.warn({ region: home.region, status: answer.status }, 'home region could not decide a forwarded revoke');
-      return revokeHere();
-    }
-    request.log.info({ region: home.region, status: answer.status }, 'forwarded to the home region');
+    const verdict = homeVerdict(outcome, { log: request.log, region: home.region, health: options.health, revoking });
+    if (verdict.kind === 'unreachable') return revoking ? revokeHere() : homeUnavailable(reply);
+    if (verdict.kind === 'undecided') return revokeHere();
+    const { answer, body } = verdict;
     for (const name of relayedHeaders) {
       const value = answer.headers.get(name);
       if (value !== null) reply.header(name, value);

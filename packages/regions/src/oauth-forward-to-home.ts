@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { isForwardedByPeer, peerHeaders, refreshRefusal, type OAuthForward, type OAuthForwarding, type OAuthForwardOutcome } from '@tessera/issuer';
 import type { ForwardingOptions } from './forward-to-home.js';
 import { decideHomeOfFamily } from './home-region.js';
-import { exchangeWithHome, homeUnavailableRetryAfterSeconds, relayedHeaders } from './peer-exchange.js';
+import { exchangeWithHome, homeUnavailableRetryAfterSeconds, homeVerdict, relayedHeaders } from './peer-exchange.js';
 
 export interface OAuthForwardingOptions extends Omit<ForwardingOptions, 'revokeHere'> {
   /**
@@ -59,19 +59,10 @@ export function createOAuthForwarding(options: OAuthForwardingOptions): OAuthFor
       body: new URLSearchParams(forward.form).toString(),
       budgetSeconds: revoking ? (options.revokeTimeoutSeconds ?? options.timeoutSeconds) : options.timeoutSeconds,
     });
-    if (outcome.kind === 'failed') {
-      request.log.warn({ region: home.region, cause: outcome.cause }, 'home region unreachable for a forwarded request');
-      options.health?.failed(home.region, outcome.cause, { wholeBudget: outcome.timedOut });
-      return revoking ? revokeHere() : unavailable;
-    }
-    options.health?.succeeded(home.region);
-    const { answer, body } = outcome;
-    // Home answered but could not decide (its store is out, say): a revoke is not left waiting on it.
-    if (revoking && answer.status >= 500) {
-      request.log.warn({ region: home.region, status: answer.status }, 'home region could not decide a forwarded revoke');
-      return revokeHere();
-    }
-    request.log.info({ region: home.region, status: answer.status }, 'forwarded to the home region');
+    const verdict = homeVerdict(outcome, { log: request.log, region: home.region, health: options.health, revoking });
+    if (verdict.kind === 'unreachable') return revoking ? revokeHere() : unavailable;
+    if (verdict.kind === 'undecided') return revokeHere();
+    const { answer, body } = verdict;
     const headers: Record<string, string> = {};
     for (const name of relayedHeaders) {
       const value = answer.headers.get(name);

@@ -1,5 +1,7 @@
 import { peerHeaders } from '@tessera/issuer';
+import type { FastifyBaseLogger } from 'fastify';
 import { traceContextHeaders } from '@tessera/tracing';
+import type { PeerHealth } from './peer-health.js';
 
 /** The home issuer's headers that belong to the answer the client sees; the rest are hop-by-hop or the peer's own (a DPoP-Nonce among them). */
 export const relayedHeaders = ['content-type', 'cache-control', 'pragma', 'retry-after', 'www-authenticate'] as const;
@@ -53,4 +55,33 @@ export async function exchangeWithHome(peer: PeerRequest): Promise<Exchange> {
     const cause = error instanceof Error ? `${error.name}: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
     return { kind: 'failed', cause, timedOut: signal.aborted };
   }
+}
+
+/** What a forwarded request's caller does next: relay home's answer, or do without it. */
+export type HomeVerdict =
+  | { readonly kind: 'relay'; readonly answer: Response; readonly body: string }
+  /** Home is out of reach: a revoke is recorded here, anything else is a 503. */
+  | { readonly kind: 'unreachable' }
+  /** Home answered a revoke with a 5xx (its store is out, say): the revoke is recorded here rather than left waiting. */
+  | { readonly kind: 'undecided' };
+
+/**
+ * The one reading of an exchange with the home region, for every forwarded route: the link's
+ * health, the operator's log line, and whether a revoke goes on here.
+ */
+export function homeVerdict(exchange: Exchange, context: { readonly log: FastifyBaseLogger; readonly region: string; readonly health?: PeerHealth | undefined; readonly revoking: boolean }): HomeVerdict {
+  const { log, region, health, revoking } = context;
+  if (exchange.kind === 'failed') {
+    log.warn({ region, cause: exchange.cause }, 'home region unreachable for a forwarded request');
+    health?.failed(region, exchange.cause, { wholeBudget: exchange.timedOut });
+    return { kind: 'unreachable' };
+  }
+  health?.succeeded(region);
+  const { answer, body } = exchange;
+  if (revoking && answer.status >= 500) {
+    log.warn({ region, status: answer.status }, 'home region could not decide a forwarded revoke');
+    return { kind: 'undecided' };
+  }
+  log.info({ region, status: answer.status }, 'forwarded to the home region');
+  return { kind: 'relay', answer, body };
 }
