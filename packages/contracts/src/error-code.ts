@@ -81,6 +81,7 @@ export const errorCodes = [
   'ERR_SSF_STREAM_LIMIT',
   'ERR_SSF_VERIFICATION_TOO_SOON',
   'ERR_SSF_SUBJECT_OUT_OF_SCOPE',
+  'ERR_SSF_POLL_IN_FLIGHT',
   // The revocation feed and the relay.
   'ERR_FEED_UNAVAILABLE',
   'ERR_FEED_PUBLISH_REJECTED',

@@ -95,6 +95,7 @@ export const problemCodes = [
   'ERR_SSF_STREAM_LIMIT',
   'ERR_SSF_VERIFICATION_TOO_SOON',
   'ERR_SSF_SUBJECT_OUT_OF_SCOPE',
+  'ERR_SSF_POLL_IN_FLIGHT',
 ] as const satisfies readonly ErrorCode[];
 
 export type ProblemCode = (typeof problemCodes)[number];
@@ -236,6 +237,14 @@ export const problemTable = {
     type: problemTypes.forbidden,
     title: 'Forbidden',
     log: { level: 'info', message: 'a Shared Signals subject outside its receiver\'s accounts was refused' },
+  },
+  // A stream is polled one poll at a time: concurrent polls of it would each answer the same SETs.
+  ERR_SSF_POLL_IN_FLIGHT: {
+    status: 429,
+    type: problemTypes.tooManyRequests,
+    title: 'Too Many Requests',
+    retryAfterSeconds: 1,
+    log: { level: 'info', message: 'a concurrent poll of a Shared Signals stream was refused' },
   },
   // SSF 1.0 section 8.1.4.2: verifications closer than min_verification_interval; the route sets Retry-After to what is left of it.
   ERR_SSF_VERIFICATION_TOO_SOON: {

@@ -90,3 +90,12 @@ export class SsfSubjectOutOfScope extends CodedError {
     this.name = 'SsfSubjectOutOfScope';
   }
 }
+
+/** A poll of a stream while another poll of it is still being answered (RFC 8936 serves one at a time): 429 with Retry-After. */
+export class SsfPollInFlight extends CodedError {
+  readonly code = 'ERR_SSF_POLL_IN_FLIGHT';
+  constructor() {
+    super('another poll of this stream is still being answered: poll one at a time');
+    this.name = 'SsfPollInFlight';
+  }
+}

@@ -6,7 +6,7 @@ import type { Transmitter } from './delivery/transmitter.js';
 import type { Drops } from './delivery/stream-worker.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
-import { SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
+import { SsfPollInFlight, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
   CreateStreamRequest,
@@ -189,6 +189,8 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
         return noStore(reply).code(204).send();
       },
     );
+    /** The streams with a poll being answered in this process. */
+    const polling = new Set<string>();
     routes.post(
       ssfPaths.poll,
       {
@@ -198,26 +200,34 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           security,
           querystring: StreamIdQuery,
           body: PollRequest,
-          response: { 200: PollResponse, ...errors },
+          response: { 200: PollResponse, ...errors, ...problemResponses(429) },
         },
       },
       async (request, reply) => {
         const streamId = request.query.stream_id;
         const stream = management.read(who(request), streamId);
         if (stream.delivery.method !== deliveryMethods.poll) throw new SsfStreamNotFound();
-        // A stream just made is in the directory a moment before delivery has read it from the log.
-        let worker = transmitter.workerOf(who(request), streamId);
-        for (let waited = 0; !worker && waited < 5_000; waited += 20) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          worker = transmitter.workerOf(who(request), streamId);
+        // One poll of a stream at a time: concurrent polls would each answer (and serialize) the
+        // same pending SETs on the request thread, for nothing the first does not give.
+        if (polling.has(streamId)) throw new SsfPollInFlight();
+        polling.add(streamId);
+        try {
+          // A stream just made is in the directory a moment before delivery has read it from the log.
+          let worker = transmitter.workerOf(who(request), streamId);
+          for (let waited = 0; !worker && waited < 5_000; waited += 20) {
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            worker = transmitter.workerOf(who(request), streamId);
+          }
+          if (!worker) throw new SsfStreamNotFound();
+          const { maxEvents = 100, returnImmediately = false, ack = [], setErrs = {} } = request.body;
+          // A client that goes away ends its long poll at once.
+          const gone = new AbortController();
+          reply.raw.once('close', () => gone.abort());
+          const answer = await worker.poll({ maxEvents, ack, setErrs, waitMs: returnImmediately ? 0 : options.pollWaitMs }, gone.signal);
+          return noStore(reply).send(answer);
+        } finally {
+          polling.delete(streamId);
         }
-        if (!worker) throw new SsfStreamNotFound();
-        const { maxEvents = 100, returnImmediately = false, ack = [], setErrs = {} } = request.body;
-        // A client that goes away ends its long poll at once.
-        const gone = new AbortController();
-        reply.raw.once('close', () => gone.abort());
-        const answer = await worker.poll({ maxEvents, ack, setErrs, waitMs: returnImmediately ? 0 : options.pollWaitMs }, gone.signal);
-        return noStore(reply).send(answer);
       },
     );
   });

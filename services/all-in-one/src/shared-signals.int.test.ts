@@ -290,6 +290,19 @@ describe('a polled stream', () => {
     expectProblem(await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ...largest, setErrs: { ...setErrs, [jti(2000)]: { err: 'e' } } }), 400);
   });
 
+  it('answers a second poll of a stream while the first is still waiting 429 with Retry-After, and takes the next one once the first has answered', async () => {
+    const { token } = await newReceiver('eager poller');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const waiting = call(token, 'POST', `/ssf/poll?stream_id=${id}`, {});
+    // Well inside the first poll's wait (TESSERA_SSF_POLL_WAIT=2 s): it is being answered when the second comes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true });
+    expectProblem(second, 429);
+    expect(second.headers['retry-after']).toBe('1');
+    expect((await waiting).statusCode).toBe(200);
+    expect((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true })).statusCode).toBe(200);
+  });
+
   it('a long poll waits for a SET and answers as soon as one arrives; with nothing, it answers an empty set after TESSERA_SSF_POLL_WAIT', async () => {
     const { token } = await newReceiver('long poller');
     const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
