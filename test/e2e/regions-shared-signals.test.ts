@@ -117,7 +117,7 @@ describe.skipIf(!brokers)("another region's revocations reach this region's Shar
     const [set, ...more] = await receive(b, 1);
     expect(more).toEqual([]);
     expect(set!.sub_id).toMatchObject({ format: 'complex', user: { sub: account.account_id }, session: { id: fidOf(pair.token) } });
-    expect(set!.events[SESSION_REVOKED]).toEqual({ event_timestamp: expect.any(Number), initiating_entity: 'system', reason_admin: { en: 'revoked in region a' } });
+    expect(set!.events[SESSION_REVOKED]).toEqual({ event_timestamp: expect.any(Number), initiating_entity: 'system', reason_admin: { en: 'revoked in region a' }, tessera_rejects_until: expect.any(Number) });
     expect(set!.txn).toMatch(/^[0-9a-f-]{36}$/);
   });
 
