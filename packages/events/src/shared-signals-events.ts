@@ -136,6 +136,24 @@ export const SsfVerificationRequested = z.object({
   at: epochSeconds,
 });
 
+/**
+ * The whole stream as it stands after the events before it: appended by the transmitter's own
+ * decision every `snapshotEvery` events of the stream, so a command reads the stream back from its
+ * newest snapshot, not from its creation, however often subjects come and go. Events before the
+ * newest snapshot may leave the hot log once older than its hot window (the archive's retention rule).
+ */
+export const SsfStreamSnapshotted = z.object({
+  type: z.literal('SsfStreamSnapshotted'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  configuration: SsfStreamConfiguration,
+  status: z.enum(ssfStreamStatuses),
+  reason: z.string().max(500).optional(),
+  subjects: z.array(SsfSubject).max(10_000),
+  at: epochSeconds,
+});
+
 /** Spread into TesseraEvent's union. */
 export const sharedSignalsEvents = [
   SsfReceiverRegistered,
@@ -147,6 +165,7 @@ export const sharedSignalsEvents = [
   SsfSubjectRemoved,
   SsfStreamDeleted,
   SsfVerificationRequested,
+  SsfStreamSnapshotted,
 ] as const;
 
 export type SsfReceiverRegistered = z.infer<typeof SsfReceiverRegistered>;
@@ -162,9 +181,10 @@ export type SsfSubjectAdded = z.infer<typeof SsfSubjectAdded>;
 export type SsfSubjectRemoved = z.infer<typeof SsfSubjectRemoved>;
 export type SsfStreamDeleted = z.infer<typeof SsfStreamDeleted>;
 export type SsfVerificationRequested = z.infer<typeof SsfVerificationRequested>;
+export type SsfStreamSnapshotted = z.infer<typeof SsfStreamSnapshotted>;
 
 export type SsfReceiverEvent = SsfReceiverRegistered | SsfReceiverRevoked;
-export type SsfStreamEvent = SsfStreamCreated | SsfStreamUpdated | SsfStreamStatusChanged | SsfSubjectAdded | SsfSubjectRemoved | SsfStreamDeleted | SsfVerificationRequested;
+export type SsfStreamEvent = SsfStreamCreated | SsfStreamUpdated | SsfStreamStatusChanged | SsfSubjectAdded | SsfSubjectRemoved | SsfStreamDeleted | SsfVerificationRequested | SsfStreamSnapshotted;
 
 export const ssfReceiverEventTypes = ['SsfReceiverRegistered', 'SsfReceiverRevoked'] as const satisfies readonly SsfReceiverEvent['type'][];
 export const ssfStreamEventTypes = [
@@ -175,6 +195,7 @@ export const ssfStreamEventTypes = [
   'SsfSubjectRemoved',
   'SsfStreamDeleted',
   'SsfVerificationRequested',
+  'SsfStreamSnapshotted',
 ] as const satisfies readonly SsfStreamEvent['type'][];
 /** Every Shared Signals event: the transmitter's receivers and streams, which say who is told, not which tokens live. */
 export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEventTypes] as const;

@@ -5,7 +5,7 @@ import { Broadcast } from '../broadcast.js';
 import type { HeaderSeal } from '../sealed-header.js';
 import { setFor, signalEventTypes, type SetClaims } from '../set-mapping.js';
 import { signSet, type SetKeyring } from '../set-signer.js';
-import { evolveStream, initialStreamState, type LiveStream, type StreamState } from '../stream-decider.js';
+import { evolveStream, initialStreamState, snapshotReadBack, startsStreamFold, type LiveStream, type StreamState } from '../stream-decider.js';
 import { audienceOf } from '../stream-management.js';
 import type { DeliveryCheckpoints } from './delivery-checkpoints.js';
 import { droppedErrorCodes, type PushClient } from './push-client.js';
@@ -366,16 +366,35 @@ export class StreamWorker {
       await this.pauseOnce(`fell behind the log's retention: the events after position ${from} up to ${resumeAfter} were removed before delivery (a gap); enable the stream to resume from position ${oldest}`, resumeAfter);
       return;
     }
-    // The stream's own events, folded as of where delivery resumes: subjects and status then.
-    const own = await this.deps.store.readStream(ssfStreams.stream(this.streamId));
-    let fold = initialStreamState();
-    for (const recorded of own) {
-      if (recorded.position > from) break;
-      if (isEventOf(ssfStreamEventTypes, recorded.event)) fold = evolveStream(fold, recorded.event);
-    }
-    this.fold = fold;
+    this.fold = await this.foldAsOf(from);
     this.cursor = from;
     this.mode = 'catching-up';
+  }
+
+  /**
+   * The stream's own events folded as of `position` (subjects and status then): from the newest
+   * snapshot (or its creation) at or before it, found by reading the stream backwards a page at a
+   * time. A snapshot follows every `snapshotEvery` events, so what is read grows with the stream's
+   * changes since `position`, not with its whole history.
+   */
+  private async foldAsOf(position: bigint): Promise<StreamState> {
+    const stream = ssfStreams.stream(this.streamId);
+    const read: RecordedEvent[] = [];
+    let from: bigint | undefined;
+    for (;;) {
+      const page = await this.deps.store.readStream(stream, { direction: 'backwards', maxCount: snapshotReadBack, ...(from === undefined ? {} : { fromRevision: from }) });
+      const start = page.findIndex((recorded) => recorded.position <= position && isEventOf(ssfStreamEventTypes, recorded.event) && startsStreamFold(recorded.event));
+      read.push(...(start >= 0 ? page.slice(0, start + 1) : page));
+      const oldest = page[page.length - 1];
+      if (start >= 0 || page.length < snapshotReadBack || oldest === undefined || oldest.revision === 0n) break;
+      from = oldest.revision - 1n;
+    }
+    let fold = initialStreamState();
+    for (const recorded of read.reverse()) {
+      if (recorded.position > position) break;
+      if (isEventOf(ssfStreamEventTypes, recorded.event)) fold = evolveStream(fold, recorded.event);
+    }
+    return fold;
   }
 
   private async readPage(): Promise<void> {
