@@ -29,6 +29,15 @@ export interface PendingSet {
 export const pollSigningBudgetMs = 10;
 
 /**
+ * Most bytes of SETs one poll answers (at least one SET): about 90 revocation SETs. Past it the
+ * answer says `moreAvailable` (RFC 8936 lets a transmitter return fewer than `maxEvents`). A bound
+ * on what each answer allocates and writes keeps every answer a short slice of the request thread
+ * and its buffers out of the heap's large-object space: 1,000 SETs in one answer (700 KB) from
+ * receivers polling back to back made token issuance wait on full garbage collections.
+ */
+export const pollAnswerBudgetBytes = 64 * 1024;
+
+/**
  * How long after a signing-key rotation a receiver's `invalid_request` is taken for a stale key
  * cache (retried, then the stream paused) rather than a malformed SET (dropped). JWKS caches
  * commonly hold keys for 5 to 10 minutes (PyJWT's PyJWKClient: 300 s).
@@ -254,9 +263,13 @@ export class StreamWorker {
     const sets: Record<string, string> = {};
     const budgetEnds = performance.now() + pollSigningBudgetMs;
     let answered = 0;
+    let bytes = 0;
     for (const pending of this.queue) {
-      if (answered >= request.maxEvents || (answered > 0 && pending.signed === undefined && performance.now() > budgetEnds)) break;
-      sets[pending.claims.jti] = this.signedOf(pending);
+      if (answered >= request.maxEvents) break;
+      if (answered > 0 && (bytes >= pollAnswerBudgetBytes || (pending.signed === undefined && performance.now() > budgetEnds))) break;
+      const set = this.signedOf(pending);
+      sets[pending.claims.jti] = set;
+      bytes += set.length + pending.claims.jti.length;
       answered += 1;
     }
     return { sets, moreAvailable: this.queue.length > answered };
