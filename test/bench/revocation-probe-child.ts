@@ -19,6 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import { processRunQueueWaitSeconds } from './cpu-time.js';
 import { allowedCpus } from './pinning.js';
 import { epochNow, familyOf, type ProbeSample, type ProbeResult } from './revocation-probe.js';
 
@@ -71,13 +72,19 @@ function send(url: URL, agent: Agent, headers: Record<string, string>, body?: st
   });
 }
 
-const check = (token: string) => send(remoteUrl, probe === 'new-connection' ? handshakeEach : keptAlive, { authorization: `Bearer ${token}` });
+let polls = 0;
+const check = (token: string) => {
+  polls += 1;
+  return send(remoteUrl, probe === 'new-connection' ? handshakeEach : keptAlive, { authorization: `Bearer ${token}` });
+};
 const revoke = (refreshToken: string) =>
   send(new URL('/v5/Authorization/revoke-oauth-token', homeUrl), revoking, { 'content-type': 'application/json' }, JSON.stringify({ refresh_token: refreshToken }));
 
 if ((await check(pairs[0]!.token)) !== 200) throw new Error('the remote verifier does not accept tokens from home');
 
 const samples: ProbeSample[] = [];
+const startedAt = epochNow();
+const waitedBefore = processRunQueueWaitSeconds(process.pid);
 let next = 0;
 let timed = -warmup;
 const worker = async () => {
@@ -101,5 +108,8 @@ await Promise.all(Array.from({ length: parallel }, worker));
 keptAlive.destroy();
 handshakeEach.destroy();
 revoking.destroy();
-const result: ProbeResult = { samples, cpus: allowedCpus(process.pid) };
+const seconds = (epochNow() - startedAt) / 1000;
+const waitedAfter = processRunQueueWaitSeconds(process.pid);
+const waitPercent = waitedBefore === undefined || waitedAfter === undefined ? undefined : Math.round(((waitedAfter - waitedBefore) / seconds) * 100);
+const result: ProbeResult = { samples, cpus: allowedCpus(process.pid), polls, seconds, ...(waitPercent === undefined ? {} : { waitPercent }) };
 process.stdout.write(`${JSON.stringify(result)}\n`);

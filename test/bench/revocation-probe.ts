@@ -13,6 +13,11 @@ export interface ProbeResult {
   readonly samples: readonly ProbeSample[];
   /** The CPUs the prober was allowed, read back from its own /proc entry. */
   readonly cpus: string;
+  /** Requests sent to the verifier's forward-auth, warm-up included, over `seconds`. */
+  readonly polls: number;
+  readonly seconds: number;
+  /** Time the prober's threads waited for a CPU, in % of the run. */
+  readonly waitPercent?: number;
 }
 
 export type Probe = 'keep-alive' | 'new-connection';

@@ -3,7 +3,7 @@
  * home all-in-one to the moment a verifier fed only by Kafka rejects the token, over a real
  * broker on loopback. Run alone:
  * `node --conditions=tessera-source --import tsx test/bench/revocation-propagation.ts`
- * (BENCH_PROPAGATION_PARALLEL, BENCH_REVOCATIONS, BENCH_PROBE, BENCH_HOPS=0, BENCH_PIN=0).
+ * (BENCH_PROPAGATION_PARALLEL, BENCH_REVOCATIONS, BENCH_PROBE, BENCH_POLL_MS, BENCH_HOPS=0, BENCH_PIN=0).
  *
  * Method: pre-issue the pairs (not measured); then, `parallel` at a time, revoke one and poll the
  * remote verifier's forward-auth with its access token every `pollMs` until it answers 401. A
@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { canRunKafkaBroker, startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu-time.js';
 import { allowedCpus, detectPinning, type Pinning } from './pinning.js';
 import { atMost, type Row } from './report.js';
 import { epochNow, probeInChild, type Probe, type ProbeSample } from './revocation-probe.js';
@@ -50,6 +51,20 @@ export interface PropagationResult extends Percentiles {
   readonly hops?: { readonly committed: Percentiles; readonly broker: Percentiles; readonly verifier: Percentiles; readonly seen: number };
   /** The CPUs each process was allowed, read back from /proc: the report shows the pinning took. */
   readonly cpus: { readonly prober: string; readonly home: string; readonly verifier: string };
+  /**
+   * What the probing cost while it ran (warm-up included): polls a second sent to the verifier,
+   * and the CPU the home all-in-one and the verifier used, in % of one core (all their threads).
+   * Both servers share one core when pinned: together near 100 means the figures include queueing for it.
+   */
+  readonly load: {
+    readonly pollsPerSecond: number;
+    readonly homeCpuPercent: number;
+    readonly verifierCpuPercent: number;
+    /** Time their threads were runnable but waited for a CPU, in % of the run (cpu-time.ts): queueing for a core, not in our code. */
+    readonly homeWaitPercent: number | undefined;
+    readonly verifierWaitPercent: number | undefined;
+    readonly proberWaitPercent: number | undefined;
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -180,7 +195,9 @@ export async function measureRevocationPropagation(
     }
     if (options.hops) watch = await watchTopic(brokers, topic);
     const homeCpus = allowedCpus(home.pid);
-    const { samples, cpus: proberCpus } = await probeInChild({
+    const cpuBefore = { home: processCpuSeconds(home.pid), verifier: processCpuSeconds(remote.pid) };
+    const waitedBefore = { home: processRunQueueWaitSeconds(home.pid), verifier: processRunQueueWaitSeconds(remote.pid) };
+    const { samples, cpus: proberCpus, polls, seconds, waitPercent: proberWaitPercent } = await probeInChild({
       pairs,
       parallel,
       warmup,
@@ -190,6 +207,19 @@ export async function measureRevocationPropagation(
       home: { baseUrl: home.baseUrl, caFile: join(home.dataDir, 'tls', 'self-signed.crt') },
       remote: { baseUrl: remote.baseUrl, caFile: join(remote.dataDir, 'tls', 'self-signed.crt') },
     });
+    const busy = (pid: number, before: number) => Math.round(((processCpuSeconds(pid) - before) / seconds) * 100);
+    const waiting = (pid: number, before: number | undefined) => {
+      const after = processRunQueueWaitSeconds(pid);
+      return after === undefined || before === undefined ? undefined : Math.round(((after - before) / seconds) * 100);
+    };
+    const load = {
+      pollsPerSecond: Math.round(polls / seconds),
+      homeCpuPercent: busy(home.pid, cpuBefore.home),
+      verifierCpuPercent: busy(remote.pid, cpuBefore.verifier),
+      homeWaitPercent: waiting(home.pid, waitedBefore.home),
+      verifierWaitPercent: waiting(remote.pid, waitedBefore.verifier),
+      proberWaitPercent,
+    };
     const latencies = samples.map(({ answeredAt, rejectedAt }) => rejectedAt - answeredAt);
     return {
       samples: latencies.length,
@@ -198,6 +228,7 @@ export async function measureRevocationPropagation(
       probe,
       parallel,
       cpus: { prober: proberCpus, home: homeCpus, verifier: allowedCpus(remote.pid) },
+      load,
       ...(watch ? { hops: hopsOf(samples, watch.sightings) } : {}),
     };
   } finally {
@@ -229,14 +260,15 @@ export function describePropagation(result: PropagationResult): string {
   const hops = result.hops
     ? `; hops p50 / p99 ms: commit→answer ${pair(result.hops.committed)}, answer→plain consumer ${pair(result.hops.broker)}, plain consumer→verifier 401 ${pair(result.hops.verifier)} (${result.hops.seen} matched)`
     : '';
-  const cpus = `; CPUs prober ${result.cpus.prober}, home ${result.cpus.home}, verifier ${result.cpus.verifier}`;
+  const cpus = `; CPUs prober ${result.cpus.prober}, home ${result.cpus.home}, verifier ${result.cpus.verifier}; ${result.load.pollsPerSecond} polls/s, CPU home ${result.load.homeCpuPercent}%, verifier ${result.load.verifierCpuPercent}%; waiting for a CPU home ${result.load.homeWaitPercent ?? '?'}%, verifier ${result.load.verifierWaitPercent ?? '?'}%, prober ${result.load.proberWaitPercent ?? '?'}%`;
   return `revocation → rejected via Kafka (${result.probe} probe, ${result.parallel} at a time): p50 ${result.p50Ms} ms, p90 ${result.p90Ms}, p99 ${result.p99Ms}, max ${result.maxMs} over ${result.samples} (target p99 ≤ ${result.targetP99Ms} ms)${hops}${cpus}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const probe = (process.env.BENCH_PROBE ?? 'keep-alive') as Probe;
   if (probe !== 'keep-alive' && probe !== 'new-connection') throw new Error(`BENCH_PROBE must be keep-alive or new-connection, got ${String(probe)}`);
-  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), probe, hops: process.env.BENCH_HOPS !== '0' });
+  const pollMs = Number(process.env.BENCH_POLL_MS ?? 1);
+  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), probe, pollMs, hops: process.env.BENCH_HOPS !== '0' });
   console.log(JSON.stringify(result));
   console.log(describePropagation(result));
 }
