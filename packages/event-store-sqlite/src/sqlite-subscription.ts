@@ -48,7 +48,12 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
     woken = true;
     newEvents.wake();
   });
-  const idle = () => (woken ? Promise.resolve() : newEvents.wait(pollIntervalMs));
+  const idle = async () => {
+    // Woken since the read began: read again at once, still within the slice of work in progress.
+    if (woken) return;
+    await newEvents.wait(pollIntervalMs);
+    slices.restart();
+  };
   /** A read is about to begin: every commit answered so far is in it. */
   const beginRead = () => {
     woken = false;
