@@ -41,7 +41,7 @@ export function createSqliteSubscription(deps: SqliteSubscriptionDeps) {
    * commits are answered in such turns) finds no one waiting, and Wakeup drops it; the commit it
    * announces may be newer than the read. Without this flag the loop then slept a whole poll
    * interval (100 ms) before it found that commit: with revocations committed while others were
-   * being delivered, about one in a hundred of a burst of eight reached the relay a poll interval late.
+   * being delivered, up to one in a hundred of bursts of eight reached the relay a poll interval late.
    */
   let woken = false;
   const unregister = registerWaker(() => {
