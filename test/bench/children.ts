@@ -54,6 +54,8 @@ export async function startChild<Ready>(
     forwardStderr?: boolean;
     /** Run under `taskset -c <cpuList>` (a server under load: pinning.ts); taskset execs, so the pid is node's. */
     cpuList?: string;
+    /** Written to the child's stdin, which is then closed: what must not go through the environment (tokens). */
+    stdin?: string;
   } = {},
 ): Promise<BenchChild<Ready>> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
@@ -63,8 +65,9 @@ export async function startChild<Ready>(
   const child = spawn(command[0]!, command.slice(1), {
     cwd: repositoryRoot,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (options.stdin !== undefined) child.stdin?.end(options.stdin);
   const forget = onCleanup(() => child.kill('SIGKILL'));
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
   void exited.then(forget);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { load, warmUp, type LoadResult, type LoadTarget } from './load.js';
 
 /**
@@ -33,6 +33,24 @@ export function processCpuSeconds(pid: number): number {
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`cannot read CPU times from /proc/${pid}/stat`);
   return (utime + stime) / ticksPerSecond();
+}
+
+/**
+ * Seconds the process's threads have spent runnable but waiting for a CPU, summed over every
+ * thread alive now (/proc/<pid>/task/<tid>/schedstat, second field, in ns): the queueing for a
+ * core that no code of ours can remove. Undefined when the kernel does not keep schedstats.
+ */
+export function processRunQueueWaitSeconds(pid: number): number | undefined {
+  try {
+    let waitedNs = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ');
+      waitedNs += Number(fields[1]);
+    }
+    return Number.isFinite(waitedNs) ? waitedNs / 1e9 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface CpuPerOperation {

@@ -1,21 +1,31 @@
 /**
  * Revocation propagation: from the moment revoke-oauth-token answers at the
  * home all-in-one to the moment a verifier fed only by Kafka rejects the token, over a real
- * broker on loopback. Run alone: `node --import tsx test/bench/revocation-propagation.ts`.
+ * broker on loopback. Run alone:
+ * `node --conditions=tessera-source --import tsx test/bench/revocation-propagation.ts`
+ * (BENCH_PROPAGATION_PARALLEL, BENCH_REVOCATIONS, BENCH_PROBE, BENCH_POLL_MS, BENCH_HOPS=0, BENCH_PIN=0).
  *
  * Method: pre-issue the pairs (not measured); then, `parallel` at a time, revoke one and poll the
  * remote verifier's forward-auth with its access token every `pollMs` until it answers 401. A
  * sample is therefore an upper bound, early by at most one poll round trip (≈1 ms here). Polls
  * reuse one keep-alive connection per worker, as a reverse proxy would (BENCH_PROBE=new-connection
- * gives the earlier method: a TLS handshake per poll). With `hops`, a plain kafkajs
- * consumer in this process splits each sample at the moment the message became readable.
+ * gives the earlier method: a TLS handshake per poll). The prober (revoke + polls) runs in a child
+ * process of its own (revocation-probe-child.ts): with 8 in flight its 8,000 requests a second
+ * used to share this process's event loop with the watcher and delay the timestamps being taken.
+ * With pinning (pinning.ts) the prober is on the load generator's CPU and both servers on the
+ * other; the broker and this process run unpinned. With `hops`, a plain kafkajs consumer in this
+ * process splits each sample at the moment the message became readable.
  */
-import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { canRunKafkaBroker, startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu-time.js';
+import { allowedCpus, detectPinning, type Pinning } from './pinning.js';
+import { atMost, type Row } from './report.js';
+import { epochNow, probeInChild, type Probe, type ProbeSample } from './revocation-probe.js';
+
+export type { Probe } from './revocation-probe.js';
 
 export interface Percentiles {
   readonly p50Ms: number;
@@ -39,11 +49,23 @@ export interface PropagationResult extends Percentiles {
    * (its consumer, projection apply, and the poll itself).
    */
   readonly hops?: { readonly committed: Percentiles; readonly broker: Percentiles; readonly verifier: Percentiles; readonly seen: number };
+  /** The CPUs each process was allowed, read back from /proc: the report shows the pinning took. */
+  readonly cpus: { readonly prober: string; readonly home: string; readonly verifier: string };
+  /**
+   * What the probing cost while it ran (warm-up included): polls a second sent to the verifier,
+   * and the CPU the home all-in-one and the verifier used, in % of one core (all their threads).
+   * Both servers share one core when pinned: together near 100 means the figures include queueing for it.
+   */
+  readonly load: {
+    readonly pollsPerSecond: number;
+    readonly homeCpuPercent: number;
+    readonly verifierCpuPercent: number;
+    /** Time their threads were runnable but waited for a CPU, in % of the run (cpu-time.ts): queueing for a core, not in our code. */
+    readonly homeWaitPercent: number | undefined;
+    readonly verifierWaitPercent: number | undefined;
+    readonly proberWaitPercent: number | undefined;
+  };
 }
-
-export type Probe = 'keep-alive' | 'new-connection';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -54,16 +76,6 @@ const round = (n: number) => Math.round(n * 10) / 10;
 function percentiles(values: readonly number[]): Percentiles {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50Ms: round(percentile(sorted, 50)), p90Ms: round(percentile(sorted, 90)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted[sorted.length - 1]!) };
-}
-
-/** Epoch milliseconds with sub-millisecond precision, comparable to another process's Date.now(). */
-const epochNow = () => performance.timeOrigin + performance.now();
-
-/** The family id (`fid`) an access token names, read without verifying: the bench only matches messages to samples. */
-function familyOf(token: string): string {
-  const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { fid?: string };
-  if (!payload.fid) throw new Error('access token without fid');
-  return payload.fid;
 }
 
 interface Sighting {
@@ -97,11 +109,10 @@ async function watchTopic(brokers: string, topic: string): Promise<{ sightings: 
 }
 
 /**
- * BENCH_PROPAGATION_PARALLEL: revocations timed at once, each with its own poller. One by default:
- * each poller sends the verifier a request every millisecond, and eight of them (the default
- * before) kept the verifier and the bench's own event loop busy with 8,000 TLS requests a second,
- * which delayed the very consumer and timestamps being measured (docs/benchmarks.md,
- * "Revocation propagation").
+ * BENCH_PROPAGATION_PARALLEL: revocations timed at once, each with its own poller. One by default
+ * for a run alone; `npm run bench` measures 1 and 8 (run.ts). Each poller sends the verifier a
+ * request every millisecond; they run in a child process of their own, so eight of them no longer
+ * delay this process's watcher and timestamps (docs/benchmarks.md, "Revocation propagation").
  */
 export function propagationParallel(): number {
   const parallel = Number(process.env.BENCH_PROPAGATION_PARALLEL ?? defaultParallel);
@@ -110,14 +121,47 @@ export function propagationParallel(): number {
 }
 const defaultParallel = 1;
 
+/** Revocations in flight for `npm run bench`'s second row: a burst, as an account's tokens revoked at once. */
+export const propagationInFlight = 8;
+
+/** The p99 each row is held to: one at a time, and eight in flight (which queue behind each other on the way). */
+export function propagationTargetP99Ms(parallel: number): number {
+  return parallel === 1 ? 25 : 40;
+}
+
+/** The one at a time row holds p50 ≤ 10 ms too; the in-flight row its p99 only. */
+const propagationTargetP50Ms = (parallel: number): number | undefined => (parallel === 1 ? 10 : undefined);
+
+/** The bench table's row for one `parallel`; `measured` undefined when no broker could be had. */
+export function propagationRow(parallel: number, measured: PropagationResult | undefined): Row {
+  const targetP50 = propagationTargetP50Ms(parallel);
+  const target = `${targetP50 === undefined ? '' : `p50 ≤ ${targetP50}, `}p99 ≤ ${propagationTargetP99Ms(parallel)}`;
+  const what = `revocation → rejected via Kafka, ${parallel} at a time, p50 / p99 ms`;
+  if (!measured) return { what, tessera: 'not measured', peer: '—', ratio: '—', target, met: false, distance: 'no broker' };
+  const p50 = targetP50 === undefined ? undefined : atMost(measured.p50Ms, targetP50, ' ms');
+  const p99 = atMost(measured.p99Ms, measured.targetP99Ms, ' ms');
+  return {
+    what: `${what} (${measured.samples})`,
+    tessera: `${measured.p50Ms} / ${measured.p99Ms}`,
+    peer: '—',
+    ratio: '—',
+    target,
+    met: (p50?.met ?? true) && p99.met,
+    distance: `${p50 ? `p50 ${p50.distance}; ` : ''}p99 ${p99.distance}`,
+  };
+}
+
 export async function measureRevocationPropagation(
-  options: { revocations?: number; warmup?: number; parallel?: number; pollMs?: number; probe?: Probe; hops?: boolean } = {},
+  options: { revocations?: number; warmup?: number; parallel?: number; pollMs?: number; probe?: Probe; hops?: boolean; pinning?: Pinning } = {},
 ): Promise<PropagationResult> {
   const revocations = options.revocations ?? 1000;
   const parallel = options.parallel ?? defaultParallel;
   const warmup = options.warmup ?? 100;
   const pollMs = options.pollMs ?? 1;
   const probe = options.probe ?? 'keep-alive';
+  const pinning = options.pinning ?? detectPinning();
+  // The servers on their CPU, the prober child on the load generator's: neither takes the other's turns.
+  const serverCpus = pinning.pinned ? { cpuList: pinning.serverCpus } : {};
   let broker: KafkaBroker | undefined;
   let brokers = process.env.TESSERA_KAFKA_BROKERS;
   if (!brokers) {
@@ -129,9 +173,8 @@ export async function measureRevocationPropagation(
   let home: TesseraProcess | undefined;
   let remote: TesseraProcess | undefined;
   let watch: Awaited<ReturnType<typeof watchTopic>> | undefined;
-  let agent: Agent | undefined;
   try {
-    home = await startTessera({ TESSERA_KAFKA_BROKERS: brokers, TESSERA_KAFKA_TOPIC: topic, TESSERA_LOG_LEVEL: 'warn' });
+    home = await startTessera({ TESSERA_KAFKA_BROKERS: brokers, TESSERA_KAFKA_TOPIC: topic, TESSERA_LOG_LEVEL: 'warn' }, serverCpus);
     remote = await startTessera(
       {
         TESSERA_KAFKA_BROKERS: brokers,
@@ -141,7 +184,7 @@ export async function measureRevocationPropagation(
         NODE_EXTRA_CA_CERTS: join(home.dataDir, 'tls', 'self-signed.crt'),
         TESSERA_LOG_LEVEL: 'warn',
       },
-      { command: 'verifier' },
+      { command: 'verifier', ...serverCpus },
     );
     const account = await home.createAccount();
     const pairs: { token: string; refresh_token: string }[] = [];
@@ -150,62 +193,53 @@ export async function measureRevocationPropagation(
       const answer = await home.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
       pairs.push(answer.json() as { token: string; refresh_token: string });
     }
-    // Every token must be accepted remotely before its revocation is timed.
-    const remoteUrl = new URL('/forward-auth?authenticated=true', remote.baseUrl);
-    // A reverse proxy keeps its connections to the verifier open; a TLS handshake per poll would
-    // load the verifier (and this process) with work no deployment does, on every millisecond.
-    agent = new Agent({ keepAlive: true, maxSockets: parallel, ca: readFileSync(join(remote.dataDir, 'tls', 'self-signed.crt')) });
-    const keptAlive = agent;
-    const check =
-      probe === 'new-connection'
-        ? (token: string) => remote!.request('/forward-auth?authenticated=true', { headers: { authorization: `Bearer ${token}` } })
-        : (token: string) =>
-            new Promise<{ status: number }>((resolve, reject) => {
-              const outgoing = request(remoteUrl, { agent: keptAlive, headers: { authorization: `Bearer ${token}` } }, (incoming) => {
-                incoming.resume();
-                incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0 }));
-                incoming.on('error', reject);
-              });
-              outgoing.on('error', reject);
-              outgoing.end();
-            });
     if (options.hops) watch = await watchTopic(brokers, topic);
-    if ((await check(pairs[0]!.token)).status !== 200) throw new Error('the remote verifier does not accept tokens from home');
-
-    const latencies: number[] = [];
-    const timings: { family: string; answeredAt: number; rejectedAt: number }[] = [];
-    let next = 0;
-    let timed = -warmup;
-    const worker = async () => {
-      for (;;) {
-        const pair = pairs[next++];
-        if (!pair) return;
-        const revoked = await home!.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: pair.refresh_token });
-        if (revoked.status !== 200) throw new Error(`revoke answered ${revoked.status}`);
-        const answeredAt = epochNow();
-        const deadline = answeredAt + 10_000;
-        while ((await check(pair.token)).status !== 401) {
-          if (epochNow() > deadline) throw new Error('a revocation did not reach the remote verifier within 10 s');
-          await sleep(pollMs);
-        }
-        const rejectedAt = epochNow();
-        if ((timed += 1) <= 0) continue;
-        latencies.push(rejectedAt - answeredAt);
-        timings.push({ family: familyOf(pair.token), answeredAt, rejectedAt });
-      }
+    const homeCpus = allowedCpus(home.pid);
+    const cpuBefore = { home: processCpuSeconds(home.pid), verifier: processCpuSeconds(remote.pid) };
+    const waitedBefore = { home: processRunQueueWaitSeconds(home.pid), verifier: processRunQueueWaitSeconds(remote.pid) };
+    const { samples, cpus: proberCpus, polls, seconds, waitPercent: proberWaitPercent } = await probeInChild({
+      pairs,
+      parallel,
+      warmup,
+      pollMs,
+      probe,
+      pinning,
+      home: { baseUrl: home.baseUrl, caFile: join(home.dataDir, 'tls', 'self-signed.crt') },
+      remote: { baseUrl: remote.baseUrl, caFile: join(remote.dataDir, 'tls', 'self-signed.crt') },
+    });
+    const busy = (pid: number, before: number) => Math.round(((processCpuSeconds(pid) - before) / seconds) * 100);
+    const waiting = (pid: number, before: number | undefined) => {
+      const after = processRunQueueWaitSeconds(pid);
+      return after === undefined || before === undefined ? undefined : Math.round(((after - before) / seconds) * 100);
     };
-    await Promise.all(Array.from({ length: parallel }, worker));
-    return { samples: latencies.length, ...percentiles(latencies), targetP99Ms: 25, probe, parallel, ...(watch ? { hops: hopsOf(timings, watch.sightings) } : {}) };
+    const load = {
+      pollsPerSecond: Math.round(polls / seconds),
+      homeCpuPercent: busy(home.pid, cpuBefore.home),
+      verifierCpuPercent: busy(remote.pid, cpuBefore.verifier),
+      homeWaitPercent: waiting(home.pid, waitedBefore.home),
+      verifierWaitPercent: waiting(remote.pid, waitedBefore.verifier),
+      proberWaitPercent,
+    };
+    const latencies = samples.map(({ answeredAt, rejectedAt }) => rejectedAt - answeredAt);
+    return {
+      samples: latencies.length,
+      ...percentiles(latencies),
+      targetP99Ms: propagationTargetP99Ms(parallel),
+      probe,
+      parallel,
+      cpus: { prober: proberCpus, home: homeCpus, verifier: allowedCpus(remote.pid) },
+      load,
+      ...(watch ? { hops: hopsOf(samples, watch.sightings) } : {}),
+    };
   } finally {
     await watch?.stop();
-    agent?.destroy();
     await remote?.stop();
     await home?.stop();
     await broker?.destroy();
   }
 }
 
-function hopsOf(timings: readonly { family: string; answeredAt: number; rejectedAt: number }[], sightings: ReadonlyMap<string, Sighting>): NonNullable<PropagationResult['hops']> {
+function hopsOf(timings: readonly ProbeSample[], sightings: ReadonlyMap<string, Sighting>): NonNullable<PropagationResult['hops']> {
   const committed: number[] = [];
   const broker: number[] = [];
   const verifier: number[] = [];
@@ -226,13 +260,15 @@ export function describePropagation(result: PropagationResult): string {
   const hops = result.hops
     ? `; hops p50 / p99 ms: commit→answer ${pair(result.hops.committed)}, answer→plain consumer ${pair(result.hops.broker)}, plain consumer→verifier 401 ${pair(result.hops.verifier)} (${result.hops.seen} matched)`
     : '';
-  return `revocation → rejected via Kafka (${result.probe} probe, ${result.parallel} at a time): p50 ${result.p50Ms} ms, p90 ${result.p90Ms}, p99 ${result.p99Ms}, max ${result.maxMs} over ${result.samples} (target p99 ≤ ${result.targetP99Ms} ms)${hops}`;
+  const cpus = `; CPUs prober ${result.cpus.prober}, home ${result.cpus.home}, verifier ${result.cpus.verifier}; ${result.load.pollsPerSecond} polls/s, CPU home ${result.load.homeCpuPercent}%, verifier ${result.load.verifierCpuPercent}%; waiting for a CPU home ${result.load.homeWaitPercent ?? '?'}%, verifier ${result.load.verifierWaitPercent ?? '?'}%, prober ${result.load.proberWaitPercent ?? '?'}%`;
+  return `revocation → rejected via Kafka (${result.probe} probe, ${result.parallel} at a time): p50 ${result.p50Ms} ms, p90 ${result.p90Ms}, p99 ${result.p99Ms}, max ${result.maxMs} over ${result.samples} (target p99 ≤ ${result.targetP99Ms} ms)${hops}${cpus}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const probe = (process.env.BENCH_PROBE ?? 'keep-alive') as Probe;
   if (probe !== 'keep-alive' && probe !== 'new-connection') throw new Error(`BENCH_PROBE must be keep-alive or new-connection, got ${String(probe)}`);
-  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), probe, hops: process.env.BENCH_HOPS !== '0' });
+  const pollMs = Number(process.env.BENCH_POLL_MS ?? 1);
+  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), probe, pollMs, hops: process.env.BENCH_HOPS !== '0' });
   console.log(JSON.stringify(result));
   console.log(describePropagation(result));
 }

@@ -56,6 +56,16 @@ export class TimeSlices {
 
   constructor(private readonly sliceMs = 5) {}
 
+  /**
+   * A wait is not work: after one (a reader idle until new events), the next slice starts now.
+   * Without it, the first event after an idle wait found its slice long used up and gave the
+   * event loop a turn halfway through a read of a few events, which the relay's pump, woken by the
+   * first, took as the end of what there was to publish.
+   */
+  restart(): void {
+    this.#started = performance.now();
+  }
+
   /** Resolves at once while the slice lasts; once it is used up, after the event loop's next turn. */
   async yieldIfDue(): Promise<void> {
     if (performance.now() - this.#started < this.sliceMs) return;

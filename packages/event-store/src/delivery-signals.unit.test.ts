@@ -80,4 +80,23 @@ describe('delivery signals', () => {
       vi.restoreAllMocks();
     }
   });
+
+  it('time slices: after a restart (a wait ended), a new slice begins, however long the wait was', async () => {
+    let now = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => now);
+    try {
+      const slices = new TimeSlices(5);
+      const sentinel = { ran: false };
+      setImmediate(() => (sentinel.ran = true));
+      // A reader idle for a second: without the restart, its slice would be long used up.
+      now = 1_000;
+      slices.restart();
+      now = 1_004;
+      await slices.yieldIfDue();
+      expect(sentinel.ran).toBe(false);
+      await aTurn();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
 });

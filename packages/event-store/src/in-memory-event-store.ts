@@ -160,6 +160,7 @@ export class InMemoryEventStore implements EventStore {
         if (!next) {
           caughtUp.resolve();
           await newEvents.wait();
+          slices.restart();
           continue;
         }
         if (!options.types || options.types.includes(next.event.type)) {

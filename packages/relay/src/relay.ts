@@ -4,6 +4,9 @@ import { consoleLogger, feedEventTypes, type FeedLogger, type RevocationFeed } f
 import { Retry, systemClock, type Clock } from '@tessera/timing';
 import type { RelayCheckpoint } from './relay-checkpoint.js';
 
+/** The event loop's next turn: every promise callback queued before it has run. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export interface RelayOptions {
   readonly store: EventStore;
   readonly feed: RevocationFeed;
@@ -182,6 +185,12 @@ export function createRelay(options: RelayOptions): Relay {
     while (!stopping) {
       if (buffer.length === 0) {
         await pumpWaits.wait();
+        // Woken by the first event of a read: let the log's reader hand over the rest of that read
+        // (a commit holds several revocations when they come together) before taking the buffer.
+        // Taken at once, the first went alone and the others waited a whole acknowledgement for the
+        // next batch, since one batch is in flight at a time. The reader delivers a read in promise
+        // callbacks, so one turn of the event loop is enough.
+        await nextTurn();
         continue;
       }
       inFlight = buffer.splice(0, batchSize);
