@@ -23,7 +23,8 @@ const pushDelivery = z.strictObject({
 });
 const pollDelivery = z.strictObject({
   method: z.literal(deliveryMethods.poll),
-  endpoint_url: url.optional().describe('Transmitter-supplied: ignored on the way in'),
+  // Empty as well: some receiver libraries always send the member, empty for a polled stream.
+  endpoint_url: z.string().max(1024).optional().describe('Transmitter-supplied: ignored on the way in, empty or not'),
 });
 export const DeliveryRequest = z.discriminatedUnion('method', [pushDelivery, pollDelivery]);
 export type DeliveryRequest = z.infer<typeof DeliveryRequest>;
