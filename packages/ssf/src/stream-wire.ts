@@ -99,8 +99,13 @@ export const addSubjectRequest = (issuer: string | undefined) => z.strictObject(
 export const removeSubjectRequest = (issuer: string | undefined) => z.strictObject({ stream_id: id, subject: subjectIdentifier(issuer) });
 export const VerificationRequest = z.strictObject({ stream_id: id, state: z.string().max(1000).optional() });
 
-/** RFC 8936 section 2.4: the poll request. */
+/**
+ * RFC 8936 section 2.4: the poll request. `stream_id` is not RFC 8936's, but SSF receiver
+ * libraries send it (SGNL's caep.dev ssfreceiver with every poll): taken when it names the
+ * stream polled, refused when it names another.
+ */
 export const PollRequest = z.strictObject({
+  stream_id: id.optional().describe('The stream polled, as the query names it; another is refused 400'),
   maxEvents: z.number().int().min(0).max(1000).optional(),
   returnImmediately: z.boolean().optional(),
   ack: z.array(z.string().min(1).max(64)).max(100).optional(),

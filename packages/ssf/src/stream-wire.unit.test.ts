@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CreateStreamRequest, ReplaceStreamRequest } from './stream-wire.js';
+import { CreateStreamRequest, PollRequest, ReplaceStreamRequest } from './stream-wire.js';
 
 describe('a polled stream\'s delivery on the way in', () => {
   // SGNL's caep.dev ssfreceiver sends "endpoint_url": "" with every poll stream it creates: the
@@ -13,5 +13,16 @@ describe('a polled stream\'s delivery on the way in', () => {
 
   it('still refuses a push stream without an endpoint to push to', () => {
     expect(CreateStreamRequest.safeParse({ delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: '' } }).success).toBe(false);
+  });
+});
+
+describe('a poll request', () => {
+  // SGNL's caep.dev ssfreceiver names the stream in the body of every poll, beside the URL's query.
+  it('takes a stream_id in the body (the route refuses one that is not the polled stream\'s)', () => {
+    expect(PollRequest.safeParse({ stream_id: 'a8e94455-e44b-467b-8559-de589a9683ff', returnImmediately: true, ack: ['jti'] }).success).toBe(true);
+  });
+
+  it('still refuses a member RFC 8936 does not name', () => {
+    expect(PollRequest.safeParse({ max_events: 10 }).success).toBe(false);
   });
 });
