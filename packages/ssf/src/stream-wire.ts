@@ -100,11 +100,13 @@ export const removeSubjectRequest = (issuer: string | undefined) => z.strictObje
 export const VerificationRequest = z.strictObject({ stream_id: id, state: z.string().max(1000).optional() });
 
 /**
- * RFC 8936 section 2.4: the poll request. `stream_id` is not RFC 8936's, but SSF receiver
- * libraries send it (SGNL's caep.dev ssfreceiver with every poll): taken when it names the
- * stream polled, refused when it names another.
+ * RFC 8936 section 2.4: the poll request. Members it does not name are ignored rather than
+ * refused, unlike Tessera's other bodies: receivers send their own (SGNL's caep.dev ssfreceiver
+ * `stream_id` and `max_events`, i2goSignals `timeoutSecs`) and a refused poll delivers nothing.
+ * `stream_id`, which some send, is taken when it names the stream polled, refused when it names
+ * another.
  */
-export const PollRequest = z.strictObject({
+export const PollRequest = z.object({
   stream_id: id.optional().describe('The stream polled, as the query names it; another is refused 400'),
   maxEvents: z.number().int().min(0).max(1000).optional(),
   returnImmediately: z.boolean().optional(),

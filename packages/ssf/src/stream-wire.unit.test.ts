@@ -22,7 +22,15 @@ describe('a poll request', () => {
     expect(PollRequest.safeParse({ stream_id: 'a8e94455-e44b-467b-8559-de589a9683ff', returnImmediately: true, ack: ['jti'] }).success).toBe(true);
   });
 
-  it('still refuses a member RFC 8936 does not name', () => {
-    expect(PollRequest.safeParse({ max_events: 10 }).success).toBe(false);
+  // Members receivers send that RFC 8936 does not name: i2goSignals' timeoutSecs, caep.dev's max_events.
+  it('ignores members RFC 8936 does not name, and reads those it does', () => {
+    const parsed = PollRequest.safeParse({ maxEvents: 7, timeoutSecs: 10, max_events: 100 });
+    expect(parsed.success).toBe(true);
+    expect(parsed.data).toEqual({ maxEvents: 7 });
+  });
+
+  it('still refuses a member RFC 8936 names with a value it cannot take', () => {
+    expect(PollRequest.safeParse({ maxEvents: 1001 }).success).toBe(false);
+    expect(PollRequest.safeParse({ ack: 'jti' }).success).toBe(false);
   });
 });
