@@ -116,11 +116,9 @@ func pollForever(ctx context.Context, ssfStream stream.Stream, setParser *setRea
 	// it that the transmitter no longer answers what was acknowledged.
 	reportNext := false
 	for {
-		// ssfreceiver writes the largest number of SETs wanted as "max_events" (100 unless told),
-		// where RFC 8936 section 2.4 names it "maxEvents", and a transmitter that checks the body
-		// refuses the poll. Zero is the one value it leaves out (omitempty): the transmitter's
-		// default (100 at Tessera) then applies.
-		sets, err := ssfStream.Poll(ctx, options.WithMaxEvents(0))
+		// ssfreceiver sends the number wanted as "max_events" (RFC 8936: "maxEvents"); Tessera
+		// ignores it and answers up to its default, 100.
+		sets, err := ssfStream.Poll(ctx)
 		if err != nil {
 			// One poll of a stream at a time at Tessera: a 429 is said again after Retry-After.
 			report(map[string]any{"poll_error": err.Error()})
