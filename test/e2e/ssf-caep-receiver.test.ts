@@ -61,7 +61,10 @@ class CaepReceiver {
   }
 
   async first<T>(pick: (line: ReceiverLine) => T | undefined, what: string): Promise<T> {
-    const found = await until(() => this.lines().map(pick).find((value) => value !== undefined) ?? this.failed(), `${what} (its output: ${this.output})`, { timeoutMs: 30_000 });
+    const found = await until(() => this.lines().map(pick).find((value) => value !== undefined) ?? this.failed(), what, { timeoutMs: 30_000 }).catch((error: unknown) => {
+      // The output as it is when the wait gives up, not as it was when it began.
+      throw new Error(`${String(error)} (the receiver's output: ${this.output})`);
+    });
     // until() returns only a truthy answer; the check narrows the type.
     if (found.answer === undefined) throw new Error(`unreachable: until() returned no ${what}`);
     return found.answer;
@@ -102,6 +105,7 @@ describe.skipIf(!go)('SGNL caep.dev ssfreceiver against the transmitter', () => 
     await tessera?.stop();
   });
 
+  // The CLI's and the API's answers are as documented (docs/shared-signals.md, docs/interface.md): each cast names the members read.
   const receiverToken = async (name: string) => {
     const token = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', name, '--json'])).stdout) as { token: string }).token;
     await until(async () => (await tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${token}` } })).status === 200, 'the receiver token to be accepted');

@@ -60,6 +60,7 @@ describe.skipIf(!go)('i2goSignals, its server and goSignals CLI, against the tra
     if (front) console.log(`i2goSignals: the front adjusted ${JSON.stringify(front.adjustments)} (see ssf-i2gosignals/tessera-front.ts)`);
   });
 
+  // The CLI's and the API's answers are as documented (docs/shared-signals.md, docs/interface.md): each cast names the members read.
   const receiverToken = async (name: string) => {
     const token = (JSON.parse((await tessera.tessera(['ssf-receivers', 'create', '--name', name, '--json'])).stdout) as { token: string }).token;
     await until(async () => (await tessera.request('/ssf/streams', { headers: { authorization: `Bearer ${token}` } })).status === 200, 'the receiver token to be accepted');
@@ -87,7 +88,10 @@ describe.skipIf(!go)('i2goSignals, its server and goSignals CLI, against the tra
   const metric = async (name: string, streamId: string) =>
     Number(new RegExp(`^${name}\\{stream_id="${streamId}"\\} (\\d+)$`, 'm').exec((await tessera.adminRequest('/metrics')).text)?.[1] ?? Number.NaN);
   const received = async (streamId: string, eventType: string, what: string, match: (set: InboundSet) => boolean = () => true): Promise<InboundSet> => {
-    const found = await until(() => server.inbound().find((set) => set.streamId === streamId && set.events[eventType] !== undefined && match(set)), `i2goSignals to receive ${what} (its log: ${redact(server.logs().slice(-3000))})`, { timeoutMs: 30_000 });
+    const found = await until(() => server.inbound().find((set) => set.streamId === streamId && set.events[eventType] !== undefined && match(set)), `i2goSignals to receive ${what}`, { timeoutMs: 30_000 }).catch((error: unknown) => {
+      // The server's log as it is when the wait gives up, tokens redacted.
+      throw new Error(`${String(error)} (its log: ${redact(server.logs().slice(-3000))})`);
+    });
     // until() returns only a truthy answer; the check narrows the type.
     if (found.answer === undefined) throw new Error(`unreachable: until() returned no ${what}`);
     return found.answer;
@@ -115,6 +119,7 @@ describe.skipIf(!go)('i2goSignals, its server and goSignals CLI, against the tra
   it('poll: the CLI makes a polled stream at Tessera and a poll receiver at its server, which takes the verification, session-revoked and credential-change SETs and acknowledges them', async () => {
     const token = await receiverToken('i2goSignals poll');
     const shop = await tessera.createAccount({ name: 'i2goSignals poll shop' });
+    // The CLI takes a transmitter's token and a poll receiver's authorization only as flags (kept in its config.json, in the data folder the test removes).
     await cli.run(['add', 'server', 'tessera-poll', issuer, `--token=${token}`]);
     await cli.run(['create', 'stream', 'poll', 'publish', 'tessera-poll', '-n', 'published-poll', eventTypes]);
     const published = cli.stream('tessera-poll', 'published-poll');

@@ -31,6 +31,7 @@ export class GoSignalsServer {
   readonly process: ChildProcess;
   private readonly bootstrapToken = randomBytes(24).toString('base64url');
 
+  /** It listens on every interface (it takes only a port); its bootstrap secret is drawn anew for each run. */
   constructor(binary: string, port: number, workDir: string, caFile: string) {
     this.url = `http://127.0.0.1:${port}`;
     mkdirSync(workDir, { recursive: true });
@@ -52,7 +53,10 @@ export class GoSignalsServer {
     await until(async () => (await fetch(`${this.url}/.well-known/ssf-configuration`).catch(() => undefined))?.status === 200, `goSignalsServer to answer (its log: ${redact(this.output.slice(-2000))})`);
   }
 
-  /** A client token with stream scopes: an IAT by the bootstrap secret, then a registration with it, as i2goSignals' own tests do. */
+  /**
+   * A client token with stream scopes: an IAT by the bootstrap secret, then a registration with
+   * it, as i2goSignals' own tests do. Both answers are i2goSignals' `{"token": …}`.
+   */
   async clientToken(): Promise<string> {
     const iat = (await (await fetch(`${this.url}/iat`, { headers: { authorization: `Bearer ${this.bootstrapToken}` } })).json()) as { token: string };
     const registered = await fetch(`${this.url}/register`, {
@@ -138,7 +142,7 @@ export class GoSignalsCli {
 
   /** A stream the CLI recorded in its configuration (config.json), by server and stream alias. */
   stream(serverAlias: string, streamAlias: string): CliStream {
-    // The CLI's own file: servers by alias, each with its streams by alias.
+    // The CLI's own file (cast: the members read): servers by alias, each with its streams by alias.
     const configuration = JSON.parse(readFileSync(join(this.home, 'config.json'), 'utf8')) as { Servers: Record<string, { Streams: Record<string, CliStream> }> };
     const stream = configuration.Servers[serverAlias]?.Streams[streamAlias];
     if (!stream) throw new Error(`the goSignals CLI recorded no stream ${streamAlias} on ${serverAlias}`);
