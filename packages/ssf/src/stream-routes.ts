@@ -6,7 +6,7 @@ import type { Transmitter } from './delivery/transmitter.js';
 import type { Drops } from './delivery/stream-worker.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
-import { SsfPollInFlight, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
+import { InvalidSsfRequest, SsfPollInFlight, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
   CreateStreamRequest,
@@ -205,6 +205,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       },
       async (request, reply) => {
         const streamId = request.query.stream_id;
+        if (request.body.stream_id !== undefined && request.body.stream_id !== streamId) throw new InvalidSsfRequest('stream_id', 'names another stream than the stream_id of the poll URL');
         const stream = management.read(who(request), streamId);
         if (stream.delivery.method !== deliveryMethods.poll) throw new SsfStreamNotFound();
         // One poll of a stream at a time: concurrent polls would each answer (and serialize) the

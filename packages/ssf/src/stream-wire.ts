@@ -23,7 +23,8 @@ const pushDelivery = z.strictObject({
 });
 const pollDelivery = z.strictObject({
   method: z.literal(deliveryMethods.poll),
-  endpoint_url: url.optional().describe('Transmitter-supplied: ignored on the way in'),
+  // Empty as well: some receiver libraries always send the member, empty for a polled stream.
+  endpoint_url: z.string().max(1024).optional().describe('Transmitter-supplied: ignored on the way in, empty or not'),
 });
 export const DeliveryRequest = z.discriminatedUnion('method', [pushDelivery, pollDelivery]);
 export type DeliveryRequest = z.infer<typeof DeliveryRequest>;
@@ -98,8 +99,15 @@ export const addSubjectRequest = (issuer: string | undefined) => z.strictObject(
 export const removeSubjectRequest = (issuer: string | undefined) => z.strictObject({ stream_id: id, subject: subjectIdentifier(issuer) });
 export const VerificationRequest = z.strictObject({ stream_id: id, state: z.string().max(1000).optional() });
 
-/** RFC 8936 section 2.4: the poll request. */
-export const PollRequest = z.strictObject({
+/**
+ * RFC 8936 section 2.4: the poll request. Members it does not name are ignored rather than
+ * refused, unlike Tessera's other bodies: receivers send their own (SGNL's caep.dev ssfreceiver
+ * `stream_id` and `max_events`, i2goSignals `timeoutSecs`) and a refused poll delivers nothing.
+ * `stream_id`, which some send, is taken when it names the stream polled, refused when it names
+ * another.
+ */
+export const PollRequest = z.object({
+  stream_id: id.optional().describe('The stream polled, as the query names it; another is refused 400'),
   maxEvents: z.number().int().min(0).max(1000).optional(),
   returnImmediately: z.boolean().optional(),
   ack: z.array(z.string().min(1).max(64)).max(100).optional(),

@@ -1,0 +1,6 @@
+package resource
+
+type Group struct {
+	DisplayName string `json:"displayName,omitempty"`
+	Members     []GroupValue
+}

@@ -1,0 +1,8 @@
+package goSignals
+
+import (
+	"embed"
+)
+
+//go:embed swagger-ui/*
+var SwaggerUI embed.FS
