@@ -9,12 +9,12 @@
  *   region's family recorded here): archived whole once closed, when no token the family issued can
  *   still be valid (every access and refresh token expired, and every revocation past the last
  *   expiry it rejects, plus clock skew), and its last event is older than the hot window.
- * - **Rolling streams** (`legacytokens-`, `authfailures-`, `mirroredrevocations-`, `ssfverifications-`): they never close; their
+ * - **Rolling streams** (`legacytokens-`, `authfailures-`, `mirroredrevocations-`, `ssfverifications-`, `ssfdelivery`): they never close; their
  *   events older than the hot window leave it, each once it can reject or admit nothing any more,
  *   except the stream's newest event, which stays so that the stream's revisions go on from it.
  */
 export const closingStreamPrefixes = ['tokenfamily-', 'revocations-'] as const;
-export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'mirroredrevocations-', 'ssfverifications-'] as const;
+export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'mirroredrevocations-', 'ssfverifications-', 'ssfdelivery'] as const;
 export const keptStreamPrefixes = ['account-', 'signingkeys', 'admintoken-', 'secrethashingkey', 'archivetrust'] as const;
 
 export type StreamRetention = 'kept' | 'closing' | 'rolling';

@@ -136,6 +136,64 @@ export const SsfVerificationRequested = z.object({
   at: epochSeconds,
 });
 
+const replica = z.string().min(1).max(200);
+const epoch = z.number().int().positive();
+const decimalPosition = z.string().regex(/^\d+$/);
+
+/**
+ * The delivery lease (`ssfdelivery`, docs/decisions/0029): one replica of the deployment delivers
+ * every stream's SETs at a time. Taken with the previous epoch + 1; every later append of the
+ * holder expects the revision it last wrote, so a replica that took over fences a stale holder.
+ */
+export const SsfDeliveryLeaseTaken = z.object({
+  type: z.literal('SsfDeliveryLeaseTaken'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  /** Where the other replicas forward polls to: the holder's TESSERA_SSF_REPLICA_URL. */
+  url: z.string().min(1).max(2048),
+  ttlSeconds: z.number().int().min(3).max(3600),
+  at: epochSeconds,
+});
+
+/**
+ * The holder is alive, every TTL/3. It names its url again: the rolling stream keeps only its
+ * newest event once the Taken is older than the hot window.
+ */
+export const SsfDeliveryLeaseRenewed = z.object({
+  type: z.literal('SsfDeliveryLeaseRenewed'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  url: z.string().min(1).max(2048),
+  at: epochSeconds,
+});
+
+/** The holder stopped gracefully: another replica takes the lease at once. */
+export const SsfDeliveryLeaseReleased = z.object({
+  type: z.literal('SsfDeliveryLeaseReleased'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  at: epochSeconds,
+});
+
+/**
+ * Where delivery has got to, a whole snapshot: every live stream with nothing pending delivered
+ * everything up to `upTo`; `positions` names only the streams behind it (pending SETs, paused,
+ * dormant). A stream in neither is at max(upTo, its creation position). Decimal positions: a
+ * bigint has no JSON form.
+ */
+export const SsfDeliveryCheckpointed = z.object({
+  type: z.literal('SsfDeliveryCheckpointed'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  upTo: decimalPosition.optional(),
+  positions: z.record(id, decimalPosition),
+  at: epochSeconds,
+});
+
 /** Spread into TesseraEvent's union. */
 export const sharedSignalsEvents = [
   SsfReceiverRegistered,
@@ -147,6 +205,10 @@ export const sharedSignalsEvents = [
   SsfSubjectRemoved,
   SsfStreamDeleted,
   SsfVerificationRequested,
+  SsfDeliveryLeaseTaken,
+  SsfDeliveryLeaseRenewed,
+  SsfDeliveryLeaseReleased,
+  SsfDeliveryCheckpointed,
 ] as const;
 
 export type SsfReceiverRegistered = z.infer<typeof SsfReceiverRegistered>;
@@ -163,6 +225,11 @@ export type SsfSubjectRemoved = z.infer<typeof SsfSubjectRemoved>;
 export type SsfStreamDeleted = z.infer<typeof SsfStreamDeleted>;
 export type SsfVerificationRequested = z.infer<typeof SsfVerificationRequested>;
 
+export type SsfDeliveryLeaseTaken = z.infer<typeof SsfDeliveryLeaseTaken>;
+export type SsfDeliveryLeaseRenewed = z.infer<typeof SsfDeliveryLeaseRenewed>;
+export type SsfDeliveryLeaseReleased = z.infer<typeof SsfDeliveryLeaseReleased>;
+export type SsfDeliveryCheckpointed = z.infer<typeof SsfDeliveryCheckpointed>;
+
 export type SsfReceiverEvent = SsfReceiverRegistered | SsfReceiverRevoked;
 export type SsfStreamEvent = SsfStreamCreated | SsfStreamUpdated | SsfStreamStatusChanged | SsfSubjectAdded | SsfSubjectRemoved | SsfStreamDeleted | SsfVerificationRequested;
 
@@ -176,8 +243,10 @@ export const ssfStreamEventTypes = [
   'SsfStreamDeleted',
   'SsfVerificationRequested',
 ] as const satisfies readonly SsfStreamEvent['type'][];
-/** Every Shared Signals event: the transmitter's receivers and streams, which say who is told, not which tokens live. */
-export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEventTypes] as const;
+export type SsfDeliveryEvent = SsfDeliveryLeaseTaken | SsfDeliveryLeaseRenewed | SsfDeliveryLeaseReleased | SsfDeliveryCheckpointed;
+export const ssfDeliveryEventTypes = ['SsfDeliveryLeaseTaken', 'SsfDeliveryLeaseRenewed', 'SsfDeliveryLeaseReleased', 'SsfDeliveryCheckpointed'] as const satisfies readonly SsfDeliveryEvent['type'][];
+/** Every Shared Signals event: the transmitter's receivers and streams, which say who is told, not which tokens live, and its delivery lease. */
+export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEventTypes, ...ssfDeliveryEventTypes] as const;
 
 export const ssfStreams = {
   receiver: (receiverId: string) => `ssfreceiver-${receiverId}`,
@@ -188,4 +257,9 @@ export const ssfStreams = {
    * A rolling stream: its events leave the hot log once older than the hot window.
    */
   verifications: (streamId: string) => `ssfverifications-${streamId}`,
+  /**
+   * The deployment's one delivery lease and its checkpoints (every stream's). A rolling stream:
+   * its events leave the hot log once older than the hot window, except the newest.
+   */
+  delivery: () => 'ssfdelivery',
 } as const;

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { rootCertificates } from 'node:tls';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SsfDeliveryHolderUnavailable } from './ssf-errors.js';
+
+/** Marks a request one replica forwarded to the lease holder: it is never forwarded again. */
+export const forwardedHeader = 'tessera-ssf-forwarded';
+
+/** What a forward passes on, and what it relays back: nothing else of either side crosses. */
+const passedOn = ['authorization', 'content-type'] as const;
+const relayed = ['content-type', 'retry-after', 'www-authenticate', 'cache-control'] as const;
+
+export interface DeliveryForwarding {
+  /** True when this replica holds a valid lease: it answers itself. */
+  readonly servesHere: () => boolean;
+  /** The holder's url from the newest lease event read; undefined: none holds it. */
+  readonly holderUrl: () => string | undefined;
+  /** Relays the request to the holder, within `timeoutMs`; throws SsfDeliveryHolderUnavailable when it cannot. */
+  readonly forward: (request: FastifyRequest, reply: FastifyReply, timeoutMs: number) => Promise<FastifyReply>;
+}
+
+export interface ForwarderOptions {
+  readonly servesHere: () => boolean;
+  readonly holderUrl: () => string | undefined;
+  /** The certificate this process serves (TESSERA_TLS_CERT, or its self-signed one): replicas that share it trust each other by it. */
+  readonly ownCertificateFile: string;
+}
+
+/**
+ * Polls and status reads answered by the lease holder, whichever replica a receiver reached: they
+ * depend on the holder's memory (the pending SETs, the drops), so another replica relays them
+ * (method, path and query, Authorization, content type and body; back: status, the headers that
+ * matter and the body). A forwarded request that reaches a replica which is not the holder either
+ * is answered 503, never forwarded on.
+ */
+export function createDeliveryForwarding(options: ForwarderOptions): DeliveryForwarding {
+  let trusted: string[] | undefined;
+  const trust = () => (trusted ??= [...rootCertificates, ...ownCertificate(options.ownCertificateFile)]);
+  return {
+    servesHere: options.servesHere,
+    holderUrl: options.holderUrl,
+    async forward(request, reply, timeoutMs) {
+      if (request.headers[forwardedHeader] !== undefined) throw new SsfDeliveryHolderUnavailable('this request was forwarded to a replica that does not hold the delivery lease; ask again in a moment');
+      const holder = options.holderUrl();
+      if (holder === undefined) throw new SsfDeliveryHolderUnavailable('no replica holds the Shared Signals delivery lease now; ask again in a moment');
+      const body = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
+      const headers: Record<string, string> = { [forwardedHeader]: '1' };
+      for (const name of passedOn) {
+        const value = request.headers[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      if (body !== undefined) headers['content-length'] = String(body.length);
+      let answer: { status: number; headers: IncomingMessage['headers']; body: Buffer };
+      try {
+        answer = await send(new URL(request.url, holder), request.method, headers, body, timeoutMs, trust);
+      } catch (error) {
+        throw new SsfDeliveryHolderUnavailable('the replica that holds the Shared Signals delivery lease did not answer; ask again in a moment', { cause: error });
+      }
+      reply.code(answer.status);
+      for (const name of relayed) {
+        const value = answer.headers[name];
+        if (value !== undefined) reply.header(name, value);
+      }
+      return reply.send(answer.body);
+    },
+  };
+}
+
+function ownCertificate(file: string): string[] {
+  try {
+    return [readFileSync(file, 'utf8')];
+  } catch {
+    // No certificate of its own to trust: the system's roots alone.
+    return [];
+  }
+}
+
+function send(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number, trust: () => string[]): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const options = { method, headers, signal };
+    const onAnswer = (incoming: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 502, headers: incoming.headers, body: Buffer.concat(chunks) }));
+      incoming.on('error', reject);
+    };
+    const outgoing = url.protocol === 'https:' ? httpsRequest(url, { ...options, ca: trust() }, onAnswer) : httpRequest(url, options, onAnswer);
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
