@@ -24,8 +24,12 @@ export interface DeliveryForwarding {
 export interface ForwarderOptions {
   readonly servesHere: () => boolean;
   readonly holderUrl: () => string | undefined;
-  /** The certificate this process serves (TESSERA_TLS_CERT, or its self-signed one): replicas that share it trust each other by it. */
-  readonly ownCertificateFile: string;
+  /**
+   * Certificates trusted beside the system's roots: the one this process serves (TESSERA_TLS_CERT,
+   * or its self-signed one: replicas that share it trust each other by it) and NODE_EXTRA_CA_CERTS
+   * (an explicit list of CAs replaces Node's, extra ones included).
+   */
+  readonly trustedCertificateFiles: readonly string[];
 }
 
 /**
@@ -37,7 +41,7 @@ export interface ForwarderOptions {
  */
 export function createDeliveryForwarding(options: ForwarderOptions): DeliveryForwarding {
   let trusted: string[] | undefined;
-  const trust = () => (trusted ??= [...rootCertificates, ...ownCertificate(options.ownCertificateFile)]);
+  const trust = () => (trusted ??= [...rootCertificates, ...options.trustedCertificateFiles.flatMap(certificatesIn)]);
   return {
     servesHere: options.servesHere,
     holderUrl: options.holderUrl,
@@ -68,11 +72,11 @@ export function createDeliveryForwarding(options: ForwarderOptions): DeliveryFor
   };
 }
 
-function ownCertificate(file: string): string[] {
+function certificatesIn(file: string): string[] {
   try {
     return [readFileSync(file, 'utf8')];
   } catch {
-    // No certificate of its own to trust: the system's roots alone.
+    // Not there (no self-signed certificate made yet): the others and the system's roots.
     return [];
   }
 }

@@ -165,7 +165,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   const forwarding = createDeliveryForwarding({
     servesHere: () => lease.valid,
     holderUrl: () => lease.holderUrl,
-    ownCertificateFile: config.TESSERA_TLS_CERT ?? join(config.TESSERA_DATA_DIR, 'tls', 'self-signed.crt'),
+    trustedCertificateFiles: [config.TESSERA_TLS_CERT ?? join(config.TESSERA_DATA_DIR, 'tls', 'self-signed.crt'), ...(process.env.NODE_EXTRA_CA_CERTS ? [process.env.NODE_EXTRA_CA_CERTS] : [])],
   });
   let leaseStarted = false;
   host.onClose(async () => {
