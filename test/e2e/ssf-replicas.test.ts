@@ -145,7 +145,11 @@ beforeAll(async () => {
   await until(async () => takings(a).length + takings(b).length > 0, 'a replica to take the delivery lease', { timeoutMs: 10_000 });
 }, 120_000);
 
+/** What the run measured, printed at the end. */
+const measured: string[] = [];
+
 afterAll(async () => {
+  if (measured.length > 0) console.log(`\nShared Signals replicas, measured (TESSERA_SSF_LEASE_TTL=${ttlMs / 1000}):\n${measured.map((line) => `  ${line}`).join('\n')}\n`);
   receiver.close();
   for (const replica of replicas) await replica.process.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -187,6 +191,11 @@ describe('Shared Signals with two issuer replicas on one log', () => {
     }
     // The status of a stream is answered at either replica too (the non-holder forwards it).
     for (const replica of [a, b]) expect((await receiverRequest(replica, 'GET', `/ssf/status?stream_id=${streamId}`)).status).toBe(200);
+    // A request forwarded once is never forwarded again: at a replica that does not hold the lease, 503.
+    const twice = await other(holder()).process.request(`/ssf/status?stream_id=${streamId}`, { headers: { authorization: `Bearer ${receiverToken}`, 'tessera-ssf-forwarded': '1' } });
+    expect(twice.status).toBe(503);
+    expect(twice.headers['retry-after']).toBe('1');
+    expect(twice.headers['content-type']).toContain('application/problem+json');
   }, 60_000);
 
   it('a holder stopped gracefully releases the lease: the other takes it over at once, well before the TTL', async () => {
@@ -202,6 +211,7 @@ describe('Shared Signals with two issuer replicas on one log', () => {
     // Taken within a read of the log (every TTL/6) of the release, not a TTL after the last renewal.
     expect(takenAt - releasedAt!).toBeLessThan(ttlMs / 2);
     expect(takenAt - signalledAt).toBeLessThan(ttlMs);
+    measured.push(`graceful stop: taken ${takenAt - releasedAt!} ms after the release, ${takenAt - signalledAt} ms after SIGTERM`);
     stopped.process = await start(stopped);
     // Restarted, it finds the other holding the lease, and waits.
     await until(async () => (await receiverRequest(stopped, 'GET', '/ssf/streams')).status === 200, 'the restarted replica to serve the receiver');
@@ -224,6 +234,10 @@ describe('Shared Signals with two issuer replicas on one log', () => {
         await until(async () => sessions.every((session) => receiver.sessions().has(session)), 'the revocations before the kill to arrive');
         process.kill(killed.process.pid, 'SIGKILL');
         killedAt = Date.now();
+        // Until the survivor takes over, the holder it knows is out of reach: 503 with Retry-After, never a 500.
+        const unreachable = await receiverRequest(survivor, 'GET', `/ssf/status?stream_id=${pushStreamId}`);
+        expect(unreachable.status).toBe(503);
+        expect(unreachable.headers['retry-after']).toBe('1');
       }
       await new Promise((resolve) => setTimeout(resolve, 1_200));
     }
@@ -238,5 +252,6 @@ describe('Shared Signals with two issuer replicas on one log', () => {
     expect(duplicated.length).toBeLessThanOrEqual(1);
     for (const [, count] of duplicated) expect(count).toBe(2);
     expect(receiver.received.length).toBeGreaterThan(arrivedBefore);
+    measured.push(`kill -9: taken ${takenAt - killedAt} ms after the kill; ${duplicated.length} SET delivered twice of ${receiver.counts().size}`);
   }, 90_000);
 });

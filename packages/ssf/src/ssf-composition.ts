@@ -3,7 +3,7 @@ import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { publicUrlOf } from '@tessera/config';
 import { egressPolicy } from '@tessera/egress';
 import type { AdminScope } from '@tessera/events';
-import type { GuardedEventStore, LogReader } from '@tessera/event-store';
+import { ExpectedRevisionConflict, type GuardedEventStore, type LogReader } from '@tessera/event-store';
 import { epochSeconds, untilAvailable, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar, RouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
@@ -104,7 +104,10 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
       monotonic,
       now,
       refreshEveryMs,
-      onError: (error) => logger.warn({ err: error }, 'could not record the Shared Signals checkpoint; retrying with the next'),
+      onError: (error) => {
+        // A conflict is the lease taken over: the lease stops this delivery, and says so itself.
+        if (!(error instanceof ExpectedRevisionConflict)) logger.warn({ err: error }, 'could not record the Shared Signals checkpoint; retrying with the next');
+      },
     });
     const transmitter: Transmitter = new Transmitter({
       store,

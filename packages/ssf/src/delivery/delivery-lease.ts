@@ -156,8 +156,13 @@ export class DeliveryLease {
         [{ event: { type: 'SsfDeliveryLeaseTaken', v: 1, replica: this.options.replica, epoch, url, ttlSeconds: Math.round(this.options.ttlMs / 1000), at: this.options.now() } }],
         { expectedRevision },
       );
-      if (this.stopped) return;
       this.held = { epoch, wroteRevision: result.nextExpectedRevision, renewalStartedMs: startedMs };
+      if (this.stopped) {
+        // Stopped while taking it: let go at once rather than leave the others waiting a TTL.
+        await this.appendAsHolder({ type: 'SsfDeliveryLeaseReleased', at: this.options.now() });
+        this.held = undefined;
+        return;
+      }
     } catch (error) {
       // Another replica took it first: read again next time.
       if (error instanceof ExpectedRevisionConflict) return;
