@@ -16,7 +16,7 @@ export {
   type SegmentEntry,
   type StoredEntry,
 } from './manifest.js';
-export { closedAt, mattersUntil, removableEvents, retentionOf, rollingStreamPrefixes, closingStreamPrefixes, keptStreamPrefixes, type RetainedEvent, type RetentionSettings, type StreamRetention } from './retention-rule.js';
+export { closedAt, mattersUntil, removableEvents, retentionOf, rollingStreamPrefixes, closingStreamPrefixes, snapshottedStreamPrefixes, keptStreamPrefixes, type RetainedEvent, type RetentionSettings, type StreamRetention } from './retention-rule.js';
 export { readSegment, SegmentUnverified, sha256File, temporarySuffix, writeSegment, type SegmentFacts } from './segment-file.js';
 export { verifyArchive, type ArchiveBreak, type ArchiveVerification, type VerifyOptions } from './verify-archive.js';
 export { archivedThrough } from './archived-through.js';

@@ -12,16 +12,24 @@
  * - **Rolling streams** (`legacytokens-`, `authfailures-`, `mirroredrevocations-`, `ssfverifications-`, `ssfdelivery`): they never close; their
  *   events older than the hot window leave it, each once it can reject or admit nothing any more,
  *   except the stream's newest event, which stays so that the stream's revisions go on from it.
+ * - **Snapshotted streams** (`ssfstream-`): a Shared Signals stream's decider appends a snapshot of
+ *   the whole stream every so many events; the events before its newest snapshot leave the hot log
+ *   once older than the hot window. The snapshot and what follows it stay: every fold of the stream
+ *   can begin there, so its replay stays bounded however often its subjects come and go.
  */
 export const closingStreamPrefixes = ['tokenfamily-', 'revocations-'] as const;
 export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'mirroredrevocations-', 'ssfverifications-', 'ssfdelivery'] as const;
+export const snapshottedStreamPrefixes = ['ssfstream-'] as const;
+/** The event that holds the whole of a snapshotted stream. */
+const snapshotEventTypes: ReadonlySet<unknown> = new Set(['SsfStreamSnapshotted']);
 export const keptStreamPrefixes = ['account-', 'signingkeys', 'admintoken-', 'secrethashingkey', 'archivetrust'] as const;
 
-export type StreamRetention = 'kept' | 'closing' | 'rolling';
+export type StreamRetention = 'kept' | 'closing' | 'rolling' | 'snapshotted';
 
 export function retentionOf(stream: string): StreamRetention {
   if (closingStreamPrefixes.some((prefix) => stream.startsWith(prefix))) return 'closing';
   if (rollingStreamPrefixes.some((prefix) => stream.startsWith(prefix))) return 'rolling';
+  if (snapshottedStreamPrefixes.some((prefix) => stream.startsWith(prefix))) return 'snapshotted';
   return 'kept';
 }
 
@@ -80,6 +88,11 @@ export function removableEvents(stream: string, events: readonly RetainedEvent[]
     // A family that names no expiry at all is not one this rule knows how to close: it stays.
     if (closed === undefined || closed > nowSeconds || last.recordedAt >= windowStart) return [];
     return [...events];
+  }
+  if (kind === 'snapshotted') {
+    let snapshot: bigint | undefined;
+    for (const { revision, event } of events) if (snapshotEventTypes.has(event.type) && (snapshot === undefined || revision > snapshot)) snapshot = revision;
+    return snapshot === undefined ? [] : events.filter((candidate) => candidate.revision < snapshot && candidate.recordedAt < windowStart);
   }
   const newest = events.reduce((a, b) => (b.revision > a.revision ? b : a));
   return events.filter((candidate) => {

@@ -21,9 +21,29 @@ describe('which streams retention applies to', () => {
   });
 
   it('keeps for good accounts, signing keys, admin tokens, the secret-hashing key, the archive\'s anchors, and any kind it does not name', () => {
-    const kept = ['account-a1', 'signingkeys', 'admintoken-t1', 'secrethashingkey', 'archivetrust', 'controlregion', 'ssfstream-s1', 'somethingnew-1'];
+    const kept = ['account-a1', 'signingkeys', 'admintoken-t1', 'secrethashingkey', 'archivetrust', 'controlregion', 'ssfreceiver-r1', 'somethingnew-1'];
     expect(kept.map(retentionOf)).toEqual(kept.map(() => 'kept'));
     for (const stream of kept) expect(removableEvents(stream, [retained(0, windowStart - 365 * day, {})], nowMs, settings)).toEqual([]);
+  });
+});
+
+describe('a snapshotted stream (a Shared Signals stream)', () => {
+  const old = windowStart - 30 * day;
+  const churn = (from: number, to: number, at: number) => Array.from({ length: to - from }, (_, index) => retained(from + index, at, { type: index % 2 === 0 ? 'SsfSubjectAdded' : 'SsfSubjectRemoved' }));
+
+  it('is one', () => {
+    expect(retentionOf('ssfstream-s1')).toBe('snapshotted');
+  });
+
+  it('lets go of the events before its newest snapshot once they are older than the hot window, keeping the snapshot and what follows', () => {
+    const events = [retained(0, old, { type: 'SsfStreamCreated' }), ...churn(1, 100, old), retained(100, old, { type: 'SsfStreamSnapshotted' }), ...churn(101, 200, old), retained(200, old, { type: 'SsfStreamSnapshotted' }), ...churn(201, 230, old)];
+    expect(removed('ssfstream-s1', events)).toEqual(Array.from({ length: 200 }, (_, revision) => revision));
+  });
+
+  it('keeps what is within the hot window, and everything of a stream with no snapshot yet', () => {
+    const recent = now - day;
+    expect(removed('ssfstream-s1', [retained(0, old, { type: 'SsfStreamCreated' }), ...churn(1, 50, recent), retained(50, recent, { type: 'SsfStreamSnapshotted' })])).toEqual([0]);
+    expect(removed('ssfstream-s1', [retained(0, old, { type: 'SsfStreamCreated' }), ...churn(1, 99, old)])).toEqual([]);
   });
 });
 

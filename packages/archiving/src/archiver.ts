@@ -290,7 +290,7 @@ export class Archiver {
           if (removable.has(event.position) && !overLimit) events.push(event);
           else if (event.position <= limit && event.revision !== stream[stream.length - 1]!.revision) {
             oldestHeld = min(oldestHeld, event.recordedAt);
-            if (retentionOf(event.stream) === 'rolling') nextScanAfter = min(nextScanAfter, event.position - 1n)!;
+            if (retentionOf(event.stream) !== 'closing') nextScanAfter = min(nextScanAfter, event.position - 1n)!;
           }
         }
         const last = stream[stream.length - 1]!;

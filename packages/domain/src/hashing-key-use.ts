@@ -76,7 +76,8 @@ export class HashingKeyUse {
         this.ssfReceivers.delete(event.receiverId);
         return;
       case 'SsfStreamCreated':
-      case 'SsfStreamUpdated': {
+      case 'SsfStreamUpdated':
+      case 'SsfStreamSnapshotted': {
         const key = sealingKeyOf(event.configuration);
         if (key === undefined) this.ssfPushHeaders.delete(event.streamId);
         else this.ssfPushHeaders.set(event.streamId, key);

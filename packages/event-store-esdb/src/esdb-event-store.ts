@@ -105,7 +105,7 @@ export class EsdbEventStore implements EventStore {
     const read = this.client.readStream(stream, {
       direction: backwards ? BACKWARDS : FORWARDS,
       // Backwards from START would yield revision 0 alone.
-      fromRevision: backwards ? END : START,
+      fromRevision: options.fromRevision ?? (backwards ? END : START),
       ...(options.maxCount === undefined ? {} : { maxCount: options.maxCount }),
     });
     const out: RecordedEvent[] = [];

@@ -156,6 +156,8 @@ export class SqliteEventStore implements EventStore {
     this.statements = {
       forwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = (SELECT ?) ORDER BY revision ASC LIMIT (SELECT ?)`).raw(true),
       backwards: this.db.prepare<[string, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = (SELECT ?) ORDER BY revision DESC LIMIT (SELECT ?)`).raw(true),
+      forwardsFrom: this.db.prepare<[string, number, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = (SELECT ?) AND revision >= (SELECT ?) ORDER BY revision ASC LIMIT (SELECT ?)`).raw(true),
+      backwardsFrom: this.db.prepare<[string, number, number], EventRow>(`SELECT ${rowColumns} FROM events WHERE stream = (SELECT ?) AND revision <= (SELECT ?) ORDER BY revision DESC LIMIT (SELECT ?)`).raw(true),
       // The highest position ever handed out (AUTOINCREMENT's counter), not the highest still in the
       // log: archiving may remove the newest events of an idle log, and the head must not go back.
       head: this.db.prepare<[], { position: number | null }>(
@@ -330,8 +332,14 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const statement = options.direction === 'backwards' ? this.statements.backwards : this.statements.forwards;
-    return statement.all(stream, options.maxCount ?? -1).map(toRecorded);
+    const backwards = options.direction === 'backwards';
+    const limit = options.maxCount ?? -1;
+    if (options.fromRevision !== undefined) {
+      const statement = backwards ? this.statements.backwardsFrom : this.statements.forwardsFrom;
+      return statement.all(stream, Number(options.fromRevision), limit).map(toRecorded);
+    }
+    const statement = backwards ? this.statements.backwards : this.statements.forwards;
+    return statement.all(stream, limit).map(toRecorded);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {

@@ -1,4 +1,4 @@
-import type { EventMetadata, TesseraEvent } from '@tessera/events';
+import type { EventMetadata, RecordedEvent, TesseraEvent } from '@tessera/events';
 import type { Decider } from '@tessera/domain';
 import { ExpectedRevisionConflict, type AppendResult, type EventStore, type ExpectedRevision } from './event-store.js';
 import { InvariantBroken } from '@tessera/contracts';
@@ -15,9 +15,12 @@ export interface CommandHandling<Command, State, Event extends TesseraEvent> {
   /**
    * How the state is read: 'stream' folds every event (the default); 'last-event' evolves the
    * initial state with the newest event alone, for streams whose events each carry the whole
-   * state (token families).
+   * state (token families); `fromSnapshot` reads the newest `within` events and folds from the
+   * newest of them that `startsFold` (a snapshot, or the stream's first event), for streams whose
+   * decider appends a snapshot at least every `within` events. A stream written before it did
+   * (no such event among the newest `within`) is read whole.
    */
-  readonly read?: 'stream' | 'last-event';
+  readonly read?: 'stream' | 'last-event' | { readonly fromSnapshot: { readonly within: number; readonly startsFold: (event: Event) => boolean } };
   /**
    * The stream's name was made just now (a fresh random id): it is known to be empty, so the
    * first attempt reads nothing and appends with no_stream. A retry reads as `read` says.
@@ -81,10 +84,7 @@ async function readState<Command, State, Event extends TesseraEvent>(
   handling: CommandHandling<Command, State, Event>,
 ): Promise<{ state: State; revision: ExpectedRevision }> {
   const { decider } = handling;
-  const recorded =
-    handling.read === 'last-event'
-      ? await store.readStream(handling.stream, { direction: 'backwards', maxCount: 1 })
-      : await store.readStream(handling.stream);
+  const recorded = await readFoldedEvents(store, handling);
   const last = recorded[recorded.length - 1];
   if (!last) return { state: decider.initialState(), revision: 'no_stream' };
   // The stream name says which rules apply to it; an event those rules do not know is a corrupt stream, never folded in.
@@ -93,4 +93,18 @@ async function readState<Command, State, Event extends TesseraEvent>(
     return decider.evolve(folded, event);
   }, decider.initialState());
   return { state, revision: last.revision };
+}
+
+/** The events a state is folded from, oldest first. */
+async function readFoldedEvents<Command, State, Event extends TesseraEvent>(store: CommandStore, handling: CommandHandling<Command, State, Event>): Promise<RecordedEvent[]> {
+  const { read, stream, decider } = handling;
+  if (read === 'last-event') return store.readStream(stream, { direction: 'backwards', maxCount: 1 });
+  if (read === undefined || read === 'stream') return store.readStream(stream);
+  const { within, startsFold } = read.fromSnapshot;
+  const newest = await store.readStream(stream, { direction: 'backwards', maxCount: within });
+  const start = newest.findIndex(({ event }) => decider.isEvent(event) && startsFold(event));
+  if (start >= 0) return newest.slice(0, start + 1).reverse();
+  // Fewer events than asked for: that is the whole stream.
+  if (newest.length < within) return newest.reverse();
+  return store.readStream(stream);
 }

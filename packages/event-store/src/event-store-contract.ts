@@ -170,6 +170,16 @@ export function eventStoreContract(name: string, createFixture: () => Promise<Ev
       expect(last[0]?.stream).toBe(stream);
     });
 
+    it('reads a stream from a revision on, either way, inclusive', async () => {
+      const { accountId, stream } = newStream();
+      await store.append(stream, [{ event: registered(accountId) }, ...['1', '2', '3', '4'].map((p) => ({ event: permissionsChanged(accountId, [p]) }))], { expectedRevision: 'no_stream' });
+      expect((await store.readStream(stream, { fromRevision: 2n })).map((e) => e.revision)).toEqual([2n, 3n, 4n]);
+      expect((await store.readStream(stream, { fromRevision: 1n, maxCount: 2 })).map((e) => e.revision)).toEqual([1n, 2n]);
+      expect((await store.readStream(stream, { direction: 'backwards', fromRevision: 3n, maxCount: 2 })).map((e) => e.revision)).toEqual([3n, 2n]);
+      expect((await store.readStream(stream, { direction: 'backwards', fromRevision: 1n })).map((e) => e.revision)).toEqual([1n, 0n]);
+      expect(await store.readStream(stream, { fromRevision: 9n })).toEqual([]);
+    });
+
     it('reads an absent stream as empty', async () => {
       expect(await store.readStream(`account-${randomUUID()}`)).toEqual([]);
     });

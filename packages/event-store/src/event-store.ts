@@ -29,6 +29,11 @@ export interface AppendResult {
 export interface ReadStreamOptions {
   readonly direction?: 'forwards' | 'backwards';
   readonly maxCount?: number;
+  /**
+   * Where the read starts, inclusive, going in its direction: forwards from this revision, or
+   * backwards from it. Omit to start at the stream's first event (forwards) or newest (backwards).
+   */
+  readonly fromRevision?: bigint;
 }
 
 export interface ReadAllOptions {

@@ -105,8 +105,10 @@ export class InMemoryEventStore implements EventStore {
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const events = [...(this.byStream.get(stream) ?? [])];
-    if (options.direction === 'backwards') events.reverse();
+    const { fromRevision } = options;
+    const backwards = options.direction === 'backwards';
+    const events = (this.byStream.get(stream) ?? []).filter((recorded) => fromRevision === undefined || (backwards ? recorded.revision <= fromRevision : recorded.revision >= fromRevision));
+    if (backwards) events.reverse();
     return events.slice(0, options.maxCount ?? events.length);
   }
 

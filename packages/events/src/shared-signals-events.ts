@@ -136,6 +136,24 @@ export const SsfVerificationRequested = z.object({
   at: epochSeconds,
 });
 
+/**
+ * The whole stream as it stands after the events before it: appended by the transmitter's own
+ * decision every `snapshotEvery` events of the stream, so a command reads the stream back from its
+ * newest snapshot, not from its creation, however often subjects come and go. Events before the
+ * newest snapshot may leave the hot log once older than its hot window (the archive's retention rule).
+ */
+export const SsfStreamSnapshotted = z.object({
+  type: z.literal('SsfStreamSnapshotted'),
+  v: z.literal(1),
+  streamId: id,
+  receiverId: id,
+  configuration: SsfStreamConfiguration,
+  status: z.enum(ssfStreamStatuses),
+  reason: z.string().max(500).optional(),
+  subjects: z.array(SsfSubject).max(10_000),
+  at: epochSeconds,
+});
+
 const replica = z.string().min(1).max(200);
 const epoch = z.number().int().positive();
 const decimalPosition = z.string().regex(/^\d+$/);
@@ -205,6 +223,7 @@ export const sharedSignalsEvents = [
   SsfSubjectRemoved,
   SsfStreamDeleted,
   SsfVerificationRequested,
+  SsfStreamSnapshotted,
   SsfDeliveryLeaseTaken,
   SsfDeliveryLeaseRenewed,
   SsfDeliveryLeaseReleased,
@@ -224,6 +243,7 @@ export type SsfSubjectAdded = z.infer<typeof SsfSubjectAdded>;
 export type SsfSubjectRemoved = z.infer<typeof SsfSubjectRemoved>;
 export type SsfStreamDeleted = z.infer<typeof SsfStreamDeleted>;
 export type SsfVerificationRequested = z.infer<typeof SsfVerificationRequested>;
+export type SsfStreamSnapshotted = z.infer<typeof SsfStreamSnapshotted>;
 
 export type SsfDeliveryLeaseTaken = z.infer<typeof SsfDeliveryLeaseTaken>;
 export type SsfDeliveryLeaseRenewed = z.infer<typeof SsfDeliveryLeaseRenewed>;
@@ -231,7 +251,7 @@ export type SsfDeliveryLeaseReleased = z.infer<typeof SsfDeliveryLeaseReleased>;
 export type SsfDeliveryCheckpointed = z.infer<typeof SsfDeliveryCheckpointed>;
 
 export type SsfReceiverEvent = SsfReceiverRegistered | SsfReceiverRevoked;
-export type SsfStreamEvent = SsfStreamCreated | SsfStreamUpdated | SsfStreamStatusChanged | SsfSubjectAdded | SsfSubjectRemoved | SsfStreamDeleted | SsfVerificationRequested;
+export type SsfStreamEvent = SsfStreamCreated | SsfStreamUpdated | SsfStreamStatusChanged | SsfSubjectAdded | SsfSubjectRemoved | SsfStreamDeleted | SsfVerificationRequested | SsfStreamSnapshotted;
 
 export const ssfReceiverEventTypes = ['SsfReceiverRegistered', 'SsfReceiverRevoked'] as const satisfies readonly SsfReceiverEvent['type'][];
 export const ssfStreamEventTypes = [
@@ -242,6 +262,7 @@ export const ssfStreamEventTypes = [
   'SsfSubjectRemoved',
   'SsfStreamDeleted',
   'SsfVerificationRequested',
+  'SsfStreamSnapshotted',
 ] as const satisfies readonly SsfStreamEvent['type'][];
 export type SsfDeliveryEvent = SsfDeliveryLeaseTaken | SsfDeliveryLeaseRenewed | SsfDeliveryLeaseReleased | SsfDeliveryCheckpointed;
 export const ssfDeliveryEventTypes = ['SsfDeliveryLeaseTaken', 'SsfDeliveryLeaseRenewed', 'SsfDeliveryLeaseReleased', 'SsfDeliveryCheckpointed'] as const satisfies readonly SsfDeliveryEvent['type'][];

@@ -1,12 +1,25 @@
-import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
+import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamSnapshotted, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { assertNever, type Decider } from '@tessera/domain';
 import { SsfStreamExists, InvalidSsfRequest, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 
 /** Most subjects one stream follows: what a stream costs in memory stays bounded. */
 export const maxSubjectsPerStream = 10_000;
 
+/**
+ * A snapshot of the whole stream follows every this many of its events: a command reads the stream
+ * back from its newest snapshot (at most `snapshotEvery + 1` events), however long its history of
+ * subjects added and removed, statuses and updates grows.
+ */
+export const snapshotEvery = 100;
+
+/** How many of a stream's newest events always hold its newest snapshot (or its creation). */
+export const snapshotReadBack = snapshotEvery + 1;
+
 /** A subject as a map key: `account:<id>` or `family:<id>`. */
 export const subjectKey = (subject: SsfSubject): string => (subject.kind === 'account' ? `account:${subject.accountId}` : `family:${subject.familyId}`);
+
+/** The subject a key names. */
+const subjectOf = (key: string): SsfSubject => (key.startsWith('account:') ? { kind: 'account', accountId: key.slice('account:'.length) } : { kind: 'family', familyId: key.slice('family:'.length) });
 
 /** One stream (`ssfstream-<id>`), owned by one receiver. */
 export type StreamState =
@@ -22,6 +35,8 @@ export type StreamState =
       readonly subjects: Set<string>;
       /** Epoch seconds of the latest verification request, if any. */
       readonly lastVerificationAt?: number | undefined;
+      /** The stream's own events since its newest snapshot or its creation. */
+      readonly sinceSnapshot: number;
     }
   | { readonly status: 'deleted'; readonly streamId: string; readonly receiverId: string };
 
@@ -50,17 +65,33 @@ export const initialStreamState = (): StreamState => ({ status: 'none' });
 export function evolveStream(state: StreamState, event: SsfStreamEvent): StreamState {
   switch (event.type) {
     case 'SsfStreamCreated':
-      return { status: 'live', streamId: event.streamId, receiverId: event.receiverId, configuration: event.configuration, streamStatus: 'enabled', reason: undefined, subjects: new Set() };
+      return { status: 'live', streamId: event.streamId, receiverId: event.receiverId, configuration: event.configuration, streamStatus: 'enabled', reason: undefined, subjects: new Set(), sinceSnapshot: 0 };
+    case 'SsfStreamSnapshotted':
+      // The whole stream: a fold may begin here (what came before it may have left the hot log).
+      return {
+        status: 'live',
+        streamId: event.streamId,
+        receiverId: event.receiverId,
+        configuration: event.configuration,
+        streamStatus: event.status,
+        reason: event.reason,
+        subjects: new Set(event.subjects.map(subjectKey)),
+        // Verifications are recorded apart from the stream: a fold that saw them keeps what it saw.
+        ...(state.status === 'live' && state.lastVerificationAt !== undefined ? { lastVerificationAt: state.lastVerificationAt } : {}),
+        sinceSnapshot: 0,
+      };
     case 'SsfStreamUpdated':
-      return state.status === 'live' ? { ...state, configuration: event.configuration } : state;
+      return state.status === 'live' ? { ...state, configuration: event.configuration, sinceSnapshot: state.sinceSnapshot + 1 } : state;
     case 'SsfStreamStatusChanged':
-      return state.status === 'live' ? { ...state, streamStatus: event.status, reason: event.reason } : state;
+      return state.status === 'live' ? { ...state, streamStatus: event.status, reason: event.reason, sinceSnapshot: state.sinceSnapshot + 1 } : state;
     case 'SsfSubjectAdded':
-      if (state.status === 'live') state.subjects.add(subjectKey(event.subject));
-      return state;
+      if (state.status !== 'live') return state;
+      state.subjects.add(subjectKey(event.subject));
+      return { ...state, sinceSnapshot: state.sinceSnapshot + 1 };
     case 'SsfSubjectRemoved':
-      if (state.status === 'live') state.subjects.delete(subjectKey(event.subject));
-      return state;
+      if (state.status !== 'live') return state;
+      state.subjects.delete(subjectKey(event.subject));
+      return { ...state, sinceSnapshot: state.sinceSnapshot + 1 };
     case 'SsfStreamDeleted':
       return { status: 'deleted', streamId: event.streamId, receiverId: event.receiverId };
     case 'SsfVerificationRequested':
@@ -76,7 +107,42 @@ function owned(state: StreamState, receiverId: string): LiveStream {
   return state;
 }
 
+/**
+ * The decision, followed by a snapshot of the stream as it will stand when the change is its
+ * `snapshotEvery`th event since the last snapshot (appended with it, in one append): so the newest
+ * `snapshotReadBack` events of a stream always hold a snapshot or its creation.
+ */
 export function decideStream(command: StreamCommand, state: StreamState): SsfStreamEvent[] {
+  const events = decideChange(command, state);
+  if (state.status !== 'live' || events.length === 0 || command.type === 'RequestVerification') return events;
+  if (state.sinceSnapshot + events.length < snapshotEvery) return events;
+  const after = snapshotAfter(state, events, command.now);
+  return after === undefined ? events : [...events, after];
+}
+
+/** The stream after `events`, as a snapshot; undefined when they delete it. Leaves `state` as it is (folds change subjects in place). */
+function snapshotAfter(state: LiveStream, events: readonly SsfStreamEvent[], now: number): SsfStreamSnapshotted | undefined {
+  const subjects = new Set(state.subjects);
+  let stream: LiveStream = { ...state, subjects };
+  for (const event of events) {
+    const next = evolveStream(stream, event);
+    if (next.status !== 'live') return undefined;
+    stream = next;
+  }
+  return {
+    type: 'SsfStreamSnapshotted',
+    v: 1,
+    streamId: stream.streamId,
+    receiverId: stream.receiverId,
+    configuration: stream.configuration,
+    status: stream.streamStatus,
+    ...(stream.reason === undefined ? {} : { reason: stream.reason }),
+    subjects: [...stream.subjects].map(subjectOf),
+    at: now,
+  };
+}
+
+function decideChange(command: StreamCommand, state: StreamState): SsfStreamEvent[] {
   const base = { v: 1 as const, receiverId: command.receiverId, at: command.now };
   switch (command.type) {
     case 'CreateStream':
@@ -129,6 +195,9 @@ export function decideStream(command: StreamCommand, state: StreamState): SsfStr
       return assertNever(command);
   }
 }
+
+/** Where a fold of a stream may begin: its creation, or any snapshot. */
+export const startsStreamFold = (event: SsfStreamEvent): boolean => event.type === 'SsfStreamCreated' || event.type === 'SsfStreamSnapshotted';
 
 export const streamDecider: Decider<StreamCommand, StreamState, SsfStreamEvent> = {
   isEvent: (event) => isEventOf(ssfStreamEventTypes, event),

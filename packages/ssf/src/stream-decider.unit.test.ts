@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SsfStreamConfiguration, SsfStreamEvent } from '@tessera/events';
-import { decideStream, evolveStream, initialStreamState, maxSubjectsPerStream, type StreamCommand } from './stream-decider.js';
+import { decideStream, evolveStream, initialStreamState, maxSubjectsPerStream, snapshotEvery, snapshotReadBack, startsStreamFold, type StreamCommand } from './stream-decider.js';
 
 const configuration: SsfStreamConfiguration = { delivery: { method: 'poll' }, eventsRequested: [], eventsDelivered: [] };
 const create: StreamCommand = { type: 'CreateStream', streamId: 's1', receiverId: 'r1', configuration, now: 100 };
@@ -70,4 +70,44 @@ describe('the stream decider', () => {
     expect(state).toMatchObject({ status: 'live', streamStatus: 'paused', reason: 'r', subjects: new Set(['account:a1']) });
     expect(evolveStream(state, { type: 'SsfStreamDeleted', v: 1, streamId: 's1', receiverId: 'r1', at: 3 })).toEqual({ status: 'deleted', streamId: 's1', receiverId: 'r1' });
   });
+
+  it(`appends a snapshot of the whole stream with every ${snapshotEvery}th change, so the newest ${snapshotReadBack} events always hold one`, () => {
+    const history: SsfStreamEvent[] = [...created];
+    const family = (index: number) => ({ kind: 'family', familyId: `f${index % 7}` }) as const;
+    for (let index = 0; history.length < 1_000; index += 1) {
+      const state = history.reduce(evolveStream, initialStreamState());
+      const present = state.status === 'live' && state.subjects.has(`family:${family(index).familyId}`);
+      history.push(...run(history, present ? { type: 'RemoveSubject', receiverId: 'r1', subject: family(index), now: 200 + index } : { type: 'AddSubject', receiverId: 'r1', subject: family(index), now: 200 + index }));
+      if (index % 50 === 0) history.push(...run(history, { type: 'SetStreamStatus', receiverId: 'r1', streamStatus: index % 100 === 0 ? 'paused' : 'enabled', by: 'receiver', now: 200 + index }));
+      const newest = history.slice(-snapshotReadBack);
+      expect(newest.some(startsStreamFold)).toBe(true);
+    }
+    const snapshots = history.filter((event) => event.type === 'SsfStreamSnapshotted');
+    expect(snapshots.length).toBeGreaterThanOrEqual(Math.floor(history.length / (snapshotEvery + 1)));
+    // A fold from the newest snapshot is the fold from the start.
+    const whole = history.reduce(evolveStream, initialStreamState());
+    const lastSnapshot = history.findLastIndex((event) => event.type === 'SsfStreamSnapshotted');
+    const fromSnapshot = history.slice(lastSnapshot).reduce(evolveStream, initialStreamState());
+    expect(fromSnapshot).toEqual(whole);
+  });
+
+  it('takes the snapshot as the stream will stand after the change, and leaves the state it was given as it was', () => {
+    const history: SsfStreamEvent[] = [...created];
+    for (let index = 0; index < snapshotEvery - 1; index += 1) history.push({ type: 'SsfSubjectAdded', v: 1, streamId: 's1', receiverId: 'r1', subject: { kind: 'family', familyId: `f${index}` }, at: 1 });
+    const state = history.reduce(evolveStream, initialStreamState());
+    const events = decideStream({ type: 'AddSubject', receiverId: 'r1', subject: account, now: 300 }, state);
+    expect(events.map((event) => event.type)).toEqual(['SsfSubjectAdded', 'SsfStreamSnapshotted']);
+    const snapshot = events[1]!;
+    expect(snapshot).toMatchObject({ streamId: 's1', receiverId: 'r1', configuration, status: 'enabled', at: 300 });
+    expect(snapshot.type === 'SsfStreamSnapshotted' && snapshot.subjects).toHaveLength(snapshotEvery);
+    expect(snapshot.type === 'SsfStreamSnapshotted' && snapshot.subjects).toContainEqual(account);
+    expect(state.status === 'live' && state.subjects.has('account:a1')).toBe(false);
+  });
+
+  it('keeps the latest verification a fold has seen across a snapshot (verifications are recorded apart)', () => {
+    const verified = evolveStream(created.reduce(evolveStream, initialStreamState()), { type: 'SsfVerificationRequested', v: 1, streamId: 's1', receiverId: 'r1', at: 500 });
+    const snapshotted = evolveStream(verified, { type: 'SsfStreamSnapshotted', v: 1, streamId: 's1', receiverId: 'r1', configuration, status: 'enabled', subjects: [], at: 501 });
+    expect(snapshotted).toMatchObject({ lastVerificationAt: 500 });
+  });
 });
+

@@ -4,7 +4,7 @@ import { handleCommand, type CommandStore } from '@tessera/event-store';
 import { deliveryMethods, eventsByDefault, eventsSupported } from './event-types.js';
 import type { PushEgress } from './delivery/push-client.js';
 import type { HeaderSeal } from './sealed-header.js';
-import { decideStream, streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
+import { decideStream, snapshotReadBack, startsStreamFold, streamDecider, type LiveStream, type StreamCommand } from './stream-decider.js';
 import type { StreamDirectory } from './stream-directory.js';
 import { InvalidSsfRequest, SsfStreamLimitReached, SsfStreamNotFound, SsfSubjectOutOfScope } from './ssf-errors.js';
 import type { CreateStreamRequest, DeliveryRequest, ReplaceStreamRequest, StreamConfiguration, SubjectIdentifier, UpdateStreamRequest } from './stream-wire.js';
@@ -106,6 +106,7 @@ export function createStreamManagement(deps: StreamManagementDeps) {
       stream: ssfStreams.stream(streamId),
       decider: streamDecider,
       command: (state) => command(state.status === 'live' ? state : undefined),
+      read: { fromSnapshot: { within: snapshotReadBack, startsFold: startsStreamFold } },
       metadata,
       onConflict: { retries: 3 },
     });

@@ -233,6 +233,42 @@ describe('stream management', () => {
   });
 });
 
+describe("a stream's history of subjects coming and going", () => {
+  it('is read back from its newest snapshot by every command, and a paused stream resumes delivery with the subjects it follows', async () => {
+    const { token } = await newReceiver('churner');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const session = (n: number) => ({ stream_id: id, subject: { format: 'opaque', id: `fam-churn-${n % 5}` } });
+    for (let n = 0; n < 600; n += 1) expect((await call(token, 'POST', n % 10 < 5 ? '/ssf/subjects/add' : '/ssf/subjects/remove', session(n))).statusCode).toBeLessThan(300);
+    expect((await call(token, 'POST', '/ssf/status', { stream_id: id, status: 'paused' })).statusCode).toBe(200);
+    const history = (await tessera.store.readStream(`ssfstream-${id}`)).map(({ event }) => event.type);
+    expect(history.length).toBeGreaterThan(600);
+    expect(history.filter((type) => type === 'SsfStreamSnapshotted').length).toBeGreaterThanOrEqual(5);
+
+    // What a command on the stream reads of it, seen at the process's own store.
+    const read: number[] = [];
+    const readStream = tessera.store.readStream.bind(tessera.store);
+    tessera.store.readStream = async (stream, options) => {
+      const events = await readStream(stream, options);
+      if (stream === `ssfstream-${id}`) read.push(events.length);
+      return events;
+    };
+    try {
+      expect((await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' } })).statusCode).toBe(200);
+      expect((await call(token, 'POST', '/ssf/status', { stream_id: id, status: 'enabled' })).statusCode).toBe(200);
+      const pair = (await app.inject({ method: 'POST', url: '/v5/Authorization/get-oauth-token', payload: { api_login_id: 'tsl_a', transaction_key: 'tsk_a' } })).json<{ refresh_token: string }>();
+      expect((await app.inject({ method: 'POST', url: '/v5/Authorization/revoke-oauth-token', payload: { refresh_token: pair.refresh_token } })).statusCode).toBe(200);
+      const familyId = pair.refresh_token.slice(4).split('.')[0]!;
+      const polled = (await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { maxEvents: 10 })).json<{ sets: Record<string, string> }>();
+      const sessions = Object.values(polled.sets).map((set) => (JSON.parse(Buffer.from(set.split('.')[1]!, 'base64url').toString()) as { sub_id: { session?: { id: string } } }).sub_id.session?.id);
+      expect(sessions).toContain(familyId);
+    } finally {
+      tessera.store.readStream = readStream;
+    }
+    expect(read.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...read)).toBeLessThanOrEqual(101);
+  });
+});
+
 describe('a polled stream', () => {
   it("delivers a session-revoked SET for revoke-oauth-token, signed with a JWKS key, and again until acknowledged; then the verification event with the receiver's state", async () => {
     const { token, receiver_id } = await newReceiver('poller');

@@ -36,17 +36,23 @@ export const responseBodyLimit = 4_096;
  * dead receiver holds no other stream's sockets, and a deadline per request.
  */
 export class PushClient {
-  private readonly https: HttpsAgent;
-  private readonly http: HttpAgent;
+  /** Made at the first push that needs it: a polled stream, or one not pushed to yet, holds no agent (memory per idle stream). */
+  private httpsAgent: HttpsAgent | undefined;
+  private httpAgent: HttpAgent | undefined;
 
   constructor(
     private readonly timeoutMs: number,
     private readonly egress: PushEgress,
-  ) {
-    // Every connection's address comes from the policy's lookup, which refuses loopback, private,
-    // link-local and metadata addresses unless allowed: a kept-alive socket is one it admitted.
-    this.https = new HttpsAgent({ keepAlive: true, maxSockets: 1, lookup: egress.policy.lookup });
-    this.http = new HttpAgent({ keepAlive: true, maxSockets: 1, lookup: egress.policy.lookup });
+  ) {}
+
+  // Every connection's address comes from the policy's lookup, which refuses loopback, private,
+  // link-local and metadata addresses unless allowed: a kept-alive socket is one it admitted.
+  private get https(): HttpsAgent {
+    return (this.httpsAgent ??= new HttpsAgent({ keepAlive: true, maxSockets: 1, lookup: this.egress.policy.lookup }));
+  }
+
+  private get http(): HttpAgent {
+    return (this.httpAgent ??= new HttpAgent({ keepAlive: true, maxSockets: 1, lookup: this.egress.policy.lookup }));
   }
 
   push(endpointUrl: string, set: string, authorization: string | undefined, signal?: AbortSignal): Promise<PushOutcome> {
@@ -96,8 +102,8 @@ export class PushClient {
   }
 
   close(): void {
-    this.https.destroy();
-    this.http.destroy();
+    this.httpsAgent?.destroy();
+    this.httpAgent?.destroy();
   }
 
   /** Why the egress policy refuses this endpoint before a connection (plain http, or an address in the URL), or undefined. */

@@ -5,7 +5,7 @@ import { Broadcast } from '../broadcast.js';
 import type { HeaderSeal } from '../sealed-header.js';
 import { setFor, signalEventTypes, type SetClaims } from '../set-mapping.js';
 import { signSet, type SetKeyring } from '../set-signer.js';
-import { evolveStream, initialStreamState, type LiveStream, type StreamState } from '../stream-decider.js';
+import { evolveStream, initialStreamState, snapshotReadBack, startsStreamFold, type LiveStream, type StreamState } from '../stream-decider.js';
 import { audienceOf } from '../stream-management.js';
 import type { DeliveryCheckpoints } from './delivery-checkpoints.js';
 import { droppedErrorCodes, type PushClient } from './push-client.js';
@@ -27,6 +27,15 @@ export interface PendingSet {
  * polls again without acknowledging costs nothing more.
  */
 export const pollSigningBudgetMs = 10;
+
+/**
+ * Most bytes of SETs one poll answers (at least one SET): about 90 revocation SETs. Past it the
+ * answer says `moreAvailable` (RFC 8936 lets a transmitter return fewer than `maxEvents`). A bound
+ * on what each answer allocates and writes keeps every answer a short slice of the request thread
+ * and its buffers out of the heap's large-object space: 1,000 SETs in one answer (700 KB) from
+ * receivers polling back to back made token issuance wait on full garbage collections.
+ */
+export const pollAnswerBudgetBytes = 64 * 1024;
 
 /**
  * How long after a signing-key rotation a receiver's `invalid_request` is taken for a stale key
@@ -256,9 +265,13 @@ export class StreamWorker {
     const sets: Record<string, string> = {};
     const budgetEnds = performance.now() + pollSigningBudgetMs;
     let answered = 0;
+    let bytes = 0;
     for (const pending of this.queue) {
-      if (answered >= request.maxEvents || (answered > 0 && pending.signed === undefined && performance.now() > budgetEnds)) break;
-      sets[pending.claims.jti] = this.signedOf(pending);
+      if (answered >= request.maxEvents) break;
+      if (answered > 0 && (bytes >= pollAnswerBudgetBytes || (pending.signed === undefined && performance.now() > budgetEnds))) break;
+      const set = this.signedOf(pending);
+      sets[pending.claims.jti] = set;
+      bytes += set.length + pending.claims.jti.length;
       answered += 1;
     }
     return { sets, moreAvailable: this.queue.length > answered };
@@ -370,16 +383,35 @@ export class StreamWorker {
       await this.pauseOnce(`fell behind the log's retention: the events after position ${from} up to ${resumeAfter} were removed before delivery (a gap); enable the stream to resume from position ${oldest}`, resumeAfter);
       return;
     }
-    // The stream's own events, folded as of where delivery resumes: subjects and status then.
-    const own = await this.deps.store.readStream(ssfStreams.stream(this.streamId));
-    let fold = initialStreamState();
-    for (const recorded of own) {
-      if (recorded.position > from) break;
-      if (isEventOf(ssfStreamEventTypes, recorded.event)) fold = evolveStream(fold, recorded.event);
-    }
-    this.fold = fold;
+    this.fold = await this.foldAsOf(from);
     this.cursor = from;
     this.mode = 'catching-up';
+  }
+
+  /**
+   * The stream's own events folded as of `position` (subjects and status then): from the newest
+   * snapshot (or its creation) at or before it, found by reading the stream backwards a page at a
+   * time. A snapshot follows every `snapshotEvery` events, so what is read grows with the stream's
+   * changes since `position`, not with its whole history.
+   */
+  private async foldAsOf(position: bigint): Promise<StreamState> {
+    const stream = ssfStreams.stream(this.streamId);
+    const read: RecordedEvent[] = [];
+    let from: bigint | undefined;
+    for (;;) {
+      const page = await this.deps.store.readStream(stream, { direction: 'backwards', maxCount: snapshotReadBack, ...(from === undefined ? {} : { fromRevision: from }) });
+      const start = page.findIndex((recorded) => recorded.position <= position && isEventOf(ssfStreamEventTypes, recorded.event) && startsStreamFold(recorded.event));
+      read.push(...(start >= 0 ? page.slice(0, start + 1) : page));
+      const oldest = page[page.length - 1];
+      if (start >= 0 || page.length < snapshotReadBack || oldest === undefined || oldest.revision === 0n) break;
+      from = oldest.revision - 1n;
+    }
+    let fold = initialStreamState();
+    for (const recorded of read.reverse()) {
+      if (recorded.position > position) break;
+      if (isEventOf(ssfStreamEventTypes, recorded.event)) fold = evolveStream(fold, recorded.event);
+    }
+    return fold;
   }
 
   private async readPage(): Promise<void> {

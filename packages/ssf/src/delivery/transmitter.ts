@@ -4,7 +4,7 @@ import { Retry, systemScheduler, type Cancel, type Clock, type RetryLogger, type
 import type { HeaderSeal } from '../sealed-header.js';
 import { signalEventTypes } from '../set-mapping.js';
 import type { SetKeyring } from '../set-signer.js';
-import { evolveStream, initialStreamState, streamDecider, type LiveStream, type StreamCommand, type StreamState } from '../stream-decider.js';
+import { evolveStream, initialStreamState, snapshotReadBack, startsStreamFold, streamDecider, type LiveStream, type StreamCommand, type StreamState } from '../stream-decider.js';
 import type { DeliveryCheckpoints } from './delivery-checkpoints.js';
 import { PushClient, type PushEgress } from './push-client.js';
 import type { RetentionHorizon } from './retention.js';
@@ -248,6 +248,7 @@ export class Transmitter {
       stream: ssfStreams.stream(streamId),
       decider: streamDecider,
       command: (): StreamCommand => ({ type: 'SetStreamStatus', receiverId, streamStatus: 'paused', reason, by: 'transmitter', skippedTo, now: this.options.now() }),
+      read: { fromSnapshot: { within: snapshotReadBack, startsFold: startsStreamFold } },
       metadata: { actor: 'ssf-transmitter' },
       onConflict: { retries: 3 },
     });

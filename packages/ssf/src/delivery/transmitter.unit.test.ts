@@ -16,6 +16,7 @@ import { createMemoryCheckpoints, type DeliveryCheckpoints } from './delivery-ch
 import { LogCheckpoints, loadDeliverySnapshot, type DeliverySnapshot } from './log-checkpoints.js';
 import type { RetentionHorizon } from './retention.js';
 import { Transmitter, type TransmitterOptions } from './transmitter.js';
+import { pollAnswerBudgetBytes } from './stream-worker.js';
 
 /**
  * The transmitter's delivery against a real HTTP receiver on loopback: pausing a stream whose
@@ -337,6 +338,27 @@ describe('the transmitter', () => {
     const afterRotation = await poll();
     expect(Object.keys(afterRotation)).toEqual(Object.keys(first));
     for (const jwt of Object.values(afterRotation)) expect(JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString())).toMatchObject({ kid: rotated.kid });
+  });
+
+  it(`answers a poll with at most ${pollAnswerBudgetBytes} bytes of SETs, saying more are available, however many the receiver asks for`, async () => {
+    const t = await setUp();
+    await t.command('p1', () => ({ type: 'CreateStream', streamId: 'p1', receiverId: 'r1', configuration: { delivery: { method: 'poll' }, eventsRequested: [...eventsSupported], eventsDelivered: [...eventsSupported] }, now: 1 }));
+    await t.command('p1', () => ({ type: 'AddSubject', receiverId: 'r1', subject: { kind: 'account', accountId: 'acct-1' }, now: 1 }));
+    await t.transmitter.start();
+    for (let index = 0; index < 300; index += 1) await t.revoke();
+    await expect.poll(() => t.transmitter.workerOf('r1', 'p1')?.pending).toBe(300);
+    const poll = (ack: string[]) => t.transmitter.workerOf('r1', 'p1')!.poll({ maxEvents: 1000, ack, setErrs: {}, waitMs: 0 }, new AbortController().signal);
+    const seen = new Set<string>();
+    for (let answer = await poll([]), rounds = 0; ; answer = await poll(Object.keys(answer.sets)), rounds += 1) {
+      const bytes = Object.entries(answer.sets).reduce((sum, [jti, set]) => sum + jti.length + set.length, 0);
+      const largest = Math.max(...Object.entries(answer.sets).map(([jti, set]) => jti.length + set.length));
+      expect(bytes).toBeLessThan(pollAnswerBudgetBytes + largest);
+      for (const jti of Object.keys(answer.sets)) seen.add(jti);
+      if (!answer.moreAvailable) break;
+      expect(Object.keys(answer.sets).length).toBeLessThan(300);
+      expect(rounds).toBeLessThan(300);
+    }
+    expect(seen.size).toBe(300);
   });
 
   it('pauses a stream that fell behind the oldest retained event, with the gap in its reason, and resumes from there when enabled', async () => {
