@@ -118,7 +118,8 @@ export class DeliveryLease {
       if (this.held) await this.tickHolding(this.held);
       else await this.tickContending();
     } catch (error) {
-      this.options.logger.warn({ err: error }, 'the Shared Signals delivery lease could not reach the event log; trying again');
+      // A conflict is another replica's taking: lose() has said so already.
+      if (!(error instanceof ExpectedRevisionConflict)) this.options.logger.warn({ err: error }, 'the Shared Signals delivery lease could not reach the event log; trying again');
     } finally {
       this.ticking = false;
     }
