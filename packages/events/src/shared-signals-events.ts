@@ -157,6 +157,8 @@ export const SsfStreamSnapshotted = z.object({
 const replica = z.string().min(1).max(200);
 const epoch = z.number().int().positive();
 const decimalPosition = z.string().regex(/^\d+$/);
+/** SHA-256 of the certificate the holder serves, as Node prints it (`AB:CD:…`): the others pin it when they forward. */
+const certificateSha256 = z.string().regex(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
 
 /**
  * The delivery lease (`ssfdelivery`, docs/decisions/0029): one replica of the deployment delivers
@@ -170,13 +172,14 @@ export const SsfDeliveryLeaseTaken = z.object({
   epoch,
   /** Where the other replicas forward polls to: the holder's TESSERA_SSF_REPLICA_URL. */
   url: z.string().min(1).max(2048),
+  certificateSha256: certificateSha256.optional(),
   ttlSeconds: z.number().int().min(3).max(3600),
   at: epochSeconds,
 });
 
 /**
- * The holder is alive, every TTL/3. It names its url again: the rolling stream keeps only its
- * newest event once the Taken is older than the hot window.
+ * The holder is alive, every TTL/3. It names its url and certificate again: the rolling stream
+ * keeps only its newest event once the Taken is older than the hot window.
  */
 export const SsfDeliveryLeaseRenewed = z.object({
   type: z.literal('SsfDeliveryLeaseRenewed'),
@@ -184,6 +187,7 @@ export const SsfDeliveryLeaseRenewed = z.object({
   replica,
   epoch,
   url: z.string().min(1).max(2048),
+  certificateSha256: certificateSha256.optional(),
   at: epochSeconds,
 });
 

@@ -9,7 +9,7 @@ import type { AdminRouteRegistrar, RouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
 import { DeliveryLease } from './delivery/delivery-lease.js';
 import { LogCheckpoints, loadDeliverySnapshot } from './delivery/log-checkpoints.js';
-import { defaultReplicaId, defaultReplicaUrl } from './delivery/replica-identity.js';
+import { certificateSha256Of, defaultReplicaId, defaultReplicaUrl } from './delivery/replica-identity.js';
 import { firstEventHorizon } from './delivery/retention.js';
 import { Transmitter } from './delivery/transmitter.js';
 import { createDeliveryForwarding } from './delivery-forwarder.js';
@@ -87,6 +87,9 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   const ttlMs = config.TESSERA_SSF_LEASE_TTL * 1000;
   const legacyCheckpointFile = join(config.TESSERA_DATA_DIR, 'ssf-checkpoints.json');
   const refreshEveryMs = Math.min(10 * 60_000, (config.TESSERA_HOT_RETENTION * 1000) / 2);
+  // The certificate the public listener serves: named in the lease, so the other replicas pin it.
+  const servedCertificateFile = config.TESSERA_TLS_CERT ?? join(config.TESSERA_DATA_DIR, 'tls', 'self-signed.crt');
+  let servedCertificateSha256: string | undefined;
 
   /** The delivery of the lease's current holding: made when the lease is taken, stopped when it is lost. */
   let delivering: { readonly transmitter: Transmitter; readonly checkpoints: LogCheckpoints } | undefined;
@@ -151,7 +154,8 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   const lease: DeliveryLease = new DeliveryLease({
     store,
     replica: config.TESSERA_REPLICA_ID ?? defaultReplicaId(config.TESSERA_KEYS_DIR ?? join(config.TESSERA_DATA_DIR, 'keys')),
-    url: () => config.TESSERA_SSF_REPLICA_URL ?? defaultReplicaUrl(config.TESSERA_HOST, host.listeners.ports().public ?? config.TESSERA_PORT),
+    url: () => config.TESSERA_SSF_REPLICA_URL ?? defaultReplicaUrl(config.TESSERA_HOST, host.listeners.ports().public),
+    certificateSha256: () => (servedCertificateSha256 ??= certificateSha256Of(servedCertificateFile)),
     ttlMs,
     monotonic,
     scheduler: host.scheduler,
@@ -167,8 +171,8 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   });
   const forwarding = createDeliveryForwarding({
     servesHere: () => lease.valid,
-    holderUrl: () => lease.holderUrl,
-    trustedCertificateFiles: [config.TESSERA_TLS_CERT ?? join(config.TESSERA_DATA_DIR, 'tls', 'self-signed.crt'), ...(process.env.NODE_EXTRA_CA_CERTS ? [process.env.NODE_EXTRA_CA_CERTS] : [])],
+    holder: () => lease.holder,
+    trustedCertificateFiles: [servedCertificateFile, ...(process.env.NODE_EXTRA_CA_CERTS ? [process.env.NODE_EXTRA_CA_CERTS] : [])],
   });
   let leaseStarted = false;
   host.onClose(async () => {

@@ -7,8 +7,10 @@ export interface DeliveryLeaseOptions {
   readonly store: Pick<EventStore, 'append' | 'readStream'>;
   /** TESSERA_REPLICA_ID, or its default. */
   readonly replica: string;
-  /** Where the other replicas reach this one (TESSERA_SSF_REPLICA_URL), read when the lease is taken. */
-  readonly url: () => string;
+  /** Where the other replicas reach this one (TESSERA_SSF_REPLICA_URL), read at each take and renewal; undefined until its listener is bound. */
+  readonly url: () => string | undefined;
+  /** The certificate this replica serves, for the others to pin when they forward to it. */
+  readonly certificateSha256: () => string | undefined;
   readonly ttlMs: number;
   /** This machine's monotonic time (ms): never compared with another machine's. */
   readonly monotonic: Clock;
@@ -20,6 +22,12 @@ export interface DeliveryLeaseOptions {
   readonly onTaken: (epoch: number) => void;
   /** The lease is lost (fenced, lapsed) or being released: stop delivering at once; resolves once stopped. */
   readonly onLost: (reason: 'fenced' | 'lapsed' | 'stopping') => Promise<void>;
+}
+
+/** Where the holder is reached, as its newest lease event names it. */
+export interface HolderAddress {
+  readonly url: string;
+  readonly certificateSha256?: string | undefined;
 }
 
 interface Held {
@@ -39,8 +47,8 @@ export type LeaseRecord = Omit<Extract<SsfDeliveryEvent, { type: 'SsfDeliveryChe
 export class DeliveryLease {
   private held: Held | undefined;
   private seen: { newest: NewestLeaseEvent | undefined; sinceMs: number } | undefined;
-  /** The holder's url as last read (undefined: none holds it, or it released it). */
-  private holderUrlSeen: string | undefined;
+  /** The holder's address as last read (undefined: none holds it, or it released it). */
+  private holderSeen: HolderAddress | undefined;
   private cancelTick: Cancel | undefined;
   private ticking = false;
   private stopped = false;
@@ -85,8 +93,8 @@ export class DeliveryLease {
   }
 
   /** Where the holder is, as last read; undefined while this replica holds it, or none does. */
-  get holderUrl(): string | undefined {
-    return this.held ? undefined : this.holderUrlSeen;
+  get holder(): HolderAddress | undefined {
+    return this.held ? undefined : this.holderSeen;
   }
 
   /** The holder's append of a checkpoint: expects the revision it wrote last; a conflict fences it. */
@@ -98,7 +106,7 @@ export class DeliveryLease {
     const next = this.appending.then(async () => {
       const held = this.held;
       if (!held) throw new ExpectedRevisionConflict(ssfStreams.delivery(), 'any', 'no_stream');
-      const event = { ...record, v: 1 as const, replica: this.options.replica, epoch: held.epoch, ...(record.type === 'SsfDeliveryLeaseRenewed' ? { url: this.options.url() } : {}) } as SsfDeliveryEvent; // the spread of a union member with its own fields: TypeScript cannot narrow it back
+      const event = { ...record, v: 1 as const, replica: this.options.replica, epoch: held.epoch, ...(record.type === 'SsfDeliveryLeaseRenewed' ? this.address() : {}) } as SsfDeliveryEvent; // the spread of a union member with its own fields: TypeScript cannot narrow it back
       try {
         const result = await this.options.store.append(ssfStreams.delivery(), [{ event }], { expectedRevision: held.wroteRevision });
         held.wroteRevision = result.nextExpectedRevision;
@@ -146,15 +154,24 @@ export class DeliveryLease {
     await this.take(newest);
   }
 
+  /** This replica's address for its lease events; its url as last known once the listener is bound. */
+  private address(): { url: string; certificateSha256?: string } {
+    const url = this.options.url() ?? 'https://unbound.invalid';
+    const certificateSha256 = this.options.certificateSha256();
+    return certificateSha256 === undefined ? { url } : { url, certificateSha256 };
+  }
+
   private async take(newest: NewestLeaseEvent | undefined): Promise<void> {
     const epoch = (newest?.epoch ?? 0) + 1;
-    const url = this.options.url();
+    // Not before the public listener is bound: the others could not reach this replica.
+    if (this.options.url() === undefined) return;
+    const { url, ...pinned } = this.address();
     const expectedRevision: ExpectedRevision = newest?.revision ?? 'no_stream';
     const startedMs = this.options.monotonic.now();
     try {
       const result = await this.options.store.append(
         ssfStreams.delivery(),
-        [{ event: { type: 'SsfDeliveryLeaseTaken', v: 1, replica: this.options.replica, epoch, url, ttlSeconds: Math.round(this.options.ttlMs / 1000), at: this.options.now() } }],
+        [{ event: { type: 'SsfDeliveryLeaseTaken', v: 1, replica: this.options.replica, epoch, url, ...pinned, ttlSeconds: Math.round(this.options.ttlMs / 1000), at: this.options.now() } }],
         { expectedRevision },
       );
       this.held = { epoch, wroteRevision: result.nextExpectedRevision, renewalStartedMs: startedMs };
@@ -188,26 +205,30 @@ export class DeliveryLease {
     const [newest] = await this.options.store.readStream(ssfStreams.delivery(), { direction: 'backwards', maxCount: 1 });
     const lease = leaseEventOf(newest);
     if (!lease) {
-      this.holderUrlSeen = undefined;
+      this.holderSeen = undefined;
       return undefined;
     }
-    if (newest!.event.type === 'SsfDeliveryCheckpointed' && (this.seen?.newest?.epoch !== lease.epoch || this.holderUrlSeen === undefined)) {
+    if (newest!.event.type === 'SsfDeliveryCheckpointed' && (this.seen?.newest?.epoch !== lease.epoch || this.holderSeen === undefined)) {
       const recent = await this.options.store.readStream(ssfStreams.delivery(), { direction: 'backwards', maxCount: 100 });
-      this.holderUrlSeen = undefined;
+      this.holderSeen = undefined;
       for (const recorded of recent) {
         if (!isEventOf(ssfDeliveryEventTypes, recorded.event) || recorded.event.epoch !== lease.epoch) break;
         if (recorded.event.type === 'SsfDeliveryLeaseTaken' || recorded.event.type === 'SsfDeliveryLeaseRenewed') {
-          this.holderUrlSeen = recorded.event.url;
+          this.holderSeen = addressOf(recorded.event);
           break;
         }
       }
     } else if (newest!.event.type === 'SsfDeliveryLeaseTaken' || newest!.event.type === 'SsfDeliveryLeaseRenewed') {
-      this.holderUrlSeen = newest!.event.url;
+      this.holderSeen = addressOf(newest!.event);
     } else if (newest!.event.type === 'SsfDeliveryLeaseReleased') {
-      this.holderUrlSeen = undefined;
+      this.holderSeen = undefined;
     }
     return lease;
   }
+}
+
+function addressOf(event: { url: string; certificateSha256?: string | undefined }): HolderAddress {
+  return { url: event.url, certificateSha256: event.certificateSha256 };
 }
 
 const kinds = { SsfDeliveryLeaseTaken: 'taken', SsfDeliveryLeaseRenewed: 'renewed', SsfDeliveryLeaseReleased: 'released', SsfDeliveryCheckpointed: 'checkpointed' } as const;

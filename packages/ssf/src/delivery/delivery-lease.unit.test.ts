@@ -53,6 +53,7 @@ class Replicas {
       store: this.store,
       replica: name,
       url: () => `https://${name}.replicas.test`,
+      certificateSha256: () => undefined,
       ttlMs: 3_000,
       monotonic: this.clock,
       scheduler,
@@ -86,7 +87,7 @@ describe('the lease over a log', () => {
     const b = replicas.start('b');
     await replicas.advance(10_000);
     expect(b.changes).toEqual([]);
-    expect(b.lease.holderUrl).toBe('https://a.replicas.test');
+    expect(b.lease.holder?.url).toBe('https://a.replicas.test');
     expect(a.lease.valid).toBe(true);
     const renewals = (await replicas.store.readStream(ssfStreams.delivery())).filter((recorded) => recorded.event.type === 'SsfDeliveryLeaseRenewed');
     // Every TTL/3 (1 s of a 3 s TTL) over 10 s.
@@ -114,7 +115,7 @@ describe('the lease over a log', () => {
     await replicas.advance(1_000);
     await a.lease.stop();
     expect(a.changes).toEqual(['taken 1', 'lost stopping']);
-    expect(b.lease.holderUrl).toBe('https://a.replicas.test');
+    expect(b.lease.holder?.url).toBe('https://a.replicas.test');
     await replicas.advance(600);
     expect(b.changes).toEqual(['taken 2']);
   });

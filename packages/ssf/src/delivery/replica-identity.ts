@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 
@@ -15,7 +16,18 @@ export function defaultReplicaId(keysFolder: string): string {
  * Where the other replicas reach this one when TESSERA_SSF_REPLICA_URL is unset: its own public
  * listener, over the loopback when it listens on every address (replicas on one machine).
  */
-export function defaultReplicaUrl(listenHost: string, port: number): string {
+export function defaultReplicaUrl(listenHost: string, port: number | undefined): string | undefined {
+  if (port === undefined) return undefined;
   const host = listenHost === '0.0.0.0' || listenHost === '::' ? '127.0.0.1' : listenHost;
   return `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** SHA-256 of the certificate in `file` (its first, the leaf), as Node prints a peer's; undefined while there is none. */
+export function certificateSha256Of(file: string): string | undefined {
+  try {
+    return new X509Certificate(readFileSync(file)).fingerprint256;
+  } catch {
+    // Not made yet (a self-signed one is made as the listener starts): asked again at the next renewal.
+    return undefined;
+  }
 }
