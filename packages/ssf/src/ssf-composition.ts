@@ -154,7 +154,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   const lease: DeliveryLease = new DeliveryLease({
     store,
     replica: config.TESSERA_REPLICA_ID ?? defaultReplicaId(config.TESSERA_KEYS_DIR ?? join(config.TESSERA_DATA_DIR, 'keys')),
-    url: () => config.TESSERA_SSF_REPLICA_URL ?? defaultReplicaUrl(config.TESSERA_HOST, host.listeners.ports().public),
+    url: () => config.TESSERA_SSF_REPLICA_URL ?? defaultReplicaUrl(config.TESSERA_HOST, host.listeners.ports().public ?? config.TESSERA_PORT),
     certificateSha256: () => (servedCertificateSha256 ??= certificateSha256Of(servedCertificateFile)),
     ttlMs,
     monotonic,

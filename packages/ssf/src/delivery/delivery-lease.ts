@@ -7,8 +7,8 @@ export interface DeliveryLeaseOptions {
   readonly store: Pick<EventStore, 'append' | 'readStream'>;
   /** TESSERA_REPLICA_ID, or its default. */
   readonly replica: string;
-  /** Where the other replicas reach this one (TESSERA_SSF_REPLICA_URL), read at each take and renewal; undefined until its listener is bound. */
-  readonly url: () => string | undefined;
+  /** Where the other replicas reach this one (TESSERA_SSF_REPLICA_URL), read at each take and renewal. */
+  readonly url: () => string;
   /** The certificate this replica serves, for the others to pin when they forward to it. */
   readonly certificateSha256: () => string | undefined;
   readonly ttlMs: number;
@@ -154,17 +154,15 @@ export class DeliveryLease {
     await this.take(newest);
   }
 
-  /** This replica's address for its lease events; its url as last known once the listener is bound. */
+  /** This replica's address for its lease events. */
   private address(): { url: string; certificateSha256?: string } {
-    const url = this.options.url() ?? 'https://unbound.invalid';
+    const url = this.options.url();
     const certificateSha256 = this.options.certificateSha256();
     return certificateSha256 === undefined ? { url } : { url, certificateSha256 };
   }
 
   private async take(newest: NewestLeaseEvent | undefined): Promise<void> {
     const epoch = (newest?.epoch ?? 0) + 1;
-    // Not before the public listener is bound: the others could not reach this replica.
-    if (this.options.url() === undefined) return;
     const { url, ...pinned } = this.address();
     const expectedRevision: ExpectedRevision = newest?.revision ?? 'no_stream';
     const startedMs = this.options.monotonic.now();

@@ -14,10 +14,10 @@ export function defaultReplicaId(keysFolder: string): string {
 
 /**
  * Where the other replicas reach this one when TESSERA_SSF_REPLICA_URL is unset: its own public
- * listener, over the loopback when it listens on every address (replicas on one machine).
+ * listener, over the loopback when it listens on every address (replicas on one machine). Before
+ * the listener is bound (TESSERA_PORT=0) it names the configured port; each renewal reads it again.
  */
-export function defaultReplicaUrl(listenHost: string, port: number | undefined): string | undefined {
-  if (port === undefined) return undefined;
+export function defaultReplicaUrl(listenHost: string, port: number): string {
   const host = listenHost === '0.0.0.0' || listenHost === '::' ? '127.0.0.1' : listenHost;
   return `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
