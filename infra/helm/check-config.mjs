@@ -34,7 +34,10 @@ for (const file of process.argv.slice(2)) {
         Object.assign(environment, data);
       }
       for (const variable of container.env ?? []) {
-        environment[variable.name] = variable.valueFrom?.secretKeyRef ? fromSecrets[variable.name] ?? 'from-a-secret' : variable.value;
+        // The pod's name (the downward API) is the first pod's; $(NAME) names a variable set above it, as Kubernetes expands it.
+        const podName = `${workload.metadata.name}-0`;
+        const value = variable.valueFrom?.secretKeyRef ? (fromSecrets[variable.name] ?? 'from-a-secret') : variable.valueFrom?.fieldRef?.fieldPath === 'metadata.name' ? podName : variable.value;
+        environment[variable.name] = typeof value === 'string' ? value.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (reference, name) => environment[name] ?? reference) : value;
       }
       const label = `${file.split('/').pop()}: ${workload.kind}/${workload.metadata.name} (${container.args?.join(' ')})`;
       try {

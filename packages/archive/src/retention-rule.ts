@@ -9,7 +9,7 @@
  *   region's family recorded here): archived whole once closed, when no token the family issued can
  *   still be valid (every access and refresh token expired, and every revocation past the last
  *   expiry it rejects, plus clock skew), and its last event is older than the hot window.
- * - **Rolling streams** (`legacytokens-`, `authfailures-`, `mirroredrevocations-`, `ssfverifications-`): they never close; their
+ * - **Rolling streams** (`legacytokens-`, `authfailures-`, `mirroredrevocations-`, `ssfverifications-`, `ssfdelivery`): they never close; their
  *   events older than the hot window leave it, each once it can reject or admit nothing any more,
  *   except the stream's newest event, which stays so that the stream's revisions go on from it.
  * - **Snapshotted streams** (`ssfstream-`): a Shared Signals stream's decider appends a snapshot of
@@ -18,7 +18,7 @@
  *   can begin there, so its replay stays bounded however often its subjects come and go.
  */
 export const closingStreamPrefixes = ['tokenfamily-', 'revocations-'] as const;
-export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'mirroredrevocations-', 'ssfverifications-'] as const;
+export const rollingStreamPrefixes = ['legacytokens-', 'authfailures-', 'mirroredrevocations-', 'ssfverifications-', 'ssfdelivery'] as const;
 export const snapshottedStreamPrefixes = ['ssfstream-'] as const;
 /** The event that holds the whole of a snapshotted stream. */
 const snapshotEventTypes: ReadonlySet<unknown> = new Set(['SsfStreamSnapshotted']);

@@ -17,7 +17,7 @@ const removed = (stream: string, events: readonly RetainedEvent[]) => removableE
 describe('which streams retention applies to', () => {
   it('closes token families and revocations of other regions\' families; rolls v1 tokens, failure counts and mirrored revocations', () => {
     expect(['tokenfamily-f1', 'revocations-us1_f1'].map(retentionOf)).toEqual(['closing', 'closing']);
-    expect(['legacytokens-a1', 'authfailures-a1', 'mirroredrevocations-us1', 'ssfverifications-s1'].map(retentionOf)).toEqual(['rolling', 'rolling', 'rolling', 'rolling']);
+    expect(['legacytokens-a1', 'authfailures-a1', 'mirroredrevocations-us1', 'ssfverifications-s1', 'ssfdelivery'].map(retentionOf)).toEqual(['rolling', 'rolling', 'rolling', 'rolling', 'rolling']);
   });
 
   it('keeps for good accounts, signing keys, admin tokens, the secret-hashing key, the archive\'s anchors, and any kind it does not name', () => {
@@ -126,6 +126,11 @@ describe('a rolling stream', () => {
   it("lets a Shared Signals stream's old verification requests go, but its newest", () => {
     const requests = [0, 1, 2].map((revision) => retained(revision, old + revision * 60, { type: 'SsfVerificationRequested', at: old + revision * 60 }));
     expect(removed('ssfverifications-s1', requests)).toEqual([0, 1]);
+  });
+
+  it('lets old delivery-lease renewals go, but the newest event of the lease', () => {
+    const renewals = [0, 1, 2].map((revision) => retained(revision, old + revision * 10, { type: 'SsfDeliveryLeaseRenewed', replica: 'r1', epoch: 1, at: old + revision * 10 }));
+    expect(removed('ssfdelivery', renewals)).toEqual([0, 1]);
   });
 
   it('gives nothing from a stream of one event, or of none', () => {

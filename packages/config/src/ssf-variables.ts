@@ -32,6 +32,28 @@ export const ssfVariables = {
   TESSERA_SSF_MIN_VERIFICATION_INTERVAL: z.coerce.number().int().positive().max(86_400).default(10),
   /** Seconds a long poll (`returnImmediately: false`) waits for a SET before answering an empty set. */
   TESSERA_SSF_POLL_WAIT: z.coerce.number().positive().max(300).default(30),
+  /**
+   * Seconds the Shared Signals delivery lease lasts without a renewal (renewed every third of it):
+   * one replica of the deployment delivers every stream; another takes over this long after the
+   * holder went silent. Minimum 3.
+   */
+  TESSERA_SSF_LEASE_TTL: z.coerce.number().int().min(3).max(3600).default(30),
+  /**
+   * Where the other replicas reach this one when it holds the delivery lease (they forward polls
+   * and status reads to it), e.g. `http://$(POD_NAME).tessera-issuer:8080` behind a headless
+   * service. Default http://127.0.0.1:<the port the public listener bound>: one machine only.
+   */
+  TESSERA_SSF_REPLICA_URL: z
+    .string()
+    .refine((value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol) && new URL(value).search === '', 'must be an http:// or https:// URL without query')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+  /**
+   * This replica's name in the delivery lease; a restart under the same name takes the lease back
+   * at once. Default `<hostname>-<first 8 hex of sha256 of the absolute keys folder>`: each replica
+   * has its own keys folder, and a StatefulSet pod keeps its hostname.
+   */
+  TESSERA_REPLICA_ID: z.string().min(1).max(200).optional(),
 };
 
 /**

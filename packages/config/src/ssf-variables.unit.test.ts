@@ -23,4 +23,13 @@ describe('the Shared Signals variables', () => {
     expect(() => loadConfig({ TESSERA_SSF_PAUSE_AFTER: '0' })).toThrow(/TESSERA_SSF_PAUSE_AFTER/);
     expect(loadConfig({}).TESSERA_SSF_ALLOW_HTTP_PUSH).toBe('false');
   });
+
+  it('TESSERA_SSF_LEASE_TTL defaults to 30 s and is at least 3; TESSERA_SSF_REPLICA_URL is an http(s) URL kept without a trailing slash', () => {
+    expect(loadConfig({}).TESSERA_SSF_LEASE_TTL).toBe(30);
+    expect(loadConfig({ TESSERA_SSF_LEASE_TTL: '3' }).TESSERA_SSF_LEASE_TTL).toBe(3);
+    expect(() => loadConfig({ TESSERA_SSF_LEASE_TTL: '2' })).toThrow(/TESSERA_SSF_LEASE_TTL/);
+    expect(loadConfig({ TESSERA_SSF_REPLICA_URL: 'https://tessera-issuer-0.tessera-issuer-pods:8443/' }).TESSERA_SSF_REPLICA_URL).toBe('https://tessera-issuer-0.tessera-issuer-pods:8443');
+    expect(() => loadConfig({ TESSERA_SSF_REPLICA_URL: 'ftp://replica' })).toThrow(/TESSERA_SSF_REPLICA_URL/);
+    expect(loadConfig({}).TESSERA_REPLICA_ID).toBeUndefined();
+  });
 });

@@ -154,6 +154,68 @@ export const SsfStreamSnapshotted = z.object({
   at: epochSeconds,
 });
 
+const replica = z.string().min(1).max(200);
+const epoch = z.number().int().positive();
+const decimalPosition = z.string().regex(/^\d+$/);
+/** SHA-256 of the certificate the holder serves, as Node prints it (`AB:CD:…`): the others pin it when they forward. */
+const certificateSha256 = z.string().regex(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+
+/**
+ * The delivery lease (`ssfdelivery`, docs/decisions/0029): one replica of the deployment delivers
+ * every stream's SETs at a time. Taken with the previous epoch + 1; every later append of the
+ * holder expects the revision it last wrote, so a replica that took over fences a stale holder.
+ */
+export const SsfDeliveryLeaseTaken = z.object({
+  type: z.literal('SsfDeliveryLeaseTaken'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  /** Where the other replicas forward polls to: the holder's TESSERA_SSF_REPLICA_URL. */
+  url: z.string().min(1).max(2048),
+  certificateSha256: certificateSha256.optional(),
+  ttlSeconds: z.number().int().min(3).max(3600),
+  at: epochSeconds,
+});
+
+/**
+ * The holder is alive, every TTL/3. It names its url and certificate again: the rolling stream
+ * keeps only its newest event once the Taken is older than the hot window.
+ */
+export const SsfDeliveryLeaseRenewed = z.object({
+  type: z.literal('SsfDeliveryLeaseRenewed'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  url: z.string().min(1).max(2048),
+  certificateSha256: certificateSha256.optional(),
+  at: epochSeconds,
+});
+
+/** The holder stopped gracefully: another replica takes the lease at once. */
+export const SsfDeliveryLeaseReleased = z.object({
+  type: z.literal('SsfDeliveryLeaseReleased'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  at: epochSeconds,
+});
+
+/**
+ * Where delivery has got to, a whole snapshot: every live stream with nothing pending delivered
+ * everything up to `upTo`; `positions` names only the streams behind it (pending SETs, paused,
+ * dormant). A stream in neither is at max(upTo, its creation position). Decimal positions: a
+ * bigint has no JSON form.
+ */
+export const SsfDeliveryCheckpointed = z.object({
+  type: z.literal('SsfDeliveryCheckpointed'),
+  v: z.literal(1),
+  replica,
+  epoch,
+  upTo: decimalPosition.optional(),
+  positions: z.record(id, decimalPosition),
+  at: epochSeconds,
+});
+
 /** Spread into TesseraEvent's union. */
 export const sharedSignalsEvents = [
   SsfReceiverRegistered,
@@ -166,6 +228,10 @@ export const sharedSignalsEvents = [
   SsfStreamDeleted,
   SsfVerificationRequested,
   SsfStreamSnapshotted,
+  SsfDeliveryLeaseTaken,
+  SsfDeliveryLeaseRenewed,
+  SsfDeliveryLeaseReleased,
+  SsfDeliveryCheckpointed,
 ] as const;
 
 export type SsfReceiverRegistered = z.infer<typeof SsfReceiverRegistered>;
@@ -183,6 +249,11 @@ export type SsfStreamDeleted = z.infer<typeof SsfStreamDeleted>;
 export type SsfVerificationRequested = z.infer<typeof SsfVerificationRequested>;
 export type SsfStreamSnapshotted = z.infer<typeof SsfStreamSnapshotted>;
 
+export type SsfDeliveryLeaseTaken = z.infer<typeof SsfDeliveryLeaseTaken>;
+export type SsfDeliveryLeaseRenewed = z.infer<typeof SsfDeliveryLeaseRenewed>;
+export type SsfDeliveryLeaseReleased = z.infer<typeof SsfDeliveryLeaseReleased>;
+export type SsfDeliveryCheckpointed = z.infer<typeof SsfDeliveryCheckpointed>;
+
 export type SsfReceiverEvent = SsfReceiverRegistered | SsfReceiverRevoked;
 export type SsfStreamEvent = SsfStreamCreated | SsfStreamUpdated | SsfStreamStatusChanged | SsfSubjectAdded | SsfSubjectRemoved | SsfStreamDeleted | SsfVerificationRequested | SsfStreamSnapshotted;
 
@@ -197,8 +268,10 @@ export const ssfStreamEventTypes = [
   'SsfVerificationRequested',
   'SsfStreamSnapshotted',
 ] as const satisfies readonly SsfStreamEvent['type'][];
-/** Every Shared Signals event: the transmitter's receivers and streams, which say who is told, not which tokens live. */
-export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEventTypes] as const;
+export type SsfDeliveryEvent = SsfDeliveryLeaseTaken | SsfDeliveryLeaseRenewed | SsfDeliveryLeaseReleased | SsfDeliveryCheckpointed;
+export const ssfDeliveryEventTypes = ['SsfDeliveryLeaseTaken', 'SsfDeliveryLeaseRenewed', 'SsfDeliveryLeaseReleased', 'SsfDeliveryCheckpointed'] as const satisfies readonly SsfDeliveryEvent['type'][];
+/** Every Shared Signals event: the transmitter's receivers and streams, which say who is told, not which tokens live, and its delivery lease. */
+export const sharedSignalsEventTypes = [...ssfReceiverEventTypes, ...ssfStreamEventTypes, ...ssfDeliveryEventTypes] as const;
 
 export const ssfStreams = {
   receiver: (receiverId: string) => `ssfreceiver-${receiverId}`,
@@ -209,4 +282,9 @@ export const ssfStreams = {
    * A rolling stream: its events leave the hot log once older than the hot window.
    */
   verifications: (streamId: string) => `ssfverifications-${streamId}`,
+  /**
+   * The deployment's one delivery lease and its checkpoints (every stream's). A rolling stream:
+   * its events leave the hot log once older than the hot window, except the newest.
+   */
+  delivery: () => 'ssfdelivery',
 } as const;

@@ -96,6 +96,7 @@ export const problemCodes = [
   'ERR_SSF_VERIFICATION_TOO_SOON',
   'ERR_SSF_SUBJECT_OUT_OF_SCOPE',
   'ERR_SSF_POLL_IN_FLIGHT',
+  'ERR_SSF_DELIVERY_HOLDER_UNAVAILABLE',
 ] as const satisfies readonly ErrorCode[];
 
 export type ProblemCode = (typeof problemCodes)[number];
@@ -245,6 +246,16 @@ export const problemTable = {
     title: 'Too Many Requests',
     retryAfterSeconds: 1,
     log: { level: 'info', message: 'a concurrent poll of a Shared Signals stream was refused' },
+  },
+  // A poll or status read at a replica that does not deliver, while no replica holds the delivery
+  // lease or the holder cannot be reached: a takeover is at most the lease's TTL away.
+  ERR_SSF_DELIVERY_HOLDER_UNAVAILABLE: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    detail: 'the replica that delivers Shared Signals cannot be reached now; try again shortly',
+    retryAfterSeconds: 1,
+    log: { level: 'warn', message: 'a Shared Signals request could not reach the delivering replica' },
   },
   // SSF 1.0 section 8.1.4.2: verifications closer than min_verification_interval; the route sets Retry-After to what is left of it.
   ERR_SSF_VERIFICATION_TOO_SOON: {

@@ -3,13 +3,16 @@ import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { publicUrlOf } from '@tessera/config';
 import { egressPolicy } from '@tessera/egress';
 import type { AdminScope } from '@tessera/events';
-import type { GuardedEventStore, LogReader } from '@tessera/event-store';
+import { ExpectedRevisionConflict, type GuardedEventStore, type LogReader } from '@tessera/event-store';
 import { epochSeconds, untilAvailable, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar, RouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
-import { createFileCheckpoints } from './delivery/delivery-checkpoints.js';
+import { DeliveryLease } from './delivery/delivery-lease.js';
+import { LogCheckpoints, loadDeliverySnapshot } from './delivery/log-checkpoints.js';
+import { certificateSha256Of, defaultReplicaId, defaultReplicaUrl } from './delivery/replica-identity.js';
 import { firstEventHorizon } from './delivery/retention.js';
 import { Transmitter } from './delivery/transmitter.js';
+import { createDeliveryForwarding } from './delivery-forwarder.js';
 import { ReceiverDirectory } from './receiver-directory.js';
 import { receiverAdminRoutes } from './receiver-admin-routes.js';
 import { createHeaderSeal } from './sealed-header.js';
@@ -45,9 +48,11 @@ export interface SharedSignals {
 
 /**
  * Wires the Shared Signals transmitter into a process (the all-in-one, or `tessera issuer`): its
- * read models, its routes, and its delivery from a durable checkpoint per stream in the data folder
- * (ssf-checkpoints.json), started once the process's read models (the keyring's keys among them)
- * have caught up with the log and a stream exists, and stopped before the store closes.
+ * read models, its routes, and its delivery. Delivery runs in one replica of the deployment at a
+ * time, the holder of the lease in the log (`ssfdelivery`, docs/decisions/0029), from the
+ * checkpoint recorded there; the lease is contended for once the process's read models (the
+ * keyring's keys among them) have caught up with the log and a stream exists, and released before
+ * the store closes. Other replicas forward polls and status reads to the holder.
  * Its issuer is TESSERA_PUBLIC_URL (by default the public listener's address, as bound).
  */
 export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: SharedSignalsParts): SharedSignals {
@@ -76,45 +81,120 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
     minVerificationIntervalSeconds: config.TESSERA_SSF_MIN_VERIFICATION_INTERVAL,
   });
   const logger = log.child({ component: 'ssf' });
-  const transmitter: Transmitter = new Transmitter({
-    store,
-    keyring: parts.keyring,
-    seal,
-    issuer,
-    checkpoints: createFileCheckpoints(join(config.TESSERA_DATA_DIR, 'ssf-checkpoints.json'), (error) => logger.error({ err: error }, 'could not save the Shared Signals checkpoints; retrying with the next')),
-    retention: firstEventHorizon(store),
-    clock: host.clock,
-    scheduler: host.scheduler,
-    logger,
-    pushTimeoutMs: config.TESSERA_SSF_PUSH_TIMEOUT * 1000,
-    egress,
-    pauseAfterMs: config.TESSERA_SSF_PAUSE_AFTER * 1000,
-    now,
-    counters: registerSsfMetrics(host.metrics, (): Transmitter => transmitter),
-  });
-  // Started once the read models have caught up and a stream exists; stopped once, before the store closes.
+  const counters = registerSsfMetrics(host.metrics, () => delivering?.transmitter);
+  // Local monotonic time: the lease only ever compares durations this machine measured itself.
+  const monotonic = { now: () => performance.now() };
+  const ttlMs = config.TESSERA_SSF_LEASE_TTL * 1000;
+  const legacyCheckpointFile = join(config.TESSERA_DATA_DIR, 'ssf-checkpoints.json');
+  const refreshEveryMs = Math.min(10 * 60_000, (config.TESSERA_HOT_RETENTION * 1000) / 2);
+  // The certificate the public listener serves: named in the lease, so the other replicas pin it.
+  const servedCertificateFile = config.TESSERA_TLS_CERT ?? join(config.TESSERA_DATA_DIR, 'tls', 'self-signed.crt');
+  let servedCertificateSha256: string | undefined;
+
+  /** The delivery of the lease's current holding: made when the lease is taken, stopped when it is lost. */
+  let delivering: { readonly transmitter: Transmitter; readonly checkpoints: LogCheckpoints } | undefined;
   let closed = false;
-  let starting: Promise<void> | undefined;
-  let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= transmitter.stop());
+  // Starts and stops one after another: a lease lost while delivery is starting stops it once started.
+  let transitions: Promise<void> = Promise.resolve();
+  const startDelivery = async (): Promise<void> => {
+    if (closed || !lease.holding) return;
+    const snapshot = await untilAvailable(store, () => loadDeliverySnapshot(store, legacyCheckpointFile));
+    if (closed || !lease.holding) return;
+    const checkpoints: LogCheckpoints = new LogCheckpoints(snapshot, {
+      append: (record) => lease.appendCheckpoint(record),
+      snapshot: () => transmitter.deliverySnapshot(),
+      scheduler: host.scheduler,
+      monotonic,
+      now,
+      refreshEveryMs,
+      onError: (error) => {
+        // A conflict is the lease taken over: the lease stops this delivery, and says so itself.
+        if (!(error instanceof ExpectedRevisionConflict)) logger.warn({ err: error }, 'could not record the Shared Signals checkpoint; retrying with the next');
+      },
+    });
+    const transmitter: Transmitter = new Transmitter({
+      store,
+      keyring: parts.keyring,
+      seal,
+      issuer,
+      checkpoints,
+      retention: firstEventHorizon(store),
+      clock: host.clock,
+      scheduler: host.scheduler,
+      logger,
+      pushTimeoutMs: config.TESSERA_SSF_PUSH_TIMEOUT * 1000,
+      egress,
+      pauseAfterMs: config.TESSERA_SSF_PAUSE_AFTER * 1000,
+      now,
+      mayDeliver: () => lease.valid,
+      counters: {
+        ...counters,
+        delivered: (streamId) => {
+          counters.delivered(streamId);
+          checkpoints.deliveredOne();
+        },
+        dropped: (streamId) => {
+          counters.dropped(streamId);
+          checkpoints.deliveredOne();
+        },
+      },
+    });
+    delivering = { transmitter, checkpoints };
+    await untilAvailable(store, () => transmitter.start());
+    // Where this holding starts, recorded at once: the newest checkpoint is never far behind the newest lease event.
+    await checkpoints.flush();
+    checkpoints.start();
+  };
+  const stopDelivery = async (): Promise<void> => {
+    const stopping = delivering;
+    delivering = undefined;
+    // Its last checkpoint is recorded as it stops (refused, and harmless, when another replica took the lease).
+    await stopping?.transmitter.stop();
+  };
+  const lease: DeliveryLease = new DeliveryLease({
+    store,
+    replica: config.TESSERA_REPLICA_ID ?? defaultReplicaId(config.TESSERA_KEYS_DIR ?? join(config.TESSERA_DATA_DIR, 'keys')),
+    url: () => config.TESSERA_SSF_REPLICA_URL ?? defaultReplicaUrl(config.TESSERA_HOST, host.listeners.ports().public ?? config.TESSERA_PORT),
+    certificateSha256: () => (servedCertificateSha256 ??= certificateSha256Of(servedCertificateFile)),
+    ttlMs,
+    monotonic,
+    scheduler: host.scheduler,
+    now,
+    logger,
+    onTaken: () => {
+      transitions = transitions.then(startDelivery).catch((error: unknown) => host.fatal(error, 'the Shared Signals transmitter could not start'));
+    },
+    onLost: async () => {
+      transitions = transitions.then(stopDelivery, stopDelivery);
+      await transitions;
+    },
+  });
+  const forwarding = createDeliveryForwarding({
+    servesHere: () => lease.valid,
+    holder: () => lease.holder,
+    trustedCertificateFiles: [servedCertificateFile, ...(process.env.NODE_EXTRA_CA_CERTS ? [process.env.NODE_EXTRA_CA_CERTS] : [])],
+  });
+  let leaseStarted = false;
   host.onClose(async () => {
     closed = true;
-    await starting?.catch(() => undefined);
-    if (starting) await stop();
+    // Releases the lease once delivery has stopped and its last checkpoint is recorded: another replica takes over at once.
+    if (leaseStarted) await lease.stop();
+    await transitions.catch(() => undefined);
+    await stopDelivery();
   });
-  // Not before a stream exists: a deployment without receivers pays no subscription to the log
-  // (each append would wake it) for a transmitter with nothing to send.
+  // Not before a stream exists: a deployment without receivers pays no lease (a renewal every
+  // TTL/3) and no subscription to the log (each append would wake it) for nothing to send.
   Promise.all([host.readModels.caughtUp, directory.whenAnyStream]).then(
-    async () => {
+    () => {
       if (closed) return;
-      starting = untilAvailable(store, () => transmitter.start());
-      await starting;
-      if (closed) await stop();
+      leaseStarted = true;
+      lease.start();
     },
     () => undefined,
-  ).catch((error: unknown) => host.fatal(error, 'the Shared Signals transmitter could not start'));
+  );
   return {
-    routes: async (app) => streamRoutes(app, { issuer, issuerAtStart, receivers, management, transmitter, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
+    routes: async (app) =>
+      streamRoutes(app, { issuer, issuerAtStart, receivers, management, transmitter: { workerOf: (receiverId, streamId) => delivering?.transmitter.workerOf(receiverId, streamId) }, forwarding, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
     adminRoutes: async (app) => receiverAdminRoutes(app, { store, hashers: parts.hashers, now, requireScope: parts.requireScope, adminTokenIdOf: parts.adminTokenIdOf }),
     readers: [receivers.reader, directory.reader],
     anyStream: () => directory.anyStream,

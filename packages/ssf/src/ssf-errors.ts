@@ -99,3 +99,15 @@ export class SsfPollInFlight extends CodedError {
     this.name = 'SsfPollInFlight';
   }
 }
+
+/**
+ * A poll or status read at a replica that does not hold the delivery lease, when no replica holds
+ * it, the holder cannot be reached, or the request was forwarded once already: 503, Retry-After: 1.
+ */
+export class SsfDeliveryHolderUnavailable extends CodedError {
+  readonly code = 'ERR_SSF_DELIVERY_HOLDER_UNAVAILABLE';
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(reason, options);
+    this.name = 'SsfDeliveryHolderUnavailable';
+  }
+}

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { problemResponses, sendProblem, unauthorized } from '@tessera/http';
 import type { Transmitter } from './delivery/transmitter.js';
+import type { DeliveryForwarding } from './delivery-forwarder.js';
 import type { Drops } from './delivery/stream-worker.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
@@ -44,6 +45,8 @@ export interface StreamRoutesOptions {
   readonly receivers: Pick<ReceiverDirectory, 'authenticate'>;
   readonly management: StreamManagement;
   readonly transmitter: Pick<Transmitter, 'workerOf'>;
+  /** With several replicas: polls and status reads are answered by the delivery lease's holder, forwarded there by the others. */
+  readonly forwarding?: DeliveryForwarding;
   /** TESSERA_SSF_POLL_WAIT, ms: the longest a long poll waits. */
   readonly pollWaitMs: number;
 }
@@ -77,7 +80,11 @@ const noContent = { 204: z.null().describe('Done; no body') };
  * metadata for anyone. A receiver sees and manages only its own streams: another's is a 404.
  */
 export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOptions): Promise<void> {
-  const { management, transmitter } = options;
+  const { management, transmitter, forwarding } = options;
+  /** How long a forwarded status read may take; a forwarded poll, its wait more. */
+  const forwardTimeoutMs = 5_000;
+  /** The forwarding when another replica answers: the holder of the delivery lease, whose memory holds the pending SETs and the drops. */
+  const elsewhere = () => (forwarding !== undefined && !forwarding.servesHere() ? forwarding : undefined);
 
   app.withTypeProvider<ZodTypeProvider>().get(
     ssfPaths.metadata,
@@ -143,12 +150,20 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
     routes.get(
       ssfPaths.status,
       { schema: { summary: "A stream's status: enabled, paused or disabled, and why (SSF 1.0 section 8.1.2.1)", tags, security, querystring: StreamIdQuery, response: { 200: StreamStatus, ...problemResponses(400, 401, 503), ...problemResponses(404) } } },
-      async (request, reply) => noStore(reply).send(withDrops(management.status(who(request), request.query.stream_id), transmitter.workerOf(who(request), request.query.stream_id)?.drops)),
+      async (request, reply) => {
+        const holder = elsewhere();
+        if (holder) return holder.forward(request, reply, forwardTimeoutMs);
+        return noStore(reply).send(withDrops(management.status(who(request), request.query.stream_id), transmitter.workerOf(who(request), request.query.stream_id)?.drops));
+      },
     );
     routes.post(
       ssfPaths.status,
       { schema: { summary: "Set a stream's status (SSF 1.0 section 8.1.2.2)", tags, security, body: StreamStatusRequest, response: { 200: StreamStatus, ...errors } } },
-      async (request, reply) => noStore(reply).send(withDrops(await management.setStatus(who(request), request.body, auditOf(request)), transmitter.workerOf(who(request), request.body.stream_id)?.drops)),
+      async (request, reply) => {
+        const holder = elsewhere();
+        if (holder) return holder.forward(request, reply, forwardTimeoutMs);
+        return noStore(reply).send(withDrops(await management.setStatus(who(request), request.body, auditOf(request)), transmitter.workerOf(who(request), request.body.stream_id)?.drops));
+      },
     );
     routes.post(
       ssfPaths.addSubject,
@@ -204,6 +219,8 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
         },
       },
       async (request, reply) => {
+        const holder = elsewhere();
+        if (holder) return holder.forward(request, reply, options.pollWaitMs + forwardTimeoutMs);
         const streamId = request.query.stream_id;
         if (request.body.stream_id !== undefined && request.body.stream_id !== streamId) throw new InvalidSsfRequest('stream_id', 'names another stream than the stream_id of the poll URL');
         const stream = management.read(who(request), streamId);

@@ -304,7 +304,7 @@ spec:
       envFrom:
         - configMapRef:
             name: {{ include "tessera.roleName" (list $root $role) }}
-      {{- if or (and $v.eventStore.existingSecret (not $kafkaFed)) (and (eq $role "issuer") $v.regions.peers) $v.tls.caKey }}
+      {{- if or (and $v.eventStore.existingSecret (not $kafkaFed)) (eq $role "issuer") $v.tls.caKey }}
       env:
         {{- if and $v.eventStore.existingSecret (not $kafkaFed) }}
         - name: TESSERA_EVENT_STORE
@@ -319,6 +319,16 @@ spec:
             secretKeyRef:
               name: {{ include "tessera.peerSecretName" $root }}
               key: {{ $v.peerSecret.existingSecretKey }}
+        {{- end }}
+        {{- if eq $role "issuer" }}
+        # One replica holds the Shared Signals delivery lease; the others forward polls to it at its
+        # own pod's name (the headless Service), which a StatefulSet pod keeps across restarts.
+        - name: POD_NAME
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.name
+        - name: TESSERA_SSF_REPLICA_URL
+          value: {{ printf "https://$(POD_NAME).%s:%v" (include "tessera.roleName" (list $root "issuer" "pods")) $v.ports.public | quote }}
         {{- end }}
         {{- if $v.tls.caKey }}
         - name: NODE_EXTRA_CA_CERTS

@@ -29,7 +29,7 @@ export class DeliveryCheckpointsCorrupt extends CodedError {
 }
 
 export function createFileCheckpoints(file: string, onSaveError: (error: unknown) => void): DeliveryCheckpoints {
-  const positions = loadPositions(file);
+  const positions = readCheckpointFile(file);
   let dirty = false;
   let saving: Promise<void> | undefined;
 
@@ -74,10 +74,10 @@ export function createFileCheckpoints(file: string, onSaveError: (error: unknown
   };
 }
 
-/** What the file holds: each stream's position, as decimal digits (a bigint has no JSON form). */
+/** What the file holds (read once more, by the first lease holder after an upgrade): each stream's position, as decimal digits (a bigint has no JSON form). */
 const CheckpointsFile = z.object({ streams: z.record(z.string(), z.string().regex(/^\d+$/)) });
 
-function loadPositions(file: string): Map<string, bigint> {
+export function readCheckpointFile(file: string): Map<string, bigint> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

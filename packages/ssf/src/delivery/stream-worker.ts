@@ -84,6 +84,8 @@ export interface StreamWorkerDeps {
   readonly logger: RetryLogger & { error(fields: Record<string, unknown>, message: string): void };
   /** How long delivery may keep failing before the transmitter pauses the stream (ms). */
   readonly pauseAfterMs: number;
+  /** False while this replica may not deliver (the delivery lease lapsed or was taken over): checked right before each push. */
+  readonly mayDeliver?: () => boolean;
   /** The transmitter's own pause: an SsfStreamStatusChanged appended by the transmitter. */
   readonly pause: (reason: string, skippedTo?: bigint) => Promise<void>;
   readonly counters: { delivered(): void; failed(): void; paused(): void; dropped(): void };
@@ -138,7 +140,7 @@ export class StreamWorker {
     private readonly now: StreamNow,
     private readonly deps: StreamWorkerDeps,
     /** Where a stream that has no checkpoint starts: after its SsfStreamCreated. */
-    private readonly createdAt: bigint,
+    readonly createdAt: bigint,
   ) {
     this.scheduler = deps.scheduler ?? systemScheduler;
     this.wake = new Broadcast(this.scheduler);
@@ -369,7 +371,9 @@ export class StreamWorker {
 
   private async beginCatchUp(): Promise<void> {
     const skippedTo = this.now.skippedTo();
-    let from = this.deps.checkpoints.get(this.streamId) ?? this.createdAt;
+    // A checkpoint before the stream's creation (a deployment-wide one) means its creation.
+    const checkpoint = this.deps.checkpoints.get(this.streamId);
+    let from = checkpoint === undefined || checkpoint < this.createdAt ? this.createdAt : checkpoint;
     if (skippedTo !== undefined && skippedTo > from) from = skippedTo;
     const oldest = await this.deps.retention.oldestRetained();
     if (oldest !== undefined && from < oldest - 1n) {
@@ -460,6 +464,11 @@ export class StreamWorker {
       await this.failed(error);
       return;
     }
+    if (this.deps.mayDeliver?.() === false) {
+      // The lease is no longer this replica's: the holder's loop stops this worker in a moment.
+      await this.scheduler.sleep(1_000, this.abort.signal);
+      return;
+    }
     const outcome = await this.deps.push.push(endpointUrl, set, authorization, this.abort.signal);
     if (this.queue[0] !== pending) return;
     if (outcome.kind === 'failed') {
@@ -505,6 +514,12 @@ export class StreamWorker {
     } finally {
       this.pausing = false;
     }
+  }
+
+  /** Where this stream's delivery has got to, for the lease holder's checkpoint record. */
+  get checkpoint(): bigint {
+    const checkpoint = this.deps.checkpoints.get(this.streamId);
+    return checkpoint === undefined || checkpoint < this.createdAt ? this.createdAt : checkpoint;
   }
 
   private saveCheckpoint(): void {

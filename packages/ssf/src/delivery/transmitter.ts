@@ -31,6 +31,8 @@ export interface TransmitterOptions {
   readonly counters?: { delivered(streamId: string): void; failed(streamId: string): void; paused(streamId: string): void; dropped(streamId: string): void; forget(streamId: string): void };
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
   readonly queueCap?: number;
+  /** False while this replica may not deliver (the delivery lease): checked right before each push. */
+  readonly mayDeliver?: () => boolean;
 }
 
 /** Everything the transmitter reads of the log: the signals, the streams and the receivers. */
@@ -99,6 +101,22 @@ export class Transmitter {
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()));
     for (const push of this.pushes.values()) push.close();
     await this.options.checkpoints.flush();
+  }
+
+  /**
+   * Where delivery has got to, whole and small, for the lease holder's record: every stream with
+   * nothing pending follows what was handed out; only the streams elsewhere are named.
+   */
+  deliverySnapshot(): { upTo: bigint | undefined; positions: Map<string, bigint> } {
+    for (const worker of this.workers.values()) worker.checkpointIdle();
+    const upTo = this.handedOutTo;
+    const positions = new Map<string, bigint>();
+    for (const worker of this.workers.values()) {
+      const { checkpoint } = worker;
+      const implied = upTo === undefined || upTo < worker.createdAt ? worker.createdAt : upTo;
+      if (checkpoint !== implied) positions.set(worker.streamId, checkpoint);
+    }
+    return { upTo, positions };
   }
 
   /** The worker of a receiver's stream, for polling; undefined for another receiver's. */
@@ -209,6 +227,7 @@ export class Transmitter {
         logger: options.logger,
         pauseAfterMs: options.pauseAfterMs,
         pause: (reason, skippedTo) => this.pause(streamId, receiverId, reason, skippedTo),
+        ...(options.mayDeliver ? { mayDeliver: options.mayDeliver } : {}),
         counters: {
           delivered: () => options.counters?.delivered(streamId),
           failed: () => options.counters?.failed(streamId),

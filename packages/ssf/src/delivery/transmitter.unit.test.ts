@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ssfStreams, streams, type SsfStreamConfiguration, type SsfStreamEvent, type TesseraEvent } from '@tessera/events';
 import { InMemoryEventStore, handleCommand } from '@tessera/event-store';
@@ -11,8 +13,9 @@ import { createHeaderSeal } from '../sealed-header.js';
 import type { SetKeyring } from '../set-signer.js';
 import { streamDecider, type StreamCommand } from '../stream-decider.js';
 import { createMemoryCheckpoints, type DeliveryCheckpoints } from './delivery-checkpoints.js';
+import { LogCheckpoints, loadDeliverySnapshot, type DeliverySnapshot } from './log-checkpoints.js';
 import type { RetentionHorizon } from './retention.js';
-import { Transmitter } from './transmitter.js';
+import { Transmitter, type TransmitterOptions } from './transmitter.js';
 import { pollAnswerBudgetBytes } from './stream-worker.js';
 
 /**
@@ -94,7 +97,7 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
   const receiver = await startReceiver();
   const checkpoints = options.checkpoints ?? createMemoryCheckpoints();
   const counts = { paused: 0, failed: 0, delivered: 0, dropped: 0 };
-  const transmitter = new Transmitter({
+  const transmitterOptions: TransmitterOptions = {
     store,
     keyring: options.keyring ?? { current: () => key, currentPublishedAt: () => Math.floor(clock.now() / 1000) - 86_400 },
     seal: createHeaderSeal(singleKeyHashers(createSecretHasher(Buffer.alloc(32, 7)))),
@@ -110,7 +113,8 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     now: () => Math.floor(Date.now() / 1000),
     backoff: { initialMs: 20, maxMs: 50 },
     counters: { delivered: () => counts.delivered++, failed: () => counts.failed++, paused: () => counts.paused++, dropped: () => counts.dropped++, forget: () => undefined },
-  });
+  };
+  const transmitter = new Transmitter(transmitterOptions);
   cleanups.push(() => receiver.close(), () => transmitter.stop());
   const command = (streamId: string, make: () => StreamCommand) =>
     handleCommand(store, { stream: ssfStreams.stream(streamId), decider: streamDecider, command: make, metadata: {}, onConflict: { retries: 3 } });
@@ -136,7 +140,7 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
   const statusEvents = async (streamId: string) => (await store.readStream(ssfStreams.stream(streamId))).map(({ event }) => event as SsfStreamEvent).filter((event) => event.type === 'SsfStreamStatusChanged');
   /** The txn of each SET a stream's receiver accepted, in arrival order. */
   const txnsOf = (streamId: string) => receiver.received.filter((claims) => claims.stream === streamId).map((claims) => claims.txn);
-  return { store, receiver, transmitter, counts, checkpoints, clock, scheduler, sleeps, command, createStream, setStatus, revoke, statusEvents, txnsOf };
+  return { store, receiver, transmitter, transmitterOptions, counts, checkpoints, clock, scheduler, sleeps, command, createStream, setStatus, revoke, statusEvents, txnsOf };
 }
 
 describe('the transmitter', () => {
@@ -408,5 +412,47 @@ describe('the transmitter', () => {
     const live = await t.revoke();
     await expect.poll(() => t.receiver.received.length).toBe(4);
     expect(t.receiver.received.map((claims) => claims.txn)).toEqual([delivered, ...missed, live]);
+  });
+
+  it('a new holder resumes from the checkpoint the last one recorded in the log: a small whole, naming only the streams behind it', async () => {
+    const t = await setUp();
+    /** A holder's transmitter over checkpoints recorded in the log, from `start`. */
+    const holder = (start: DeliverySnapshot) => {
+      const checkpoints: LogCheckpoints = new LogCheckpoints(start, {
+        // The lease's append without the lease: this test is about what is recorded, not who may record it.
+        append: async (record) => void (await t.store.append(ssfStreams.delivery(), [{ event: { ...record, v: 1, replica: 'r', epoch: 1 } }], { expectedRevision: 'any' })),
+        snapshot: () => transmitter.deliverySnapshot(),
+        scheduler: t.scheduler,
+        monotonic: t.clock,
+        now: () => 1,
+        refreshEveryMs: 600_000,
+        onError: (error) => {
+          throw error;
+        },
+      });
+      const transmitter: Transmitter = new Transmitter({ ...t.transmitterOptions, checkpoints });
+      cleanups.push(() => transmitter.stop());
+      return transmitter;
+    };
+    const first = holder({ upTo: undefined, positions: new Map() });
+    await t.createStream('s1');
+    await t.createStream('held');
+    await t.setStatus('held', 'paused');
+    await first.start();
+    const delivered = await t.revoke();
+    await expect.poll(() => t.txnsOf('s1')).toEqual([delivered]);
+    await first.stop();
+    const records = (await t.store.readStream(ssfStreams.delivery())).map(({ event }) => event);
+    const last = records.at(-1)!;
+    // s1 has delivered everything: it is at upTo and not named; the paused stream holds its SET, so it is named, behind upTo.
+    expect(last).toMatchObject({ type: 'SsfDeliveryCheckpointed', upTo: expect.stringMatching(/^\d+$/) });
+    expect(Object.keys((last as { positions: Record<string, string> }).positions)).toEqual(['held']);
+
+    const missed = await t.revoke();
+    const next = holder(await loadDeliverySnapshot(t.store, join(tmpdir(), 'no-such-folder', 'ssf-checkpoints.json')));
+    await next.start();
+    await expect.poll(() => t.txnsOf('s1')).toEqual([delivered, missed]);
+    await t.setStatus('held', 'enabled');
+    await expect.poll(() => t.txnsOf('held')).toEqual([delivered, missed]);
   });
 });
