@@ -813,16 +813,20 @@ function readHotLog(file: string): HotLog {
   }
 }
 
-/** The positions every checkpoint file in the data folder holds; an unreadable one is a finding. */
+/**
+ * The positions every checkpoint file in the data folder holds; an unreadable one is a finding.
+ * The transmitter's checkpoints are events in the log itself (SsfDeliveryCheckpointed), so they
+ * cannot run past it; what a cut does to them shows as SETs undelivered or sent again after the restart.
+ */
 function checkpointPositions(dataDir: string, findings: CutFindings): [string, [string, bigint][]][] {
   const files: [string, [string, bigint][]][] = [];
-  for (const name of ['relay-checkpoint.json', 'relay-accounts-checkpoint.json', 'ssf-checkpoints.json']) {
+  for (const name of ['relay-checkpoint.json', 'relay-accounts-checkpoint.json', 'relay-families-checkpoint.json']) {
     const file = join(dataDir, name);
     if (!existsSync(file)) continue;
     try {
-      // Cast: the relay's file holds {position}, the Shared Signals one {streams: {id: position}} (their writers' schemas).
-      const parsed = JSON.parse(readFileSync(file, 'utf8')) as { position?: string; streams?: Record<string, string> };
-      const positions: [string, bigint][] = parsed.position !== undefined ? [['the relay', BigInt(parsed.position)]] : Object.entries(parsed.streams ?? {}).map(([stream, position]) => [`stream ${stream}`, BigInt(position)]);
+      // Cast: a relay's file holds {position} (its writer's schema).
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as { position?: string };
+      const positions: [string, bigint][] = parsed.position !== undefined ? [['the relay', BigInt(parsed.position)]] : [];
       files.push([name, positions]);
     } catch (error) {
       findings.checkpointPastLog.push(`${name} is unreadable after the cut: ${error instanceof Error ? error.message : String(error)}`);

@@ -59,7 +59,10 @@ async function keepPositionsAhead(store: SqliteEventStore, dataDir: string, arch
   if (through > head) await store.reservePositionsThrough(through);
 }
 
-/** The highest position the data folder's checkpoints name (files the relay and the transmitter write whole); 0 when none. */
+/**
+ * The highest position the data folder's checkpoints name (files the relay writes whole, and the
+ * transmitter's of versions before its checkpoints moved into the log); 0 when none.
+ */
 function positionsCheckpointedIn(dataDir: string): bigint {
   let highest = 0n;
   const consider = (value: unknown) => {
