@@ -7,16 +7,16 @@ export class Broadcast {
   /** The timeouts run on `scheduler`: a stream's waits move with a test's manual time. */
   constructor(private readonly scheduler: Scheduler = systemScheduler) {}
 
-  /** Waits until woken or `timeoutMs` has passed, or `signal` aborts. */
-  wait(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  /** Waits until woken or `timeoutMs` has passed (never, when undefined: no timer is held), or `signal` aborts. */
+  wait(timeoutMs: number | undefined, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
-        cancel();
+        cancel?.();
         this.waiters.delete(done);
         signal?.removeEventListener('abort', done);
         resolve();
       };
-      const cancel = this.scheduler.after(Math.max(0, timeoutMs), done);
+      const cancel = timeoutMs === undefined ? undefined : this.scheduler.after(Math.max(0, timeoutMs), done);
       this.waiters.add(done);
       signal?.addEventListener('abort', done, { once: true });
     });

@@ -1,5 +1,6 @@
 import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamSnapshotted, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { assertNever, type Decider } from '@tessera/domain';
+import { internedConfiguration } from './interned-configuration.js';
 import { SsfStreamExists, InvalidSsfRequest, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 
 /** Most subjects one stream follows: what a stream costs in memory stays bounded. */
@@ -65,14 +66,14 @@ export const initialStreamState = (): StreamState => ({ status: 'none' });
 export function evolveStream(state: StreamState, event: SsfStreamEvent): StreamState {
   switch (event.type) {
     case 'SsfStreamCreated':
-      return { status: 'live', streamId: event.streamId, receiverId: event.receiverId, configuration: event.configuration, streamStatus: 'enabled', reason: undefined, subjects: new Set(), sinceSnapshot: 0 };
+      return { status: 'live', streamId: event.streamId, receiverId: event.receiverId, configuration: internedConfiguration(event.configuration), streamStatus: 'enabled', reason: undefined, subjects: new Set(), sinceSnapshot: 0 };
     case 'SsfStreamSnapshotted':
       // The whole stream: a fold may begin here (what came before it may have left the hot log).
       return {
         status: 'live',
         streamId: event.streamId,
         receiverId: event.receiverId,
-        configuration: event.configuration,
+        configuration: internedConfiguration(event.configuration),
         streamStatus: event.status,
         reason: event.reason,
         subjects: new Set(event.subjects.map(subjectKey)),
@@ -81,7 +82,7 @@ export function evolveStream(state: StreamState, event: SsfStreamEvent): StreamS
         sinceSnapshot: 0,
       };
     case 'SsfStreamUpdated':
-      return state.status === 'live' ? { ...state, configuration: event.configuration, sinceSnapshot: state.sinceSnapshot + 1 } : state;
+      return state.status === 'live' ? { ...state, configuration: internedConfiguration(event.configuration), sinceSnapshot: state.sinceSnapshot + 1 } : state;
     case 'SsfStreamStatusChanged':
       return state.status === 'live' ? { ...state, streamStatus: event.status, reason: event.reason, sinceSnapshot: state.sinceSnapshot + 1 } : state;
     case 'SsfSubjectAdded':

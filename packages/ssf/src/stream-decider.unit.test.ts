@@ -111,3 +111,20 @@ describe('the stream decider', () => {
   });
 });
 
+
+describe('a folded stream configuration', () => {
+  it('shares its event types and their lists with every other stream folded from the log, each read parsing its own copies', async () => {
+    const { eventsByDefault } = await import('./event-types.js');
+    // Each event as the log hands it out: parsed from its own JSON, so its strings are copies.
+    const fromTheLog = (streamId: string): SsfStreamEvent =>
+      JSON.parse(JSON.stringify({ type: 'SsfStreamCreated', v: 1, streamId, receiverId: 'r1', configuration: { delivery: { method: 'poll' }, eventsRequested: [...eventsByDefault], eventsDelivered: [...eventsByDefault] }, at: 100 })) as SsfStreamEvent;
+    const [one, two] = ['s1', 's2'].map((streamId) => evolveStream(initialStreamState(), fromTheLog(streamId)));
+    if (one?.status !== 'live' || two?.status !== 'live') throw new Error('both streams are live');
+    expect(one.configuration.eventsRequested).toEqual(eventsByDefault);
+    expect(one.configuration.eventsRequested).toBe(two.configuration.eventsRequested);
+    expect(one.configuration.eventsDelivered).toBe(two.configuration.eventsDelivered);
+    // A list nobody else has is kept as it is, its known types still the shared strings.
+    const custom = evolveStream(initialStreamState(), { ...fromTheLog('s3'), configuration: { delivery: { method: 'poll' }, eventsRequested: ['https://example.com/unknown', eventsByDefault[0]!], eventsDelivered: [eventsByDefault[0]!] } } as SsfStreamEvent);
+    expect(custom.status === 'live' && custom.configuration.eventsRequested).toEqual(['https://example.com/unknown', eventsByDefault[0]]);
+  });
+});

@@ -59,17 +59,21 @@ export interface SetError {
 /** What a catching-up stream reads of the log: its signals and every stream's management events. */
 export const catchUpTypes: readonly TesseraEventType[] = [...new Set<TesseraEventType>([...signalEventTypes, ...ssfStreamEventTypes])];
 
-/** How a worker learns what the stream is now (the transmitter folds the log's head for every stream). */
+/**
+ * How a worker learns what its stream is now (the transmitter folds the log's head for every
+ * stream). One for every worker, asked by stream: nothing of it is held per stream.
+ */
 export interface StreamNow {
   /** The stream at the head of the log, or undefined once deleted. */
-  readonly stream: () => LiveStream | undefined;
-  readonly receiverActive: () => boolean;
+  stream(streamId: string): LiveStream | undefined;
+  receiverActive(receiverId: string): boolean;
   /** The position the transmitter has handed out up to: a catching-up stream is live once it has read that far. */
-  readonly handedOutTo: () => bigint | undefined;
+  handedOutTo(): bigint | undefined;
   /** Set when the transmitter paused the stream because it fell behind retention: delivery resumes after it. */
-  readonly skippedTo: () => bigint | undefined;
+  skippedTo(streamId: string): bigint | undefined;
 }
 
+/** What every worker shares (one object for all of them): per-stream calls name their stream. */
 export interface StreamWorkerDeps {
   readonly store: Pick<EventStore, 'readAll' | 'readStream'>;
   readonly keyring: SetKeyring;
@@ -77,7 +81,8 @@ export interface StreamWorkerDeps {
   readonly issuer: () => string;
   readonly checkpoints: DeliveryCheckpoints;
   readonly retention: RetentionHorizon;
-  readonly push: PushClient;
+  /** A stream's own connection to its receiver, made at its first push. */
+  readonly pushClient: () => PushClient;
   readonly clock: Clock;
   /** Where the retries' waits and the pause's wait run; default the machine's timers. */
   readonly scheduler?: Scheduler;
@@ -87,8 +92,8 @@ export interface StreamWorkerDeps {
   /** False while this replica may not deliver (the delivery lease lapsed or was taken over): checked right before each push. */
   readonly mayDeliver?: () => boolean;
   /** The transmitter's own pause: an SsfStreamStatusChanged appended by the transmitter. */
-  readonly pause: (reason: string, skippedTo?: bigint) => Promise<void>;
-  readonly counters: { delivered(): void; failed(): void; paused(): void; dropped(): void };
+  readonly pause: (streamId: string, receiverId: string, reason: string, skippedTo?: bigint) => Promise<void>;
+  readonly counters: { delivered(streamId: string): void; failed(streamId: string): void; paused(streamId: string): void; dropped(streamId: string): void };
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
   /** Most SETs held in memory; past it the stream stops taking what the transmitter hands out and reads the log itself. */
   readonly queueCap?: number;
@@ -108,6 +113,9 @@ type Mode = 'dormant' | 'catching-up' | 'live' | 'behind';
  * event's position, so a SET goes out for a subject only while the stream followed it, and nothing
  * that happened while the stream was disabled is held for it (SSF 1.0 section 8.1.2.1). Paused
  * is held: delivered once the stream is enabled again.
+ *
+ * An idle stream holds little: its fold, its cursor, and one wait. What only delivery needs (its
+ * retries, its connection, its abort signal, its long polls' wake-up) is made when first needed.
  */
 export class StreamWorker {
   private mode: Mode = 'dormant';
@@ -120,17 +128,16 @@ export class StreamWorker {
   private sideOverflow = false;
   private stopped = false;
   private pausing = false;
-  private readonly scheduler: Scheduler;
   private readonly wake: Broadcast;
   /** Wakes long polls when a SET arrives. */
-  private readonly arrived: Broadcast;
-  private abort = new AbortController();
+  private arrivals: Broadcast | undefined;
+  /** Aborts a push, a retry's wait or a long poll when the stream changes. */
+  private aborting: AbortController | undefined;
   private loop: Promise<void> | undefined;
-  private readonly retry: Retry;
+  private pushing: Retry | undefined;
   /** Reading the log while it is unavailable: apart from the pushes' failures, which can pause the stream. */
-  private readonly reading: Retry;
-  private readonly queueCap: number;
-  private readonly pageSize: number;
+  private readingLog: Retry | undefined;
+  private connection: PushClient | undefined;
   private dropCount = 0;
   private lastDrop: Drops['last'];
 
@@ -142,26 +149,59 @@ export class StreamWorker {
     /** Where a stream that has no checkpoint starts: after its SsfStreamCreated. */
     readonly createdAt: bigint,
   ) {
-    this.scheduler = deps.scheduler ?? systemScheduler;
     this.wake = new Broadcast(this.scheduler);
-    this.arrived = new Broadcast(this.scheduler);
-    this.queueCap = deps.queueCap ?? 10_000;
-    this.pageSize = deps.pageSize ?? 500;
-    this.reading = new Retry({
-      backoff: { initialMs: 250, maxMs: 5_000 },
-      clock: deps.clock,
-      log: { logger: deps.logger, failing: 'a Shared Signals stream could not read the event log; retrying', recovered: 'a Shared Signals stream reads the event log again', fields: () => ({ stream_id: streamId }) },
-    });
-    this.retry = new Retry({
-      backoff: deps.backoff ?? { initialMs: 250, maxMs: 30_000 },
-      clock: deps.clock,
+  }
+
+  private get scheduler(): Scheduler {
+    return this.deps.scheduler ?? systemScheduler;
+  }
+
+  private get queueCap(): number {
+    return this.deps.queueCap ?? 10_000;
+  }
+
+  private get pageSize(): number {
+    return this.deps.pageSize ?? 500;
+  }
+
+  private get arrived(): Broadcast {
+    return (this.arrivals ??= new Broadcast(this.scheduler));
+  }
+
+  private get abort(): AbortController {
+    return (this.aborting ??= new AbortController());
+  }
+
+  private get retry(): Retry {
+    return (this.pushing ??= new Retry({
+      backoff: this.deps.backoff ?? { initialMs: 250, maxMs: 30_000 },
+      clock: this.deps.clock,
       log: {
-        logger: deps.logger,
+        logger: this.deps.logger,
         failing: 'a Shared Signals push failed; retrying',
         recovered: 'a Shared Signals stream delivers again',
-        fields: () => ({ stream_id: streamId, pending: this.queue.length }),
+        fields: () => ({ stream_id: this.streamId, pending: this.queue.length }),
       },
-    });
+    }));
+  }
+
+  private get reading(): Retry {
+    return (this.readingLog ??= new Retry({
+      backoff: { initialMs: 250, maxMs: 5_000 },
+      clock: this.deps.clock,
+      log: { logger: this.deps.logger, failing: 'a Shared Signals stream could not read the event log; retrying', recovered: 'a Shared Signals stream reads the event log again', fields: () => ({ stream_id: this.streamId }) },
+    }));
+  }
+
+  /** Nothing was failing: a retry not made yet has nothing to recover from. */
+  private succeeded(retry: Retry | undefined): void {
+    retry?.succeeded();
+  }
+
+  /** Closes the stream's connection to its receiver, if it made one. */
+  closeConnection(): void {
+    this.connection?.close();
+    this.connection = undefined;
   }
 
   /** A stream made while the transmitter runs: live from its creation on, nothing to read back. */
@@ -179,15 +219,15 @@ export class StreamWorker {
 
   /** The stream's status, its receiver or its configuration changed: look again. */
   reconsider(): void {
-    this.abort.abort();
-    this.abort = new AbortController();
+    this.aborting?.abort();
+    this.aborting = undefined;
     this.wake.wake();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.reconsider();
-    this.arrived.wake();
+    this.arrivals?.wake();
     await this.loop;
   }
 
@@ -222,7 +262,7 @@ export class StreamWorker {
   }
 
   get isPoll(): boolean {
-    return this.now.stream()?.configuration.delivery.method === 'poll';
+    return this.now.stream(this.streamId)?.configuration.delivery.method === 'poll';
   }
 
   /**
@@ -246,11 +286,11 @@ export class StreamWorker {
           continue;
         }
         this.queue.splice(index, 1);
-        if (reported === undefined) this.deps.counters.delivered();
+        if (reported === undefined) this.deps.counters.delivered(this.streamId);
         else this.drop(jti, reported.err, 'poll');
       }
       if (kept) await this.failedPoll(errs);
-      else this.retry.succeeded();
+      else this.succeeded(this.pushing);
       this.saveCheckpoint();
       this.wake.wake();
     }
@@ -283,7 +323,7 @@ export class StreamWorker {
    * good), signed with the current key. Signed once; signed again only when either changed.
    */
   private signedOf(pending: PendingSet): string {
-    const stream = this.now.stream();
+    const stream = this.now.stream(this.streamId);
     const aud = stream === undefined ? pending.claims.aud : audienceOf(stream);
     const key = this.deps.keyring.current();
     if (pending.signed !== undefined && pending.signed.kid === key.kid && pending.signed.aud === aud) return pending.signed.jwt;
@@ -311,13 +351,13 @@ export class StreamWorker {
   private drop(jti: string, err: string, method: 'push' | 'poll'): void {
     this.dropCount += 1;
     this.lastDrop = { jti, err, at: Math.floor(this.deps.clock.now() / 1000) };
-    this.deps.counters.dropped();
+    this.deps.counters.dropped(this.streamId);
     this.deps.logger.warn({ stream_id: this.streamId, jti, err, method }, 'a Shared Signals receiver refused a SET as malformed; it is dropped and not sent again');
   }
 
   /** A polled SET reported with an error that is not the SET's fault: counted as a failing delivery, which pauses the stream in time. */
   private async failedPoll(errs: ReadonlyMap<string, SetError>): Promise<void> {
-    this.deps.counters.failed();
+    this.deps.counters.failed(this.streamId);
     this.retry.failed(new Error(`the receiver reported ${[...new Set([...errs.values()].map((reported) => reported.err))].join(', ')}`));
     const since = this.retry.failingSinceMs;
     if (since !== undefined && this.deps.clock.now() - since >= this.deps.pauseAfterMs) {
@@ -327,17 +367,19 @@ export class StreamWorker {
 
   /** Enabled, its receiver not revoked, and not deleted: the only state in which SETs go out. */
   private deliverable(): boolean {
-    const stream = this.now.stream();
-    return stream !== undefined && stream.streamStatus === 'enabled' && this.now.receiverActive();
+    const stream = this.now.stream(this.streamId);
+    return stream !== undefined && stream.streamStatus === 'enabled' && this.now.receiverActive(this.receiverId);
   }
 
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
         if (!this.deliverable()) {
-          if (this.now.stream() === undefined) return;
+          if (this.now.stream(this.streamId) === undefined) return;
           this.goDormant();
-          await this.wake.wait(60_000, this.abort.signal);
+          // Until reconsider() (the stream, its status or its receiver changed) or stop(): an idle
+          // stream holds no timer and no abort signal.
+          await this.wake.wait(undefined);
           continue;
         }
         if (this.mode === 'dormant') await this.beginCatchUp();
@@ -345,14 +387,15 @@ export class StreamWorker {
         if (this.mode === 'catching-up') {
           if (this.queue.length >= this.queueCap) this.mode = 'behind';
           else await this.readPage();
-          this.reading.succeeded();
+          this.succeeded(this.readingLog);
         }
         if (this.queue.length > 0 && !this.isPoll) {
           await this.pushOldest();
           continue;
         }
         if (this.mode === 'catching-up' || this.stopped) continue;
-        await this.wake.wait(60_000, this.abort.signal);
+        // Until a SET is queued (offer), the stream changes (reconsider) or stop().
+        await this.wake.wait(undefined);
       } catch (error) {
         // The store unavailable while reading the log: wait and read again; nothing was taken.
         await this.scheduler.sleep(this.reading.failed(error), this.abort.signal);
@@ -370,7 +413,7 @@ export class StreamWorker {
   }
 
   private async beginCatchUp(): Promise<void> {
-    const skippedTo = this.now.skippedTo();
+    const skippedTo = this.now.skippedTo(this.streamId);
     // A checkpoint before the stream's creation (a deployment-wide one) means its creation.
     const checkpoint = this.deps.checkpoints.get(this.streamId);
     let from = checkpoint === undefined || checkpoint < this.createdAt ? this.createdAt : checkpoint;
@@ -444,13 +487,13 @@ export class StreamWorker {
     const claims = setFor(recorded, { streamId: this.streamId, audience: audienceOf(stream), subjects: stream.subjects, eventsDelivered: stream.configuration.eventsDelivered }, this.deps.issuer());
     if (!claims) return false;
     this.queue.push({ position: recorded.position, claims, recordedAt: recorded.recordedAt });
-    this.arrived.wake();
+    this.arrivals?.wake();
     return true;
   }
 
   private async pushOldest(): Promise<void> {
     const pending = this.queue[0]!;
-    const stream = this.now.stream();
+    const stream = this.now.stream(this.streamId);
     if (!stream || stream.configuration.delivery.method !== 'push') return;
     const { endpointUrl, sealedAuthorization } = stream.configuration.delivery;
     let authorization: string | undefined;
@@ -469,7 +512,7 @@ export class StreamWorker {
       await this.scheduler.sleep(1_000, this.abort.signal);
       return;
     }
-    const outcome = await this.deps.push.push(endpointUrl, set, authorization, this.abort.signal);
+    const outcome = await (this.connection ??= this.deps.pushClient()).push(endpointUrl, set, authorization, this.abort.signal);
     if (this.queue[0] !== pending) return;
     if (outcome.kind === 'failed') {
       await this.failed(new Error(outcome.reason));
@@ -480,14 +523,14 @@ export class StreamWorker {
       return;
     }
     this.queue.shift();
-    this.retry.succeeded();
-    if (outcome.kind === 'delivered') this.deps.counters.delivered();
+    this.succeeded(this.pushing);
+    if (outcome.kind === 'delivered') this.deps.counters.delivered(this.streamId);
     else this.drop(pending.claims.jti, outcome.err, 'push');
     this.saveCheckpoint();
   }
 
   private async failed(error: unknown): Promise<void> {
-    this.deps.counters.failed();
+    this.deps.counters.failed(this.streamId);
     const wait = this.retry.failed(error);
     const since = this.retry.failingSinceMs;
     if (since !== undefined && this.deps.clock.now() - since >= this.deps.pauseAfterMs) {
@@ -501,10 +544,10 @@ export class StreamWorker {
     if (this.pausing) return;
     this.pausing = true;
     try {
-      await this.deps.pause(reason, skippedTo);
-      this.deps.counters.paused();
+      await this.deps.pause(this.streamId, this.receiverId, reason, skippedTo);
+      this.deps.counters.paused(this.streamId);
       this.deps.logger.warn({ stream_id: this.streamId, reason }, 'a Shared Signals stream was paused by the transmitter');
-      this.retry.succeeded();
+      this.succeeded(this.pushing);
       // Until the pause is read back from the log (then the stream is dormant), at most a few seconds.
       const until = this.deps.clock.now() + 5_000;
       while (this.deliverable() && !this.stopped && this.deps.clock.now() < until) await this.wake.wait(20, this.abort.signal);

@@ -4,11 +4,11 @@ import { Retry, systemScheduler, type Cancel, type Clock, type RetryLogger, type
 import type { HeaderSeal } from '../sealed-header.js';
 import { signalEventTypes } from '../set-mapping.js';
 import type { SetKeyring } from '../set-signer.js';
-import { evolveStream, initialStreamState, snapshotReadBack, startsStreamFold, streamDecider, type LiveStream, type StreamCommand, type StreamState } from '../stream-decider.js';
+import { evolveStream, initialStreamState, snapshotReadBack, startsStreamFold, streamDecider, type StreamCommand, type StreamState } from '../stream-decider.js';
 import type { DeliveryCheckpoints } from './delivery-checkpoints.js';
 import { PushClient, type PushEgress } from './push-client.js';
 import type { RetentionHorizon } from './retention.js';
-import { StreamWorker } from './stream-worker.js';
+import { StreamWorker, type StreamNow, type StreamWorkerDeps } from './stream-worker.js';
 
 export interface TransmitterOptions {
   readonly store: Pick<EventStore, 'readAll' | 'readStream' | 'append' | 'subscribeToAll' | 'headPosition'>;
@@ -57,7 +57,6 @@ export class Transmitter {
   private readonly heads = new Map<string, StreamAtHead>();
   private readonly revokedReceivers = new Set<string>();
   private readonly workers = new Map<string, StreamWorker>();
-  private readonly pushes = new Map<string, PushClient>();
   private subscription: Subscription | undefined;
   private handedOutTo: bigint | undefined;
   private stopped = false;
@@ -65,9 +64,43 @@ export class Transmitter {
   private cancelIdle: Cancel | undefined;
   private readonly resubscribing: Retry;
   private readonly scheduler: Scheduler;
+  /** What every worker asks of the head of the log, by stream: one object, not closures per stream. */
+  private readonly streamNow: StreamNow = {
+    stream: (streamId) => {
+      const state = this.heads.get(streamId)?.state;
+      return state?.status === 'live' ? state : undefined;
+    },
+    receiverActive: (receiverId) => !this.revokedReceivers.has(receiverId),
+    handedOutTo: () => this.handedOutTo,
+    skippedTo: (streamId) => this.heads.get(streamId)?.skippedTo,
+  };
+  private readonly workerDeps: StreamWorkerDeps;
 
   constructor(private readonly options: TransmitterOptions) {
     this.scheduler = options.scheduler ?? systemScheduler;
+    this.workerDeps = {
+      store: options.store,
+      keyring: options.keyring,
+      seal: options.seal,
+      issuer: options.issuer,
+      checkpoints: options.checkpoints,
+      retention: options.retention,
+      pushClient: () => new PushClient(options.pushTimeoutMs, options.egress),
+      clock: options.clock,
+      scheduler: this.scheduler,
+      logger: options.logger,
+      pauseAfterMs: options.pauseAfterMs,
+      pause: (streamId, receiverId, reason, skippedTo) => this.pause(streamId, receiverId, reason, skippedTo),
+      ...(options.mayDeliver ? { mayDeliver: options.mayDeliver } : {}),
+      counters: {
+        delivered: (streamId) => options.counters?.delivered(streamId),
+        failed: (streamId) => options.counters?.failed(streamId),
+        paused: (streamId) => options.counters?.paused(streamId),
+        dropped: (streamId) => options.counters?.dropped(streamId),
+      },
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.queueCap ? { queueCap: options.queueCap } : {}),
+    };
     this.resubscribing = new Retry({
       backoff: { initialMs: 1_000, maxMs: 5_000 },
       clock: options.clock,
@@ -99,7 +132,7 @@ export class Transmitter {
     this.cancelIdle?.();
     await this.subscription?.close();
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()));
-    for (const push of this.pushes.values()) push.close();
+    for (const worker of this.workers.values()) worker.closeConnection();
     await this.options.checkpoints.flush();
   }
 
@@ -172,8 +205,7 @@ export class Transmitter {
       this.workers.delete(event.streamId);
       this.heads.delete(event.streamId);
       void existing.stop().then(() => {
-        this.pushes.get(event.streamId)?.close();
-        this.pushes.delete(event.streamId);
+        existing.closeConnection();
         this.options.checkpoints.forget(event.streamId);
         this.options.counters?.forget(event.streamId);
       });
@@ -183,7 +215,10 @@ export class Transmitter {
   }
 
   private foldReceiver(event: { type: string; receiverId: string }): void {
-    if (event.type === 'SsfReceiverRevoked') this.revokedReceivers.add(event.receiverId);
+    if (event.type !== 'SsfReceiverRevoked') return;
+    this.revokedReceivers.add(event.receiverId);
+    // Its streams stop delivering now, and drop what they hold: idle ones wait on no timer to notice.
+    for (const worker of this.workers.values()) if (worker.receiverId === event.receiverId) worker.reconsider();
   }
 
   /** False when the event was folded already (read at start, then delivered by the subscription). */
@@ -198,47 +233,7 @@ export class Transmitter {
   }
 
   private worker(streamId: string, receiverId: string, createdAt: bigint): StreamWorker {
-    const { options } = this;
-    const push = new PushClient(options.pushTimeoutMs, options.egress);
-    this.pushes.set(streamId, push);
-    const stream = (): LiveStream | undefined => {
-      const state = this.heads.get(streamId)?.state;
-      return state?.status === 'live' ? state : undefined;
-    };
-    const worker = new StreamWorker(
-      streamId,
-      receiverId,
-      {
-        stream,
-        receiverActive: () => !this.revokedReceivers.has(receiverId),
-        handedOutTo: () => this.handedOutTo,
-        skippedTo: () => this.heads.get(streamId)?.skippedTo,
-      },
-      {
-        store: options.store,
-        keyring: options.keyring,
-        seal: options.seal,
-        issuer: options.issuer,
-        checkpoints: options.checkpoints,
-        retention: options.retention,
-        push,
-        clock: options.clock,
-        scheduler: this.scheduler,
-        logger: options.logger,
-        pauseAfterMs: options.pauseAfterMs,
-        pause: (reason, skippedTo) => this.pause(streamId, receiverId, reason, skippedTo),
-        ...(options.mayDeliver ? { mayDeliver: options.mayDeliver } : {}),
-        counters: {
-          delivered: () => options.counters?.delivered(streamId),
-          failed: () => options.counters?.failed(streamId),
-          paused: () => options.counters?.paused(streamId),
-          dropped: () => options.counters?.dropped(streamId),
-        },
-        ...(options.backoff ? { backoff: options.backoff } : {}),
-        ...(options.queueCap ? { queueCap: options.queueCap } : {}),
-      },
-      createdAt,
-    );
+    const worker = new StreamWorker(streamId, receiverId, this.streamNow, this.workerDeps, createdAt);
     this.workers.set(streamId, worker);
     return worker;
   }
