@@ -79,6 +79,8 @@ export interface BenchConfig {
   readonly soakWarmupSeconds: number;
   /** Offered rate of the soak's mixed load (req/s over all operations). */
   readonly soakRate: number;
+  /** Revocations timed per row of the SSF-fed verifiers part (after 5 unmeasured). */
+  readonly ssfSdkSamples: number;
   /** The long-log part: events, the largest account's families and how many of them are live, accounts. */
   readonly scale: { readonly events: number; readonly bigFamilies: number; readonly liveFamilies: number; readonly accounts: number; readonly windowPairs: number };
 }
@@ -108,6 +110,7 @@ export function readConfig(): BenchConfig {
     soakSeconds: positive('BENCH_SOAK_SECONDS', soakDefaultSeconds(), { max: 24 * 3600 }),
     soakWarmupSeconds: positive('BENCH_SOAK_WARMUP_SECONDS', 20, { max: 3600 }),
     soakRate: positive('BENCH_SOAK_RATE', 1000, { max: 100_000 }),
+    ssfSdkSamples: positive('BENCH_SSF_SDK_SAMPLES', 200, { integer: true, max: 10_000 }),
     scale: {
       events: positive('BENCH_SCALE_EVENTS', 2_000_000, { integer: true, max: 50_000_000 }),
       bigFamilies: positive('BENCH_SCALE_BIG_FAMILIES', 600_000, { integer: true, max: 10_000_000 }),

@@ -11,6 +11,8 @@
  * `npm run bench -- audit` runs only the audit index part; `-- soak` only the soak (5 minutes
  * by default); `-- http` only the HTTP parts and the floor (no Kafka, projection, audit, soak);
  * `-- ssf` only the Shared Signals transmitter (revoke → SET received, and 100 streams × 1,000).
+ * `-- ssf-sdk` only the SSF-fed verifiers (ssf-fed-verifiers.ts: revoke → 401 at a downstream service on the
+ * Node, Python and Go SDKs, push and poll).
  * `-- scale` only the long-log part (a 2 M-event log grown live, admin work beside issuance).
  * `-- tracing` only the cost of tracing (off, on sampling all, on sampling 1%).
  * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
@@ -38,6 +40,7 @@ import { RefreshPool } from './refresh-pool.js';
 import { atLeast, atMost, median, describeLoad, formatTable, writeJson, type Row } from './report.js';
 import { describePropagation, measureRevocationPropagation, propagationInFlight, propagationRow, type PropagationResult } from './revocation-propagation.js';
 import { describeSharedSignals, measureSharedSignals, sharedSignalsRows, type SharedSignalsResult } from './shared-signals.js';
+import { describeSsfFedVerifiers, measureSsfFedVerifiers, ssfFedVerifierRows, type SsfFedVerifiersResult } from './ssf-fed-verifiers.js';
 import { describeScale, measureScale, scaleRows, type ScaleResult } from './scale.js';
 import { describeSoak, soak, type SoakResult } from './soak.js';
 import { describeTracing, startOtlpSink, tracingEnvironment, tracingRows, type TracingRun, type TracingSetting } from './tracing-cost.js';
@@ -48,10 +51,10 @@ import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIss
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http', 'ssf', 'scale', 'tracing', 'storage', 'power-loss', 'oauth'] as const;
+const known = ['audit', 'soak', 'http', 'ssf', 'ssf-sdk', 'scale', 'tracing', 'storage', 'power-loss', 'oauth'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | scale | tracing | storage | power-loss | oauth]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | ssf-sdk | scale | tracing | storage | power-loss | oauth]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -444,6 +447,7 @@ interface Results extends HttpResults {
   propagationInFlight?: PropagationResult;
   audit: AuditIndexResult;
   sharedSignals: SharedSignalsResult;
+  ssfFedVerifiers: SsfFedVerifiersResult;
   scale: ScaleResult;
   storage: Partial<StorageResult>;
   oauth: OAuthDoorResult;
@@ -736,6 +740,10 @@ async function main(): Promise<void> {
     noteLoad('shared signals');
     results.sharedSignals = await measureSharedSignals();
     progress(describeSharedSignals(results.sharedSignals));
+  }
+  if (part === 'all' || part === 'ssf-sdk') {
+    noteLoad('SSF-fed verifiers');
+    results.ssfFedVerifiers = await measureSsfFedVerifiers({ samples: config.ssfSdkSamples });
   }
   if (part === 'all' || part === 'storage') {
     // Bytes on disk per operation, the hot window's plateau, and the archive's size and queries.
@@ -1165,6 +1173,10 @@ function report(results: Partial<Results>, started: Date): void {
   if (results.sharedSignals) {
     lines.push(describeSharedSignals(results.sharedSignals));
     rows.push(...sharedSignalsRows(results.sharedSignals));
+  }
+  if (results.ssfFedVerifiers) {
+    lines.push(describeSsfFedVerifiers(results.ssfFedVerifiers));
+    rows.push(...ssfFedVerifierRows(results.ssfFedVerifiers));
   }
   if (results.scale) {
     lines.push(describeScale(results.scale));

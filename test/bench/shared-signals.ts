@@ -18,7 +18,7 @@ import { progress, startChild } from './children.js';
 import { detectPinning } from './pinning.js';
 import { atLeast, atMost, type Row } from './report.js';
 
-interface Latency {
+export interface Latency {
   readonly samples: number;
   readonly p50Ms: number;
   readonly p90Ms: number;
@@ -109,7 +109,7 @@ async function startReceiver(cert: string, key: string): Promise<Receiver> {
 }
 
 /** Token requests over one keep-alive connection per caller, as a client library would. */
-function client(tessera: TesseraProcess, ca: Buffer) {
+export function client(tessera: TesseraProcess, ca: Buffer) {
   const agent = new Agent({ keepAlive: true, ca, maxSockets: 32 });
   const post = (path: string, body: unknown, token?: string): Promise<{ status: number; json: () => Record<string, unknown> }> =>
     new Promise((resolve, reject) => {
@@ -128,7 +128,7 @@ function client(tessera: TesseraProcess, ca: Buffer) {
   return { post, close: () => agent.destroy() };
 }
 
-const latencyOf = (values: readonly number[]): Latency => {
+export const latencyOf = (values: readonly number[]): Latency => {
   const sorted = [...values].sort((a, b) => a - b);
   return { samples: sorted.length, p50Ms: round(percentile(sorted, 50)), p90Ms: round(percentile(sorted, 90)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted[sorted.length - 1]!) };
 };
