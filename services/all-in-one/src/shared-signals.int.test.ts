@@ -1,7 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { streams, type AccountEvent } from '@tessera/events';
+import { ssfStreams, streams, type AccountEvent } from '@tessera/events';
 import { createAdminTokenService } from '@tessera/admin-tokens';
 import { epochSeconds, systemClock } from '@tessera/timing';
 import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';
@@ -49,6 +49,11 @@ async function newReceiver(name: string): Promise<{ receiver_id: string; token: 
 }
 const call = (token: string, method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: object) =>
   app.inject({ method, url, ...(payload ? { payload } : {}), headers: { authorization: `Bearer ${token}` } });
+/**
+ * The position of the last event appended by anything but the delivery lease, which records its
+ * renewals and checkpoints in `ssfdelivery` on its own schedule: what a refused request must leave as it was.
+ */
+const lastChange = async (): Promise<bigint | undefined> => (await tessera.store.readAll()).filter(({ stream }) => stream !== ssfStreams.delivery()).at(-1)?.position;
 const logText = async () => JSON.stringify((await tessera.store.readAll()).map(({ event, metadata }) => ({ event, metadata })));
 function expectProblem(answer: LightMyRequestResponse, status: number): void {
   expect(answer.statusCode).toBe(status);
@@ -102,10 +107,10 @@ describe('receiver tokens through the admin API', () => {
     expect(listed.json<{ receivers: { receiver_id: string; accounts?: string[] }[] }>().receivers).toContainEqual(expect.objectContaining({ receiver_id: created.receiver_id, accounts: ['acct-a'] }));
     const id = (await call(created.token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
     expect((await call(created.token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' } })).statusCode).toBe(200);
-    const head = await tessera.store.headPosition();
+    const head = await lastChange();
     expectProblem(await call(created.token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-b' } }), 403);
     expectProblem(await call(created.token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'opaque', id: 'fam-of-nobody' } }), 403);
-    expect(await tessera.store.headPosition()).toBe(head);
+    expect(await lastChange()).toBe(head);
   });
 
   it('refuses stream management without a token, or with an unknown one, with a Bearer challenge', async () => {
@@ -161,7 +166,7 @@ describe('stream management', () => {
     const owner = await newReceiver('owner');
     const other = await newReceiver('other');
     const id = (await call(owner.token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
-    const head = await tessera.store.headPosition();
+    const head = await lastChange();
     const subject = { format: 'opaque', id: 'fam' };
     for (const answer of [
       await call(other.token, 'GET', `/ssf/streams?stream_id=${id}`),
@@ -178,7 +183,7 @@ describe('stream management', () => {
       expectProblem(answer, 404);
     }
     expect((await call(other.token, 'GET', '/ssf/streams')).json()).toEqual([]);
-    expect(await tessera.store.headPosition()).toBe(head);
+    expect(await lastChange()).toBe(head);
   });
 
   it.each([
@@ -193,11 +198,11 @@ describe('stream management', () => {
     ['an unknown field', { delivery: { method: 'urn:ietf:rfc:8936' }, colour: 'blue' }, 'colour'],
   ])('refuses %s with a 400 problem naming the field, appending nothing', async (_what, body, field) => {
     const { token } = await newReceiver('bad input');
-    const head = await tessera.store.headPosition();
+    const head = await lastChange();
     const answer = await call(token, 'POST', '/ssf/streams', body);
     expectProblem(answer, 400);
     expect(JSON.stringify(answer.json<{ errors?: unknown }>().errors)).toContain(field);
-    expect(await tessera.store.headPosition()).toBe(head);
+    expect(await lastChange()).toBe(head);
   });
 
   it('sets and reads the status; adds and removes subjects, refusing an iss_sub of another issuer', async () => {
@@ -209,10 +214,10 @@ describe('stream management', () => {
     expectProblem(await call(token, 'POST', '/ssf/status', { stream_id: id, status: 'asleep' }), 400);
     const account = { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' };
     expect((await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: account })).statusCode).toBe(200);
-    const head = await tessera.store.headPosition();
+    const head = await lastChange();
     expectProblem(await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { ...account, iss: 'https://elsewhere.example' } }), 400);
     expectProblem(await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'email', email: 'a@example.com' } }), 400);
-    expect(await tessera.store.headPosition()).toBe(head);
+    expect(await lastChange()).toBe(head);
     expect((await call(token, 'POST', '/ssf/subjects/remove', { stream_id: id, subject: account })).statusCode).toBe(204);
     const kinds = (await tessera.store.readStream(`ssfstream-${id}`)).map(({ event }) => event.type);
     expect(kinds).toEqual(['SsfStreamCreated', 'SsfStreamStatusChanged', 'SsfSubjectAdded', 'SsfSubjectRemoved']);

@@ -114,7 +114,9 @@ type Mode = 'dormant' | 'catching-up' | 'live' | 'behind';
  * that happened while the stream was disabled is held for it (SSF 1.0 section 8.1.2.1). Paused
  * is held: delivered once the stream is enabled again.
  *
- * An idle stream holds little: its fold, its cursor, and one wait. What only delivery needs (its
+ * An idle stream holds little: its fold and its cursor. Its loop runs only while there is
+ * something to do (SETs to push, the log to read) and ends when there is not; a queued SET, a
+ * change of the stream or an acknowledgment starts it again. What only delivery needs (its
  * retries, its connection, its abort signal, its long polls' wake-up) is made when first needed.
  */
 export class StreamWorker {
@@ -128,7 +130,8 @@ export class StreamWorker {
   private sideOverflow = false;
   private stopped = false;
   private pausing = false;
-  private readonly wake: Broadcast;
+  /** True from the loop's start until it ends, idle or stopped: a kick while it runs finds it re-checking before it ends. */
+  private running = false;
   /** Wakes long polls when a SET arrives. */
   private arrivals: Broadcast | undefined;
   /** Aborts a push, a retry's wait or a long poll when the stream changes. */
@@ -148,9 +151,7 @@ export class StreamWorker {
     private readonly deps: StreamWorkerDeps,
     /** Where a stream that has no checkpoint starts: after its SsfStreamCreated. */
     readonly createdAt: bigint,
-  ) {
-    this.wake = new Broadcast(this.scheduler);
-  }
+  ) {}
 
   private get scheduler(): Scheduler {
     return this.deps.scheduler ?? systemScheduler;
@@ -209,19 +210,29 @@ export class StreamWorker {
     this.fold = created;
     this.cursor = position;
     this.mode = 'live';
-    this.loop = this.run();
+    this.kick();
   }
 
   /** A stream found at start: reads the log from its checkpoint. */
   startBehind(): void {
-    this.loop = this.run();
+    this.kick();
   }
 
   /** The stream's status, its receiver or its configuration changed: look again. */
   reconsider(): void {
     this.aborting?.abort();
     this.aborting = undefined;
-    this.wake.wake();
+    this.kick();
+  }
+
+  /**
+   * Starts the loop unless it runs. A running loop needs no signal: it reads the queue and the
+   * stream again, synchronously, after every step, before it ends.
+   */
+  private kick(): void {
+    if (this.stopped || this.running) return;
+    this.running = true;
+    this.loop = this.run();
   }
 
   async stop(): Promise<void> {
@@ -243,7 +254,7 @@ export class StreamWorker {
     // Most events are not this stream's: only a queued SET wakes its loop.
     if (!this.take(recorded)) return;
     if (this.queue.length >= this.queueCap) this.mode = 'behind';
-    this.wake.wake();
+    this.kick();
   }
 
   /** While nothing is pending, the checkpoint follows what was read, so a restart reads less again (called now and then, not per event). */
@@ -292,7 +303,7 @@ export class StreamWorker {
       if (kept) await this.failedPoll(errs);
       else this.succeeded(this.pushing);
       this.saveCheckpoint();
-      this.wake.wake();
+      this.kick();
     }
     if (request.maxEvents === 0) return { sets: {}, moreAvailable: this.deliverable() && this.queue.length > 0 };
     const deadline = this.deps.clock.now() + request.waitMs;
@@ -372,34 +383,38 @@ export class StreamWorker {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        if (!this.deliverable()) {
-          if (this.now.stream(this.streamId) === undefined) return;
-          this.goDormant();
-          // Until reconsider() (the stream, its status or its receiver changed) or stop(): an idle
-          // stream holds no timer and no abort signal.
-          await this.wake.wait(undefined);
-          continue;
+    try {
+      while (!this.stopped) {
+        try {
+          if (!this.deliverable()) {
+            if (this.now.stream(this.streamId) === undefined) return;
+            this.goDormant();
+            // Ends until reconsider() (the stream, its status or its receiver changed).
+            return;
+          }
+          if (this.mode === 'dormant') await this.beginCatchUp();
+          if (this.mode === 'behind' && this.queue.length < this.queueCap / 2) this.mode = 'catching-up';
+          if (this.mode === 'catching-up') {
+            if (this.queue.length >= this.queueCap) this.mode = 'behind';
+            else await this.readPage();
+            this.succeeded(this.readingLog);
+          }
+          if (this.queue.length > 0 && !this.isPoll) {
+            await this.pushOldest();
+            continue;
+          }
+          if (this.mode === 'catching-up' || this.stopped) continue;
+          // Nothing to do: ends until a SET is queued (offer), acknowledged (poll) or the stream changes (reconsider).
+          return;
+        } catch (error) {
+          // The store unavailable while reading the log: wait and read again; nothing was taken.
+          await this.scheduler.sleep(this.reading.failed(error), this.abort.signal);
         }
-        if (this.mode === 'dormant') await this.beginCatchUp();
-        if (this.mode === 'behind' && this.queue.length < this.queueCap / 2) this.mode = 'catching-up';
-        if (this.mode === 'catching-up') {
-          if (this.queue.length >= this.queueCap) this.mode = 'behind';
-          else await this.readPage();
-          this.succeeded(this.readingLog);
-        }
-        if (this.queue.length > 0 && !this.isPoll) {
-          await this.pushOldest();
-          continue;
-        }
-        if (this.mode === 'catching-up' || this.stopped) continue;
-        // Until a SET is queued (offer), the stream changes (reconsider) or stop().
-        await this.wake.wait(undefined);
-      } catch (error) {
-        // The store unavailable while reading the log: wait and read again; nothing was taken.
-        await this.scheduler.sleep(this.reading.failed(error), this.abort.signal);
       }
+    } finally {
+      // In the same turn as the loop's last look at the queue and the stream (a return here runs
+      // this before any other code): a kick after it starts a new loop, none is lost.
+      this.running = false;
     }
   }
 
@@ -550,7 +565,7 @@ export class StreamWorker {
       this.succeeded(this.pushing);
       // Until the pause is read back from the log (then the stream is dormant), at most a few seconds.
       const until = this.deps.clock.now() + 5_000;
-      while (this.deliverable() && !this.stopped && this.deps.clock.now() < until) await this.wake.wait(20, this.abort.signal);
+      while (this.deliverable() && !this.stopped && this.deps.clock.now() < until) await this.scheduler.sleep(20, this.abort.signal);
     } catch (error) {
       this.deps.logger.error({ err: error, stream_id: this.streamId }, 'could not pause a failing Shared Signals stream; retrying');
       await this.scheduler.sleep(1_000, this.abort.signal);
