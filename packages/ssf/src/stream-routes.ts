@@ -151,15 +151,18 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       ssfPaths.status,
       { schema: { summary: "A stream's status: enabled, paused or disabled, and why (SSF 1.0 section 8.1.2.1)", tags, security, querystring: StreamIdQuery, response: { 200: StreamStatus, ...problemResponses(400, 401, 503), ...problemResponses(404) } } },
       async (request, reply) => {
+        // Answered here when it is no stream of this receiver's (404): the directory is every replica's.
+        const status = management.status(who(request), request.query.stream_id);
         const holder = elsewhere();
         if (holder) return holder.forward(request, reply, forwardTimeoutMs);
-        return noStore(reply).send(withDrops(management.status(who(request), request.query.stream_id), transmitter.workerOf(who(request), request.query.stream_id)?.drops));
+        return noStore(reply).send(withDrops(status, transmitter.workerOf(who(request), request.query.stream_id)?.drops));
       },
     );
     routes.post(
       ssfPaths.status,
       { schema: { summary: "Set a stream's status (SSF 1.0 section 8.1.2.2)", tags, security, body: StreamStatusRequest, response: { 200: StreamStatus, ...errors } } },
       async (request, reply) => {
+        management.read(who(request), request.body.stream_id);
         const holder = elsewhere();
         if (holder) return holder.forward(request, reply, forwardTimeoutMs);
         return noStore(reply).send(withDrops(await management.setStatus(who(request), request.body, auditOf(request)), transmitter.workerOf(who(request), request.body.stream_id)?.drops));
@@ -219,12 +222,14 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
         },
       },
       async (request, reply) => {
-        const holder = elsewhere();
-        if (holder) return holder.forward(request, reply, options.pollWaitMs + forwardTimeoutMs);
+        // What every replica can tell from the request and its directory is answered here; only
+        // the pending SETs are the holder's.
         const streamId = request.query.stream_id;
         if (request.body.stream_id !== undefined && request.body.stream_id !== streamId) throw new InvalidSsfRequest('stream_id', 'names another stream than the stream_id of the poll URL');
         const stream = management.read(who(request), streamId);
         if (stream.delivery.method !== deliveryMethods.poll) throw new SsfStreamNotFound();
+        const holder = elsewhere();
+        if (holder) return holder.forward(request, reply, options.pollWaitMs + forwardTimeoutMs);
         // One poll of a stream at a time: concurrent polls would each answer (and serialize) the
         // same pending SETs on the request thread, for nothing the first does not give.
         if (polling.has(streamId)) throw new SsfPollInFlight();
