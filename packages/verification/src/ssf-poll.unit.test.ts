@@ -132,13 +132,21 @@ describe('the poll loop', () => {
   });
 
   it('closed before it is ready: ready rejects with an AbortError, and no poll follows', async () => {
-    const started = start();
+    // Counted as the receiver sends them: a poll sent before the close may reach the server after it.
+    let pollsSent = 0;
+    const counting: typeof fetch = (input, init) => {
+      if (String(input).includes('/ssf/poll')) pollsSent += 1;
+      return fetch(input, init);
+    };
+    receiver = createSsfReceiver({ transmitterUrl: issuer, receiverToken: 'tss_r', delivery: { method: 'poll' }, subjects: { accounts: ['acct'] }, fetch: counting });
+    const started = receiver;
     await expect.poll(() => verificationState).not.toBe('');
     await started.close();
     await expect(started.ready).rejects.toMatchObject({ name: 'AbortError' });
-    const after = polls.length;
+    const after = pollsSent;
+    // The loop's backoff is 250 ms at first: a loop still running would have sent another by then.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(polls.length).toBe(after);
+    expect(pollsSent).toBe(after);
   });
 
   it('backs off while polls fail: a handful of requests in a second, not a hot loop', async () => {
