@@ -7,7 +7,7 @@ import type { DeliveryForwarding } from './delivery-forwarder.js';
 import type { Drops } from './delivery/stream-worker.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
-import { InvalidSsfRequest, SsfPollInFlight, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
+import { SsfPollInFlight, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
   CreateStreamRequest,
@@ -225,7 +225,9 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
         // What every replica can tell from the request and its directory is answered here; only
         // the pending SETs are the holder's.
         const streamId = request.query.stream_id;
-        if (request.body.stream_id !== undefined && request.body.stream_id !== streamId) throw new InvalidSsfRequest('stream_id', 'names another stream than the stream_id of the poll URL');
+        // A body that names another stream than the URL names no stream this poll can answer: the
+        // same 404 as a stream that is not the receiver's (each request alone is well formed).
+        if (request.body.stream_id !== undefined && request.body.stream_id !== streamId) throw new SsfStreamNotFound();
         const stream = management.read(who(request), streamId);
         if (stream.delivery.method !== deliveryMethods.poll) throw new SsfStreamNotFound();
         const holder = elsewhere();

@@ -319,6 +319,13 @@ describe('a polled stream', () => {
     expect(verificationClaims).toMatchObject({ sub_id: { format: 'opaque', id }, events: { 'https://schemas.openid.net/secevent/ssf/event-type/verification': { state: 'state-123' } } });
   });
 
+  it("takes a poll body naming the polled stream's stream_id, and answers one naming another stream 404", async () => {
+    const { token } = await newReceiver('naming poller');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    expect((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { stream_id: id, returnImmediately: true })).statusCode).toBe(200);
+    expectProblem(await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { stream_id: 'another-stream', returnImmediately: true }), 404);
+  });
+
   it('takes the largest poll body its schema allows (under the 16 KiB body limit), and refuses one past its bounds with 400, not 413', async () => {
     const { token } = await newReceiver('big poller');
     const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
