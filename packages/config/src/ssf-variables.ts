@@ -33,6 +33,13 @@ export const ssfVariables = {
   /** Seconds a long poll (`returnImmediately: false`) waits for a SET before answering an empty set. */
   TESSERA_SSF_POLL_WAIT: z.coerce.number().positive().max(300).default(30),
   /**
+   * Seconds a polled SET that was answered and not acknowledged is held back from the stream's
+   * next polls before it is answered again (as a message queue's acknowledgment deadline): a
+   * receiver that never acknowledges is not answered the same SETs as fast as it asks. 0 answers
+   * them again at once.
+   */
+  TESSERA_SSF_ACK_DEADLINE: z.coerce.number().int().min(0).max(3600).default(10),
+  /**
    * Seconds the Shared Signals delivery lease lasts without a renewal (renewed every third of it):
    * one replica of the deployment delivers every stream; another takes over this long after the
    * holder went silent. Minimum 3.

@@ -32,4 +32,11 @@ describe('the Shared Signals variables', () => {
     expect(() => loadConfig({ TESSERA_SSF_REPLICA_URL: 'ftp://replica' })).toThrow(/TESSERA_SSF_REPLICA_URL/);
     expect(loadConfig({}).TESSERA_REPLICA_ID).toBeUndefined();
   });
+
+  it('TESSERA_SSF_ACK_DEADLINE defaults to 10 s, takes 0 (answered again at once) to 3600, whole seconds only', () => {
+    expect(loadConfig({}).TESSERA_SSF_ACK_DEADLINE).toBe(10);
+    expect(loadConfig({ TESSERA_SSF_ACK_DEADLINE: '0' }).TESSERA_SSF_ACK_DEADLINE).toBe(0);
+    expect(loadConfig({ TESSERA_SSF_ACK_DEADLINE: '3600' }).TESSERA_SSF_ACK_DEADLINE).toBe(3600);
+    for (const refused of ['-1', '3601', '1.5', 'soon']) expect(() => loadConfig({ TESSERA_SSF_ACK_DEADLINE: refused })).toThrow(/TESSERA_SSF_ACK_DEADLINE/);
+  });
 });

@@ -125,6 +125,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
       pushTimeoutMs: config.TESSERA_SSF_PUSH_TIMEOUT * 1000,
       egress,
       pauseAfterMs: config.TESSERA_SSF_PAUSE_AFTER * 1000,
+      ackDeadlineMs: config.TESSERA_SSF_ACK_DEADLINE * 1000,
       now,
       mayDeliver: () => lease.valid,
       counters: {

@@ -21,7 +21,7 @@ let readerOnly = '';
 const at = () => epochSeconds(systemClock);
 
 beforeAll(async () => {
-  tessera = await startInProcess({ env: { TESSERA_PUBLIC_URL: publicUrl, TESSERA_SSF_POLL_WAIT: '2' } });
+  tessera = await startInProcess({ env: { TESSERA_PUBLIC_URL: publicUrl, TESSERA_SSF_POLL_WAIT: '2', TESSERA_SSF_ACK_DEADLINE: '1' } });
   ({ app, admin: adminApp } = tessera);
   const events: AccountEvent[] = [
     { type: 'AccountRegistered', v: 1, accountId: 'acct-a', name: 'Shop A', permissions: ['transaction:charge'], at: at() },
@@ -283,6 +283,7 @@ describe('a polled stream', () => {
     expect((await app.inject({ method: 'POST', url: '/v5/Authorization/revoke-oauth-token', payload: { refresh_token: pair.refresh_token } })).statusCode).toBe(200);
     const familyId = pair.refresh_token.slice(4).split('.')[0]!;
 
+    const pollSent = performance.now();
     const polled = await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { maxEvents: 10 });
     expect(polled.statusCode).toBe(200);
     const { sets, moreAvailable } = polled.json<{ sets: Record<string, string>; moreAvailable: boolean }>();
@@ -305,9 +306,12 @@ describe('a polled stream', () => {
     });
     expect(set).not.toContain(pair.refresh_token);
 
-    // Not acknowledged: answered again, with the same jti.
-    const again = (await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true })).json<{ sets: Record<string, string> }>();
+    // Not acknowledged: held back from the next polls until TESSERA_SSF_ACK_DEADLINE (1 s) has
+    // passed, then answered again with the same jti; a long poll waits for that.
+    expect((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true })).json()).toEqual({ sets: {}, moreAvailable: false });
+    const again = (await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: false })).json<{ sets: Record<string, string> }>();
     expect(Object.keys(again.sets)).toEqual([jti]);
+    expect(performance.now() - pollSent).toBeGreaterThanOrEqual(990);
     expect((await call(token, 'POST', `/ssf/verify`, { stream_id: id, state: 'state-123' })).statusCode).toBe(204);
     // Apart from the stream's own stream, which every command on it reads whole.
     expect((await tessera.store.readStream(`ssfverifications-${id}`)).map(({ event }) => event.type)).toEqual(['SsfVerificationRequested']);

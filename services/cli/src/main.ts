@@ -45,7 +45,8 @@ exit codes: 0 done, 1 unexpected failure, 2 usage error (or a secret-hashing key
 Shared Signals (docs/shared-signals.md): TESSERA_PUBLIC_URL (the transmitter's issuer, an https URL;
 default https://TESSERA_HOST:<the port bound>), TESSERA_SSF_PAUSE_AFTER (seconds of failing pushes before a
 stream is paused, 86400), TESSERA_SSF_PUSH_TIMEOUT (seconds per push, 10), TESSERA_SSF_POLL_WAIT
-(seconds a long poll waits, 30), TESSERA_SSF_ALLOW_HTTP_PUSH (true: http push endpoints, development only),
+(seconds a long poll waits, 30), TESSERA_SSF_ACK_DEADLINE (seconds an answered, unacknowledged SET is held back
+from the next polls, 10), TESSERA_SSF_ALLOW_HTTP_PUSH (true: http push endpoints, development only),
 TESSERA_SSF_LEASE_TTL (seconds of the delivery lease one replica holds, 30), TESSERA_SSF_REPLICA_URL (where the
 other replicas forward polls to this one), TESSERA_REPLICA_ID (this replica's name in the lease)
 `;

@@ -19,6 +19,8 @@ export interface PendingSet {
   readonly recordedAt: number;
   /** The SET as last signed: sent again as it is while the key and the audience are the same. */
   signed?: { readonly kid: string; readonly aud: string; readonly jwt: string };
+  /** When a poll last answered it (the clock's ms): held back from the next polls until the acknowledgment deadline has passed. */
+  answeredAt?: number;
 }
 
 /**
@@ -89,6 +91,8 @@ export interface StreamWorkerDeps {
   readonly logger: RetryLogger & { error(fields: Record<string, unknown>, message: string): void };
   /** How long delivery may keep failing before the transmitter pauses the stream (ms). */
   readonly pauseAfterMs: number;
+  /** How long a polled SET that was answered and not acknowledged is held back from the next polls (ms); default 0, answered again at once. */
+  readonly ackDeadlineMs?: number;
   /** False while this replica may not deliver (the delivery lease lapsed or was taken over): checked right before each push. */
   readonly mayDeliver?: () => boolean;
   /** The transmitter's own pause: an SsfStreamStatusChanged appended by the transmitter. */
@@ -279,7 +283,9 @@ export class StreamWorker {
   /**
    * RFC 8936: acknowledges what the receiver names (ack, and setErrs, which are not sent again),
    * then answers up to `maxEvents` SETs from the oldest unacknowledged one, waiting up to `waitMs`
-   * for one when none is there. What is answered and not acknowledged is answered again next time.
+   * for one when none is there. What is answered and not acknowledged is answered again once the
+   * acknowledgment deadline has passed: until then the next polls answer the SETs after it, or
+   * wait, so a receiver that never acknowledges is not answered the same SETs as fast as it asks.
    */
   async poll(request: { readonly maxEvents: number; readonly ack: readonly string[]; readonly setErrs: Readonly<Record<string, SetError>>; readonly waitMs: number }, signal: AbortSignal): Promise<{ sets: Record<string, string>; moreAvailable: boolean }> {
     const acknowledged = new Set(request.ack);
@@ -292,7 +298,7 @@ export class StreamWorker {
         const reported = acknowledged.has(jti) ? undefined : errs.get(jti);
         if (!acknowledged.has(jti) && reported === undefined) continue;
         if (reported !== undefined && !this.dropsFor(reported.err)) {
-          // About the receiver's keys or configuration, not this SET: it stays, and is answered again.
+          // About the receiver's keys or configuration, not this SET: it stays, and is answered again after the deadline.
           kept = true;
           continue;
         }
@@ -305,27 +311,47 @@ export class StreamWorker {
       this.saveCheckpoint();
       this.kick();
     }
-    if (request.maxEvents === 0) return { sets: {}, moreAvailable: this.deliverable() && this.queue.length > 0 };
-    const deadline = this.deps.clock.now() + request.waitMs;
-    while (!(this.deliverable() && this.queue.length > 0) && !this.stopped && !signal.aborted) {
-      const left = deadline - this.deps.clock.now();
-      if (left <= 0) break;
-      await this.arrived.wait(left, signal);
+    if (request.maxEvents === 0) return { sets: {}, moreAvailable: this.deliverable() && this.nextAnswerableAt(this.deps.clock.now()) <= this.deps.clock.now() };
+    const waitEnds = this.deps.clock.now() + request.waitMs;
+    while (!this.stopped && !signal.aborted) {
+      const at = this.deps.clock.now();
+      const answerableAt = this.deliverable() ? this.nextAnswerableAt(at) : Number.POSITIVE_INFINITY;
+      if (answerableAt <= at || waitEnds <= at) break;
+      // A SET arriving wakes the wait; one held back becomes answerable at its deadline.
+      await this.arrived.wait(Math.min(waitEnds, answerableAt) - at, signal);
     }
     if (!this.deliverable()) return { sets: {}, moreAvailable: false };
+    const at = this.deps.clock.now();
     const sets: Record<string, string> = {};
     const budgetEnds = performance.now() + pollSigningBudgetMs;
     let answered = 0;
     let bytes = 0;
     for (const pending of this.queue) {
-      if (answered >= request.maxEvents) break;
-      if (answered > 0 && (bytes >= pollAnswerBudgetBytes || (pending.signed === undefined && performance.now() > budgetEnds))) break;
+      if (!this.answerable(pending, at)) continue;
+      if (answered >= request.maxEvents || (answered > 0 && (bytes >= pollAnswerBudgetBytes || (pending.signed === undefined && performance.now() > budgetEnds)))) return { sets, moreAvailable: true };
       const set = this.signedOf(pending);
       sets[pending.claims.jti] = set;
+      pending.answeredAt = at;
       bytes += set.length + pending.claims.jti.length;
       answered += 1;
     }
-    return { sets, moreAvailable: this.queue.length > answered };
+    return { sets, moreAvailable: false };
+  }
+
+  private answerable(pending: PendingSet, at: number): boolean {
+    return pending.answeredAt === undefined || at - pending.answeredAt >= (this.deps.ackDeadlineMs ?? 0);
+  }
+
+  /** When the first pending SET may be answered (`at` if one may now); infinity when none is pending. */
+  private nextAnswerableAt(at: number): number {
+    let earliest = Number.POSITIVE_INFINITY;
+    const deadlineMs = this.deps.ackDeadlineMs ?? 0;
+    for (const pending of this.queue) {
+      if (pending.answeredAt === undefined) return at;
+      earliest = Math.min(earliest, Math.max(at, pending.answeredAt + deadlineMs));
+      if (earliest === at) return at;
+    }
+    return earliest;
   }
 
   /**

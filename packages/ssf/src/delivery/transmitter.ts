@@ -26,6 +26,8 @@ export interface TransmitterOptions {
   /** What pushes may reach. */
   readonly egress: PushEgress;
   readonly pauseAfterMs: number;
+  /** How long a polled SET that was answered and not acknowledged is held back from the next polls (ms); 0 answers it again at once. */
+  readonly ackDeadlineMs?: number;
   /** Epoch seconds, for the events the transmitter appends. */
   readonly now: () => number;
   readonly counters?: { delivered(streamId: string): void; failed(streamId: string): void; paused(streamId: string): void; dropped(streamId: string): void; forget(streamId: string): void };
@@ -90,6 +92,7 @@ export class Transmitter {
       scheduler: this.scheduler,
       logger: options.logger,
       pauseAfterMs: options.pauseAfterMs,
+      ...(options.ackDeadlineMs ? { ackDeadlineMs: options.ackDeadlineMs } : {}),
       pause: (streamId, receiverId, reason, skippedTo) => this.pause(streamId, receiverId, reason, skippedTo),
       ...(options.mayDeliver ? { mayDeliver: options.mayDeliver } : {}),
       counters: {

@@ -80,7 +80,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: SetKeyring } = {}) {
+async function setUp(options: { pauseAfterMs?: number; ackDeadlineMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: SetKeyring } = {}) {
   const clock = new ManualClock();
   const scheduler = new ManualScheduler(clock);
   /** Each wait the transmitter slept on its scheduler (the retries' backoff), in order. */
@@ -110,6 +110,7 @@ async function setUp(options: { pauseAfterMs?: number; retention?: RetentionHori
     pushTimeoutMs: 2_000,
     egress: loopbackAllowed,
     pauseAfterMs: options.pauseAfterMs ?? 60_000,
+    ...(options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs }),
     now: () => Math.floor(Date.now() / 1000),
     backoff: { initialMs: 20, maxMs: 50 },
     counters: { delivered: () => counts.delivered++, failed: () => counts.failed++, paused: () => counts.paused++, dropped: () => counts.dropped++, forget: () => undefined },
@@ -359,6 +360,36 @@ describe('the transmitter', () => {
       expect(rounds).toBeLessThan(300);
     }
     expect(seen.size).toBe(300);
+  });
+
+  it('holds a polled SET answered and not acknowledged back from the next polls until its acknowledgment deadline, then answers it again; a long poll waits for the deadline', async () => {
+    const t = await setUp({ ackDeadlineMs: 10_000 });
+    await t.command('p1', () => ({ type: 'CreateStream', streamId: 'p1', receiverId: 'r1', configuration: { delivery: { method: 'poll' }, eventsRequested: [...eventsSupported], eventsDelivered: [...eventsSupported] }, now: 1 }));
+    await t.command('p1', () => ({ type: 'AddSubject', receiverId: 'r1', subject: { kind: 'account', accountId: 'acct-1' }, now: 1 }));
+    await t.transmitter.start();
+    for (let index = 0; index < 3; index += 1) await t.revoke();
+    await expect.poll(() => t.transmitter.workerOf('r1', 'p1')?.pending).toBe(3);
+    const poll = (maxEvents: number, waitMs = 0, ack: string[] = []) => t.transmitter.workerOf('r1', 'p1')!.poll({ maxEvents, ack, setErrs: {}, waitMs }, new AbortController().signal);
+    const first = await poll(2);
+    expect(Object.keys(first.sets)).toHaveLength(2);
+    expect(first.moreAvailable).toBe(true);
+    const second = await poll(10);
+    expect(Object.keys(second.sets)).toHaveLength(1);
+    expect(Object.keys(second.sets)).not.toContain(Object.keys(first.sets)[0]);
+    expect(second.moreAvailable).toBe(false);
+    expect(await poll(10)).toEqual({ sets: {}, moreAvailable: false });
+    await t.scheduler.advance(4_000);
+    // Acknowledging the first two leaves the third, answered 4 s ago: the long poll waits for its deadline.
+    let answered = false;
+    const waiting = poll(10, 30_000, Object.keys(first.sets)).then((answer) => {
+      answered = true;
+      return answer;
+    });
+    await t.scheduler.advance(5_999);
+    expect(answered).toBe(false);
+    await t.scheduler.advance(1);
+    expect(await waiting).toEqual(second);
+    expect(t.transmitter.workerOf('r1', 'p1')?.pending).toBe(1);
   });
 
   it('pauses a stream that fell behind the oldest retained event, with the gap in its reason, and resumes from there when enabled', async () => {
