@@ -12,7 +12,8 @@
 # - values the chart must refuse are refused, with the message that names them;
 # - the data-folder init container's script, run with sh on a scratch volume.
 #
-# Tools are made on first use and cached in ~/.cache/tessera/: helm built from the Go module proxy
+# Tools are made on first use and cached in ~/.cache/tessera/: helm built from the Go module proxy,
+# with the flags of its own Makefile (so it knows a Kubernetes version: no --kube-version needed),
 # with `go install` (Go 1.23 or later), kubernetes-validate from PyPI. Exits non-zero when any check
 # fails; with COUNTS_FILE, also writes "passed failed skipped" there for the CI summary.
 set -uo pipefail
@@ -44,14 +45,31 @@ find_go() {
   return 1
 }
 
-helm="$cache/helm-$HELM_VERSION/helm"
+# The flags helm's own Makefile builds a release with. Without the Kubernetes version ones, helm
+# assumes Kubernetes 1.20 (pkg/chartutil's default), so a chart whose kubeVersion asks for more
+# renders only with --kube-version; the Makefile derives 1.32 from the k8s.io/client-go v0.32 in
+# helm's go.mod (major + 1 . minor), checked below when helm is built.
+HELM_KUBERNETES_MAJOR=1 HELM_KUBERNETES_MINOR=32
+helm_ldflags="-w -s -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.metadata="
+helm_ldflags+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+for package in pkg/lint/rules pkg/chartutil; do
+  helm_ldflags+=" -X helm.sh/helm/v3/$package.k8sVersionMajor=$HELM_KUBERNETES_MAJOR -X helm.sh/helm/v3/$package.k8sVersionMinor=$HELM_KUBERNETES_MINOR"
+done
+# The cache folder is named after the flags too, so changing them rebuilds helm instead of
+# reusing one built with the old ones.
+helm="$cache/helm-$HELM_VERSION-$(printf '%s' "$helm_ldflags" | sha256sum | cut -c1-12)/helm"
 if [ ! -x "$helm" ]; then
   go=$(find_go) || { echo "validate.sh: Go 1.23 or later is needed to build helm $HELM_VERSION" >&2; exit 1; }
   echo "building helm $HELM_VERSION with $("$go" version) (a few minutes, once)"
+  helm_module=$(GOTOOLCHAIN=local "$go" mod download -json "helm.sh/helm/v3@$HELM_VERSION" | python3 -c 'import json, sys; print(json.load(sys.stdin)["GoMod"])') ||
+    { echo "validate.sh: could not download helm $HELM_VERSION from the Go module proxy" >&2; exit 1; }
+  client_go=$(grep -Eo 'k8s.io/client-go v0\.[0-9]+' "$helm_module" | head -1)
+  if [ "$client_go" != "k8s.io/client-go v0.$HELM_KUBERNETES_MINOR" ]; then
+    echo "validate.sh: helm $HELM_VERSION's go.mod has ${client_go:-no k8s.io/client-go}; set HELM_KUBERNETES_MINOR to match, as helm's Makefile would" >&2
+    exit 1
+  fi
   # Built into a scratch folder and moved into place whole, so a broken build is never cached.
-  # The version flag makes `helm version` tell which release this is.
-  GOBIN="$scratch/helm-bin" GOTOOLCHAIN=local "$go" install \
-    -ldflags "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
+  GOBIN="$scratch/helm-bin" GOTOOLCHAIN=local CGO_ENABLED=0 "$go" install -trimpath -ldflags "$helm_ldflags" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" || { echo "validate.sh: go install helm $HELM_VERSION failed" >&2; exit 1; }
   mkdir -p "$(dirname "$helm")" && mv "$scratch/helm-bin/helm" "$helm"
 fi
@@ -71,7 +89,7 @@ python_with_validator() { PYTHONPATH="$validator" python3 "$@"; }
 echo "kubernetes-validate $KUBERNETES_VALIDATE_VERSION, schemas of Kubernetes ${KUBERNETES_VERSIONS//,/ and }"
 
 chart=tessera
-kube_version=${KUBERNETES_VERSIONS%%,*}
+
 value_sets=("default values")
 for example in examples/*.yaml; do value_sets+=("$example"); done
 
@@ -82,13 +100,13 @@ for values in "${value_sets[@]}"; do
   # The default values leave publicUrl empty, which the chart refuses (checked below): name one.
   flags=(--set publicUrl=https://auth.example.com)
   [ "$values" = "default values" ] || flags=(--values "$values")
-  if lint=$("$helm" lint --strict "$chart" "${flags[@]}" --kube-version "$kube_version" 2>&1); then
+  if lint=$("$helm" lint --strict "$chart" "${flags[@]}" 2>&1); then
     pass "helm lint --strict ($values)"
   else
     fail "helm lint --strict ($values)"; printf '%s\n' "$lint"
   fi
   out="$scratch/rendered-$(basename "$values" .yaml | tr ' ' '-').yaml"
-  if "$helm" template tessera "$chart" "${flags[@]}" --namespace tessera --kube-version "$kube_version" >"$out" 2>"$out.err"; then
+  if "$helm" template tessera "$chart" "${flags[@]}" --namespace tessera >"$out" 2>"$out.err"; then
     pass "helm template ($values)"
     rendered+=("$out")
   else
@@ -102,7 +120,7 @@ head -c 48 /dev/urandom | base64 | tr -d '\n' >"$scratch/peer-secret"
 printf 'not a certificate, only rendered\n' >"$scratch/tls.crt"
 printf 'not a key, only rendered\n' >"$scratch/tls.key"
 out="$scratch/rendered-secrets-from-values.yaml"
-if "$helm" template tessera "$chart" --namespace tessera --kube-version "$kube_version" --set publicUrl=https://auth.example.com \
+if "$helm" template tessera "$chart" --namespace tessera --set publicUrl=https://auth.example.com \
   --set secretHashingKey.existingSecret= --set-file secretHashingKey.value="$scratch/secret-hashing.key" \
   --set regions.name=eu1 --set regions.peers.us1=https://tessera-issuer.us1.example.internal:8443 \
   --set-file peerSecret.value="$scratch/peer-secret" \
@@ -140,7 +158,7 @@ refuses() { # description, expected message, helm flags...
   local description=$1 expected=$2 output
   shift 2
   # A public URL, so each refusal is the one its flags cause; the publicUrl checks override it.
-  if output=$("$helm" template tessera "$chart" --kube-version "$kube_version" --set publicUrl=https://auth.example.com "$@" 2>&1); then
+  if output=$("$helm" template tessera "$chart" --set publicUrl=https://auth.example.com "$@" 2>&1); then
     fail "refuses $description: it rendered"
   elif grep -qF -- "$expected" <<<"$output"; then
     pass "refuses $description"
