@@ -6,13 +6,20 @@
 # - helm lint --strict with the default values and with each file in infra/helm/examples/;
 # - helm template with the same values, and every rendered manifest validated against the
 #   Kubernetes schemas (kubernetes-validate, strict: an unknown field fails) of the oldest version
-#   the chart supports and of the newest kubernetes-validate knows. The ServiceMonitor, a custom
-#   resource without a shipped schema, is rendered but not schema-checked (the examples turn it on);
-#   every other kind without a schema fails;
-# - values the chart must refuse are refused, with the message that names them;
+#   the chart supports and of the newest kubernetes-validate knows. The ServiceMonitor and the
+#   HTTPRoute, custom resources without a shipped schema, are rendered but not schema-checked (the
+#   examples turn them on; an HTTPRoute's structure is checked); every other kind without a schema
+#   fails;
+# - each container's environment through Tessera's own configuration loader (check-config.mjs);
+# - what each setting renders to: the variables and Secret-mounted files each role's container
+#   gets (assert_rendered.py), and the routes, NetworkPolicy, autoscaler and dashboard
+#   (assert_objects.py);
+# - values the chart must refuse are refused (values.schema.json, and the templates' own checks),
+#   with the message that names them;
 # - the data-folder init container's script, run with sh on a scratch volume.
 #
-# Tools are made on first use and cached in ~/.cache/tessera/: helm built from the Go module proxy
+# Tools are made on first use and cached in ~/.cache/tessera/: helm built from the Go module proxy,
+# with the flags of its own Makefile (so it knows a Kubernetes version: no --kube-version needed),
 # with `go install` (Go 1.23 or later), kubernetes-validate from PyPI. Exits non-zero when any check
 # fails; with COUNTS_FILE, also writes "passed failed skipped" there for the CI summary.
 set -uo pipefail
@@ -44,14 +51,31 @@ find_go() {
   return 1
 }
 
-helm="$cache/helm-$HELM_VERSION/helm"
+# The flags helm's own Makefile builds a release with. Without the Kubernetes version ones, helm
+# assumes Kubernetes 1.20 (pkg/chartutil's default), so a chart whose kubeVersion asks for more
+# renders only with --kube-version; the Makefile derives 1.32 from the k8s.io/client-go v0.32 in
+# helm's go.mod (major + 1 . minor), checked below when helm is built.
+HELM_KUBERNETES_MAJOR=1 HELM_KUBERNETES_MINOR=32
+helm_ldflags="-w -s -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.metadata="
+helm_ldflags+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+for package in pkg/lint/rules pkg/chartutil; do
+  helm_ldflags+=" -X helm.sh/helm/v3/$package.k8sVersionMajor=$HELM_KUBERNETES_MAJOR -X helm.sh/helm/v3/$package.k8sVersionMinor=$HELM_KUBERNETES_MINOR"
+done
+# The cache folder is named after the flags too, so changing them rebuilds helm instead of
+# reusing one built with the old ones.
+helm="$cache/helm-$HELM_VERSION-$(printf '%s' "$helm_ldflags" | sha256sum | cut -c1-12)/helm"
 if [ ! -x "$helm" ]; then
   go=$(find_go) || { echo "validate.sh: Go 1.23 or later is needed to build helm $HELM_VERSION" >&2; exit 1; }
   echo "building helm $HELM_VERSION with $("$go" version) (a few minutes, once)"
+  helm_module=$(GOTOOLCHAIN=local "$go" mod download -json "helm.sh/helm/v3@$HELM_VERSION" | python3 -c 'import json, sys; print(json.load(sys.stdin)["GoMod"])') ||
+    { echo "validate.sh: could not download helm $HELM_VERSION from the Go module proxy" >&2; exit 1; }
+  client_go=$(grep -Eo 'k8s.io/client-go v0\.[0-9]+' "$helm_module" | head -1)
+  if [ "$client_go" != "k8s.io/client-go v0.$HELM_KUBERNETES_MINOR" ]; then
+    echo "validate.sh: helm $HELM_VERSION's go.mod has ${client_go:-no k8s.io/client-go}; set HELM_KUBERNETES_MINOR to match, as helm's Makefile would" >&2
+    exit 1
+  fi
   # Built into a scratch folder and moved into place whole, so a broken build is never cached.
-  # The version flag makes `helm version` tell which release this is.
-  GOBIN="$scratch/helm-bin" GOTOOLCHAIN=local "$go" install \
-    -ldflags "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
+  GOBIN="$scratch/helm-bin" GOTOOLCHAIN=local CGO_ENABLED=0 "$go" install -trimpath -ldflags "$helm_ldflags" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" || { echo "validate.sh: go install helm $HELM_VERSION failed" >&2; exit 1; }
   mkdir -p "$(dirname "$helm")" && mv "$scratch/helm-bin/helm" "$helm"
 fi
@@ -71,7 +95,7 @@ python_with_validator() { PYTHONPATH="$validator" python3 "$@"; }
 echo "kubernetes-validate $KUBERNETES_VALIDATE_VERSION, schemas of Kubernetes ${KUBERNETES_VERSIONS//,/ and }"
 
 chart=tessera
-kube_version=${KUBERNETES_VERSIONS%%,*}
+
 value_sets=("default values")
 for example in examples/*.yaml; do value_sets+=("$example"); done
 
@@ -82,13 +106,13 @@ for values in "${value_sets[@]}"; do
   # The default values leave publicUrl empty, which the chart refuses (checked below): name one.
   flags=(--set publicUrl=https://auth.example.com)
   [ "$values" = "default values" ] || flags=(--values "$values")
-  if lint=$("$helm" lint --strict "$chart" "${flags[@]}" --kube-version "$kube_version" 2>&1); then
+  if lint=$("$helm" lint --strict "$chart" "${flags[@]}" 2>&1); then
     pass "helm lint --strict ($values)"
   else
     fail "helm lint --strict ($values)"; printf '%s\n' "$lint"
   fi
   out="$scratch/rendered-$(basename "$values" .yaml | tr ' ' '-').yaml"
-  if "$helm" template tessera "$chart" "${flags[@]}" --namespace tessera --kube-version "$kube_version" >"$out" 2>"$out.err"; then
+  if "$helm" template tessera "$chart" "${flags[@]}" --namespace tessera >"$out" 2>"$out.err"; then
     pass "helm template ($values)"
     rendered+=("$out")
   else
@@ -96,13 +120,41 @@ for values in "${value_sets[@]}"; do
   fi
 done
 
+# The install commands the documentation shows, as written there (helm template instead of
+# helm install, run from the repository's root where their paths start): what a newcomer pastes
+# must render with nothing added.
+documented=0 arguments=()
+# Each command comes as its words (shlex, as a shell splits them; nothing is evaluated), each
+# ended by a NUL, and an empty word after its last.
+while IFS= read -r -d '' word; do
+  if [ -n "$word" ]; then arguments+=("$word"); continue; fi
+  documented=$((documented + 1))
+  if (cd ../.. && "$helm" template "${arguments[@]:2}") >"$scratch/documented.yaml" 2>"$scratch/documented.err"; then
+    pass "helm template as documented: ${arguments[*]:2}"
+  else
+    fail "helm template as documented: ${arguments[*]}"; cat "$scratch/documented.err"
+  fi
+  arguments=()
+done < <(python3 - ../../docs/*.md ../../README.md <<'PY'
+import re, shlex, sys
+for path in sys.argv[1:]:
+    text = open(path, encoding="utf-8").read()
+    for block in re.findall(r"^```[a-z]*\n(.*?)^```", text, flags=re.S | re.M):
+        for command in re.findall(r"^(helm install (?:[^\n]*\\\n)*[^\n]*)", block, flags=re.M):
+            for word in shlex.split(command.replace("\\\n", " "), comments=True):
+                sys.stdout.write(word + "\0")
+            sys.stdout.write("\0")
+PY
+)
+[ "$documented" -gt 0 ] || fail "no helm install command found in docs/*.md"
+
 # Secrets the chart makes from values given at install time: throwaway material made here.
 head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$scratch/secret-hashing.key"
 head -c 48 /dev/urandom | base64 | tr -d '\n' >"$scratch/peer-secret"
 printf 'not a certificate, only rendered\n' >"$scratch/tls.crt"
 printf 'not a key, only rendered\n' >"$scratch/tls.key"
 out="$scratch/rendered-secrets-from-values.yaml"
-if "$helm" template tessera "$chart" --namespace tessera --kube-version "$kube_version" --set publicUrl=https://auth.example.com \
+if "$helm" template tessera "$chart" --namespace tessera --set publicUrl=https://auth.example.com \
   --set secretHashingKey.existingSecret= --set-file secretHashingKey.value="$scratch/secret-hashing.key" \
   --set regions.name=eu1 --set regions.peers.us1=https://tessera-issuer.us1.example.internal:8443 \
   --set-file peerSecret.value="$scratch/peer-secret" \
@@ -140,7 +192,7 @@ refuses() { # description, expected message, helm flags...
   local description=$1 expected=$2 output
   shift 2
   # A public URL, so each refusal is the one its flags cause; the publicUrl checks override it.
-  if output=$("$helm" template tessera "$chart" --kube-version "$kube_version" --set publicUrl=https://auth.example.com "$@" 2>&1); then
+  if output=$("$helm" template tessera "$chart" --set publicUrl=https://auth.example.com "$@" 2>&1); then
     fail "refuses $description: it rendered"
   elif grep -qF -- "$expected" <<<"$output"; then
     pass "refuses $description"
@@ -155,6 +207,95 @@ refuses "issuers without a secret-hashing key" "secretHashingKey: name the Secre
 refuses "peer regions without the peer secret" "regions.peers needs the peer secret" --set regions.name=eu1 --set regions.peers.us1=https://us1.example.internal:8443
 refuses "a relay without Kafka" "relay.enabled needs kafka.brokers" --set kafka.brokers=
 refuses "the peer secret in the ConfigMap" "a secret does not go in a ConfigMap" --set config.TESSERA_PEER_SECRET=x
+
+# Values the schema (tessera/values.schema.json) refuses: wrong types, unknown keys, and the
+# contradictions Tessera itself refuses at start, each named in helm's message.
+refuses "a replica count below 1" "issuer.replicas: Must be greater than or equal to 1" --set issuer.replicas=0
+refuses "verifier autoscaling down to 0" "verifier.autoscaling.minReplicas: Must be greater than or equal to 1" --set verifier.autoscaling.enabled=true --set verifier.autoscaling.minReplicas=0
+refuses "autoscaling with its minimum above its maximum" "verifier.autoscaling.minReplicas must not exceed verifier.autoscaling.maxReplicas" --set verifier.autoscaling.enabled=true --set verifier.autoscaling.minReplicas=5 --set verifier.autoscaling.maxReplicas=3
+refuses "a port that is not a number" "ports.public: Invalid type. Expected: integer" --set ports.public=https
+refuses "the admin port on the public one" "ports.admin must differ from ports.public" --set ports.admin=8443
+refuses "a misspelt value" "Additional property replica is not allowed" --set verifier.replica=3
+refuses "a nested value in config" "config.TESSERA_LOG_LEVEL: Invalid type" --set config.TESSERA_LOG_LEVEL.level=info
+refuses "Kafka SASL without a username" "kafka.sasl.username: String length must be greater than or equal to 1" --set kafka.sasl.mechanism=scram-sha-512 --set kafka.sasl.existingSecret=tessera-kafka-sasl
+refuses "Kafka SASL without the password's Secret" "kafka.sasl.existingSecret: String length must be greater than or equal to 1" --set kafka.sasl.mechanism=scram-sha-512 --set kafka.sasl.username=tessera
+refuses "a Kafka SASL username without a mechanism" "kafka.sasl.mechanism: String length must be greater than or equal to 1" --set kafka.sasl.username=tessera
+refuses "an unknown Kafka SASL mechanism" "kafka.sasl.mechanism: kafka.sasl.mechanism must be one of the following" --set kafka.sasl.mechanism=gssapi
+refuses "Kafka SASL plain without TLS" "kafka.tls.enabled: kafka.tls.enabled does not match: true" --set kafka.sasl.mechanism=plain --set kafka.sasl.username=tessera --set kafka.sasl.existingSecret=tessera-kafka-sasl
+refuses "a Kafka client certificate without its key" "kafka.tls.keyKey: String length must be greater than or equal to 1" --set kafka.tls.enabled=true --set kafka.tls.existingSecret=tessera-kafka-tls --set kafka.tls.certKey=tls.crt
+refuses "a Kafka client key without its certificate" "kafka.tls.certKey: String length must be greater than or equal to 1" --set kafka.tls.enabled=true --set kafka.tls.existingSecret=tessera-kafka-tls --set kafka.tls.keyKey=tls.key
+refuses "a Kafka TLS Secret with TLS off" "kafka.tls.enabled: kafka.tls.enabled does not match: true" --set kafka.tls.existingSecret=tessera-kafka-tls
+refuses "a TLS certificate without its key" "tls.key: String length must be greater than or equal to 1" --set tls.cert=x
+refuses "an Ingress to the admin port" "ingress.port: ingress.port must be one of the following" --set ingress.enabled=true --set ingress.port=admin
+refuses "an HTTPRoute to the admin port" "httpRoute.port: httpRoute.port must be one of the following" --set httpRoute.enabled=true --set 'httpRoute.parentRefs[0].name=public' --set httpRoute.port=admin
+refuses "an Ingress to the relay" "ingress.service: ingress.service must be one of the following" --set ingress.enabled=true --set ingress.service=relay
+refuses "an HTTPRoute without a Gateway" "httpRoute.parentRefs: Array must have at least 1 items" --set httpRoute.enabled=true
+refuses "a legacy route without the legacy port" "ingress.port legacy needs service issuer and issuer.legacyPort" --set ingress.enabled=true --set ingress.port=legacy
+refuses "OTLP headers without an endpoint" "tracing.otlpEndpoint: String length must be greater than or equal to 1" --set tracing.headers.existingSecret=tessera-otlp
+refuses "an unknown OTLP protocol" "tracing.protocol: tracing.protocol must be one of the following" --set tracing.otlpEndpoint=http://otel:4318 --set tracing.protocol=thrift
+refuses "a Shared Signals lease under 3 seconds" "ssf.leaseTtl: Must be greater than or equal to 3" --set ssf.leaseTtl=2
+refuses "a Shared Signals poll wait given as text" "ssf.pollWait: Does not match pattern" --set-string ssf.pollWait=long
+refuses "bootstrap scopes without the token's Secret" "admin.bootstrapToken.existingSecret: String length must be greater than or equal to 1" --set 'admin.bootstrapToken.scopes={audit:read}'
+refuses "an unknown admin scope" "admin.bootstrapToken.scopes.0: admin.bootstrapToken.scopes.0 must be one of the following" --set admin.bootstrapToken.existingSecret=tessera-admin-bootstrap --set 'admin.bootstrapToken.scopes={everything}'
+refuses "a bootstrap token without issuers" "admin.bootstrapToken: the issuers register it" --set admin.bootstrapToken.existingSecret=tessera-admin-bootstrap --set issuer.enabled=false --set verifier.issuerJwksUrl=https://issuer.example.com/.well-known/jwks.json --set verifier.source=kafka
+
+# What each role's container gets for the settings Tessera has, as Kubernetes assembles it (its
+# ConfigMap, its env, the files its Secret volumes mount): assert_rendered.py.
+gives() { # description, role, helm flags..., --, expectations...
+  local description=$1 role=$2 out report flags=()
+  shift 2
+  while [ "$#" -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  out="$scratch/gives-$((passed + failed)).yaml"
+  if ! "$helm" template tessera "$chart" --namespace tessera --set publicUrl=https://auth.example.com "${flags[@]}" >"$out" 2>"$out.err"; then
+    fail "$description: it did not render"; cat "$out.err"; return
+  fi
+  if report=$(python_with_validator assert_rendered.py "$out" "$role" "$@"); then pass "$description"; else fail "$description"; printf '%s\n' "$report"; fi
+}
+for role in issuer relay verifier; do
+  gives "secured Kafka for the ${role}s: TLS files and the SASL password file from their Secrets" "$role" --values examples/public-ingress.yaml -- \
+    TESSERA_KAFKA_TLS=true '$TESSERA_KAFKA_TLS_CA_FILE<secret:tessera-kafka-tls/ca.crt' '$TESSERA_KAFKA_TLS_CERT_FILE<secret:tessera-kafka-tls/tls.crt' \
+    '$TESSERA_KAFKA_TLS_KEY_FILE<secret:tessera-kafka-tls/tls.key' TESSERA_KAFKA_SASL_MECHANISM=scram-sha-512 TESSERA_KAFKA_SASL_USERNAME=tessera \
+    '$TESSERA_KAFKA_SASL_PASSWORD_FILE<secret:tessera-kafka-sasl/password' '!TESSERA_KAFKA_SASL_PASSWORD'
+  gives "tracing for the ${role}s: the OTLP endpoint, and its headers from a Secret" "$role" --values examples/public-ingress.yaml -- \
+    OTEL_EXPORTER_OTLP_ENDPOINT=https://otlp.vendor.example.com OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf 'OTEL_EXPORTER_OTLP_HEADERS<secret:tessera-otlp/otlp-headers' \
+    OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.05
+done
+gives "Kafka without TLS or SASL by default" relay -- '!TESSERA_KAFKA_TLS' '!TESSERA_KAFKA_TLS_CA_FILE' '!TESSERA_KAFKA_SASL_MECHANISM' '!TESSERA_KAFKA_SASL_PASSWORD_FILE' '!OTEL_EXPORTER_OTLP_ENDPOINT' '!OTEL_EXPORTER_OTLP_HEADERS'
+gives "the bootstrap admin token: a file from its Secret, with the scopes" issuer --values examples/public-ingress.yaml -- \
+  '$TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE<secret:tessera-admin-bootstrap/token' TESSERA_ADMIN_BOOTSTRAP_SCOPES=audit:read,tokens:revoke,ssf:receivers
+gives "the bootstrap admin token: every scope when none is named, only on issuers" issuer --set admin.bootstrapToken.existingSecret=tessera-admin-bootstrap -- \
+  '$TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE<secret:tessera-admin-bootstrap/token' '!TESSERA_ADMIN_BOOTSTRAP_SCOPES'
+gives "no bootstrap admin token on verifiers" verifier --values examples/public-ingress.yaml -- '!TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE' '!TESSERA_ADMIN_BOOTSTRAP_SCOPES'
+gives "no bootstrap admin token by default" issuer -- '!TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE' '!TESSERA_ADMIN_BOOTSTRAP_SCOPES'
+gives "the admin API on the admin listener, with its audit query budget" issuer --set admin.auditQueryBudgetMs=5000 -- \
+  TESSERA_ADMIN_HOST=0.0.0.0 TESSERA_ADMIN_PORT=9443 TESSERA_AUDIT_QUERY_BUDGET_MS=5000
+gives "Shared Signals settings on the issuers" issuer --values examples/gateway-api.yaml --set ssf.pauseAfter=3600 --set ssf.pushTimeout=5 --set ssf.minVerificationInterval=30 -- \
+  TESSERA_SSF_POLL_WAIT=60 TESSERA_SSF_LEASE_TTL=20 TESSERA_SSF_MAX_STREAMS_PER_RECEIVER=5 TESSERA_SSF_PAUSE_AFTER=3600 TESSERA_SSF_PUSH_TIMEOUT=5 \
+  TESSERA_SSF_MIN_VERIFICATION_INTERVAL=30 'TESSERA_SSF_REPLICA_URL=https://$(POD_NAME).tessera-issuer-pods:8443'
+gives "Shared Signals settings only on the issuers" verifier --values examples/gateway-api.yaml -- '!TESSERA_SSF_POLL_WAIT' '!TESSERA_SSF_LEASE_TTL'
+
+# The other objects: routes to the public listener only, the admin port's NetworkPolicy, the
+# verifiers' autoscaler and the dashboard's ConfigMap (assert_objects.py).
+has_objects() { # description, helm flags..., --, expectations...
+  local description=$1 out report flags=()
+  shift
+  while [ "$#" -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  out="$scratch/objects-$((passed + failed)).yaml"
+  if ! "$helm" template tessera "$chart" --namespace tessera --set publicUrl=https://auth.example.com "${flags[@]}" >"$out" 2>"$out.err"; then
+    fail "$description: it did not render"; cat "$out.err"; return
+  fi
+  if report=$(python_with_validator assert_objects.py "$out" "$@"); then pass "$description"; else fail "$description"; printf '%s\n' "$report"; fi
+}
+has_objects "default values: admin port closed to every namespace, public port open; no route, autoscaler or dashboard" -- \
+  admin-from: none:Ingress none:HTTPRoute none:HorizontalPodAutoscaler none:ServiceMonitor dashboard:
+has_objects "public-ingress example: Ingress to the issuers' public port, verifiers autoscaled, admin port open to monitoring, the dashboard" --values examples/public-ingress.yaml -- \
+  ingress:tessera-issuer/https none:HTTPRoute hpa:tessera-verifier/2/8 admin-from:monitoring dashboard:../grafana/tessera-dashboard.json
+has_objects "gateway-api example: HTTPRoute to the issuers' public port" --values examples/gateway-api.yaml -- httproute:tessera-issuer/8443 none:Ingress admin-from:monitoring
+has_objects "an Ingress to the verifiers, an HTTPRoute to the legacy port" --set ingress.enabled=true --set ingress.service=verifier --set httpRoute.enabled=true \
+  --set 'httpRoute.parentRefs[0].name=public' --set issuer.legacyPort=8444 --set httpRoute.port=legacy -- ingress:tessera-verifier/https httproute:tessera-issuer/8444
+has_objects "the NetworkPolicy off" --set networkPolicy.enabled=false -- none:NetworkPolicy
 
 # The init container's script, run as it is rendered, on a scratch "volume".
 script="$scratch/prepare-data-folder.sh"

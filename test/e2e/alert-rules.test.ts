@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { kafkaTestEnvironment } from '@tessera/feed/testing';
+import { familiesIn, metricNamesIn, serves } from '../support/prometheus-names.js';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 
 /**
@@ -39,43 +40,6 @@ function headingAnchors(markdown: string): Set<string> {
         .replace(/ /g, '-'),
     ),
   );
-}
-
-/** PromQL words that look like metric names but are operators or modifiers. */
-const promqlKeywords = new Set(['and', 'or', 'unless', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'offset', 'inf', 'nan']);
-
-/**
- * The metric names a PromQL expression selects: identifiers left once strings, label matchers,
- * ranges and grouping label lists are removed, other than function names (followed by "(") and
- * keywords.
- */
-function metricNamesIn(expression: string): string[] {
-  const bare = expression
-    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
-    .replace(/\{[^}]*\}/g, ' ')
-    .replace(/\[[^\]]*\]/g, ' ')
-    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
-  const names = new Set<string>();
-  for (const match of bare.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)) {
-    if (!promqlKeywords.has(match[1]!.toLowerCase())) names.add(match[1]!);
-  }
-  return [...names];
-}
-
-/** Metric families by name and type, from the `# TYPE` lines of a Prometheus text exposition. */
-function familiesIn(exposition: string): Map<string, string> {
-  const families = new Map<string, string>();
-  for (const match of exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)) families.set(match[1]!, match[2]!);
-  return families;
-}
-
-/** Whether a series name belongs to a served family: itself, or a histogram's or summary's own series. */
-function serves(families: Map<string, string>, name: string): boolean {
-  if (families.has(name)) return true;
-  const suffix = /^(.+)_(bucket|sum|count)$/.exec(name);
-  if (!suffix) return false;
-  const type = families.get(suffix[1]!);
-  return type === 'histogram' || (type === 'summary' && suffix[2] !== 'bucket');
 }
 
 const rules = (parse(readFileSync(rulesFile, 'utf8')) as RuleFile).groups.flatMap((group) => group.rules);

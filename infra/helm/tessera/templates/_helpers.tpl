@@ -52,6 +52,7 @@ volume's root belongs to root, and Tessera makes its data folder 0700, which onl
 {{- define "tessera.hashingKeyDir" -}}/etc/tessera/secret-hashing{{- end }}
 {{- define "tessera.kafkaTlsDir" -}}/etc/tessera/kafka-tls{{- end }}
 {{- define "tessera.kafkaSaslDir" -}}/etc/tessera/kafka-sasl{{- end }}
+{{- define "tessera.adminBootstrapDir" -}}/etc/tessera/admin-bootstrap{{- end }}
 
 {{/* The Secrets' names: the operator's own, or the one this chart makes from a value. */}}
 {{- define "tessera.hashingKeySecret" -}}
@@ -74,6 +75,36 @@ volume's root belongs to root, and Tessera makes its data folder 0700, which onl
 
 {{- define "tessera.kafkaFedVerifier" -}}
 {{- if eq .Values.verifier.source "kafka" }}true{{ end }}
+{{- end }}
+
+{{/*
+The Service and port an Ingress or HTTPRoute leads to, as YAML: always a role's PUBLIC listener.
+Call with (list $ "ingress" .Values.ingress). The values schema already refuses another port; this
+says why, should the schema be skipped (helm --skip-schema-validation).
+*/}}
+{{- define "tessera.publicBackend" -}}
+{{- $root := index . 0 }}
+{{- $name := index . 1 }}
+{{- $route := index . 2 }}
+{{- if not (has $route.service (list "issuer" "verifier")) }}
+{{- fail (printf "%s.service must be issuer or verifier (the relay serves nothing public)" $name) }}
+{{- end }}
+{{- if not (index $root.Values $route.service).enabled }}
+{{- fail (printf "%s.service: %s.enabled is false, so there is no %s Service to route to" $name $route.service $route.service) }}
+{{- end }}
+{{- if eq $route.port "https" }}
+service: {{ include "tessera.roleName" (list $root $route.service) }}
+port: https
+portNumber: {{ $root.Values.ports.public }}
+{{- else if and (eq $route.port "legacy") (eq $route.service "issuer") $root.Values.issuer.legacyPort }}
+service: {{ include "tessera.roleName" (list $root "issuer") }}
+port: legacy
+portNumber: {{ $root.Values.issuer.legacyPort }}
+{{- else if eq $route.port "legacy" }}
+{{- fail (printf "%s.port legacy needs service issuer and issuer.legacyPort" $name) }}
+{{- else }}
+{{- fail (printf "%s.port must be https or legacy: the admin listener is never routed from outside" $name) }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -128,6 +159,18 @@ message naming the value, rather than pods that crash later.
 {{- end }}
 {{- if not (hasPrefix "https://" .Values.publicUrl) }}
 {{- fail "publicUrl must be an https URL (TESSERA_PUBLIC_URL)" }}
+{{- end }}
+{{- if eq (toString .Values.ports.public) (toString .Values.ports.admin) }}
+{{- fail "ports.admin must differ from ports.public: the admin listener is private, the public one is not" }}
+{{- end }}
+{{- if and .Values.issuer.legacyPort (has (toString .Values.issuer.legacyPort) (list (toString .Values.ports.public) (toString .Values.ports.admin))) }}
+{{- fail "issuer.legacyPort must differ from ports.public and ports.admin" }}
+{{- end }}
+{{- if and .Values.verifier.autoscaling.enabled (gt (int .Values.verifier.autoscaling.minReplicas) (int .Values.verifier.autoscaling.maxReplicas)) }}
+{{- fail "verifier.autoscaling.minReplicas must not exceed verifier.autoscaling.maxReplicas" }}
+{{- end }}
+{{- if and .Values.admin.bootstrapToken.existingSecret (not .Values.issuer.enabled) }}
+{{- fail "admin.bootstrapToken: the issuers register it, and issuer.enabled is false" }}
 {{- end }}
 {{- range $key, $_ := .Values.config }}
 {{- if eq $key "TESSERA_PEER_SECRET" }}
@@ -196,6 +239,24 @@ away from where the probes, Services and volumes expect it.
 {{- end }}
 {{- if $v.regions.bareFamilyRegion }}{{ $_ := set $c "TESSERA_BARE_FAMILY_REGION" $v.regions.bareFamilyRegion }}{{ end }}
 {{- if $v.issuer.legacyPort }}{{ $_ := set $c "TESSERA_LEGACY_PORT" (toString $v.issuer.legacyPort) }}{{ end }}
+{{- end }}
+{{- with $v.tracing }}
+{{- if .otlpEndpoint }}{{ $_ := set $c "OTEL_EXPORTER_OTLP_ENDPOINT" .otlpEndpoint }}{{ end }}
+{{- if .protocol }}{{ $_ := set $c "OTEL_EXPORTER_OTLP_PROTOCOL" .protocol }}{{ end }}
+{{- if .sampler }}{{ $_ := set $c "OTEL_TRACES_SAMPLER" .sampler }}{{ end }}
+{{- if .samplerArg }}{{ $_ := set $c "OTEL_TRACES_SAMPLER_ARG" (toString .samplerArg) }}{{ end }}
+{{- end }}
+{{- if eq $role "issuer" }}
+{{- /* The transmitter, the audit queries and the bootstrap token are the issuer's. */}}
+{{- range $key, $variable := dict "pauseAfter" "TESSERA_SSF_PAUSE_AFTER" "pushTimeout" "TESSERA_SSF_PUSH_TIMEOUT" "maxStreamsPerReceiver" "TESSERA_SSF_MAX_STREAMS_PER_RECEIVER" "minVerificationInterval" "TESSERA_SSF_MIN_VERIFICATION_INTERVAL" "pollWait" "TESSERA_SSF_POLL_WAIT" "leaseTtl" "TESSERA_SSF_LEASE_TTL" }}
+{{- $value := index $v.ssf $key }}
+{{- if or $value (eq (toString $value) "0") }}{{ $_ := set $c $variable (toString $value) }}{{ end }}
+{{- end }}
+{{- if $v.admin.auditQueryBudgetMs }}{{ $_ := set $c "TESSERA_AUDIT_QUERY_BUDGET_MS" (toString $v.admin.auditQueryBudgetMs) }}{{ end }}
+{{- if $v.admin.bootstrapToken.existingSecret }}
+{{- $_ := set $c "TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE" (printf "%s/token" (include "tessera.adminBootstrapDir" $root)) }}
+{{- if $v.admin.bootstrapToken.scopes }}{{ $_ := set $c "TESSERA_ADMIN_BOOTSTRAP_SCOPES" (join "," $v.admin.bootstrapToken.scopes) }}{{ end }}
+{{- end }}
 {{- end }}
 {{- if eq $role "verifier" }}
 {{- $_ := set $c "TESSERA_VERIFIER_SOURCE" $v.verifier.source }}
@@ -304,7 +365,7 @@ spec:
       envFrom:
         - configMapRef:
             name: {{ include "tessera.roleName" (list $root $role) }}
-      {{- if or (and $v.eventStore.existingSecret (not $kafkaFed)) (eq $role "issuer") $v.tls.caKey }}
+      {{- if or (and $v.eventStore.existingSecret (not $kafkaFed)) (eq $role "issuer") $v.tls.caKey $v.tracing.headers.existingSecret }}
       env:
         {{- if and $v.eventStore.existingSecret (not $kafkaFed) }}
         - name: TESSERA_EVENT_STORE
@@ -329,6 +390,14 @@ spec:
               fieldPath: metadata.name
         - name: TESSERA_SSF_REPLICA_URL
           value: {{ printf "https://$(POD_NAME).%s:%v" (include "tessera.roleName" (list $root "issuer" "pods")) $v.ports.public | quote }}
+        {{- end }}
+        {{- if $v.tracing.headers.existingSecret }}
+        # Often a vendor's API key: from the Secret, never the ConfigMap.
+        - name: OTEL_EXPORTER_OTLP_HEADERS
+          valueFrom:
+            secretKeyRef:
+              name: {{ $v.tracing.headers.existingSecret }}
+              key: {{ $v.tracing.headers.existingSecretKey }}
         {{- end }}
         {{- if $v.tls.caKey }}
         - name: NODE_EXTRA_CA_CERTS
@@ -379,6 +448,11 @@ spec:
           mountPath: {{ include "tessera.kafkaSaslDir" $root }}
           readOnly: true
         {{- end }}
+        {{- if and (eq $role "issuer") $v.admin.bootstrapToken.existingSecret }}
+        - name: admin-bootstrap
+          mountPath: {{ include "tessera.adminBootstrapDir" $root }}
+          readOnly: true
+        {{- end }}
   volumes:
     {{- if eq $role "verifier" }}
     # Nothing of a verifier's outlives it: a self-signed certificate at most.
@@ -416,6 +490,16 @@ spec:
         items:
           - key: {{ $v.kafka.sasl.existingSecretKey }}
             path: {{ $v.kafka.sasl.existingSecretKey }}
+        defaultMode: 0440
+    {{- end }}
+    {{- if and (eq $role "issuer") $v.admin.bootstrapToken.existingSecret }}
+    # Read at every start; registered only while the log holds no admin token.
+    - name: admin-bootstrap
+      secret:
+        secretName: {{ $v.admin.bootstrapToken.existingSecret }}
+        items:
+          - key: {{ $v.admin.bootstrapToken.existingSecretKey }}
+            path: token
         defaultMode: 0440
     {{- end }}
   {{- with $roleValues.nodeSelector }}
