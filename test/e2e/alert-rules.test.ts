@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { kafkaTestEnvironment } from '@tessera/feed/testing';
-import { familiesIn, metricNamesIn, serves } from '../support/prometheus-names.js';
-import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { metricNamesIn } from '../support/prometheus-names.js';
+import { describeServedMetrics, metricsByProcess } from '../support/served-metrics.js';
 
 /**
  * Every metric the alerts of infra/prometheus/alerts.yml read is one Tessera serves on its admin
@@ -44,11 +44,7 @@ function headingAnchors(markdown: string): Set<string> {
 
 const rules = (parse(readFileSync(rulesFile, 'utf8')) as RuleFile).groups.flatMap((group) => group.rules);
 const alerted = [...new Set(rules.flatMap((rule) => metricNamesIn(rule.expr)))].sort();
-const isRelayMetric = (name: string) => /^tessera_(account_)?relay_/.test(name);
-const isKafkaVerifierMetric = (name: string) => /^tessera_(kafka_verifier|mirror)_/.test(name);
-const relayMetrics = alerted.filter(isRelayMetric);
-const kafkaVerifierMetrics = alerted.filter(isKafkaVerifierMetric);
-const otherMetrics = alerted.filter((name) => !isRelayMetric(name) && !isKafkaVerifierMetric(name));
+const byProcess = metricsByProcess(alerted);
 
 describe('the metric names the alert rules read', () => {
   it('are found in every alert expression, all Tessera metrics, relay ones among them', () => {
@@ -56,8 +52,8 @@ describe('the metric names the alert rules read', () => {
     for (const rule of rules) expect(metricNamesIn(rule.expr), `metrics in ${rule.alert}`).not.toHaveLength(0);
     expect(alerted).toContain('tessera_ready');
     for (const name of alerted) expect(name).toMatch(/^tessera_/);
-    expect(relayMetrics.length).toBeGreaterThan(0);
-    expect(kafkaVerifierMetrics).toEqual(expect.arrayContaining(['tessera_kafka_verifier_lag_seconds', 'tessera_mirror_lag_seconds']));
+    expect(byProcess.relay.length).toBeGreaterThan(0);
+    expect(byProcess.kafkaVerifier).toEqual(expect.arrayContaining(['tessera_kafka_verifier_lag_seconds', 'tessera_mirror_lag_seconds']));
   });
 
   it('each alert has a severity, a summary, a description and a runbook_url to its own section of docs/operations.md', () => {
@@ -82,75 +78,4 @@ describe('the metric names the alert rules read', () => {
   });
 });
 
-describe('alert rules name metrics an all-in-one serves', () => {
-  let tessera: TesseraProcess;
-  beforeAll(async () => {
-    tessera = await startTessera();
-  });
-  afterAll(async () => {
-    await tessera?.stop();
-  });
-
-  it('finds every metric the rules read, other than the relay ones, on /metrics of tessera start', async () => {
-    const answer = await tessera.adminRequest('/metrics');
-    expect(answer.status).toBe(200);
-    const families = familiesIn(answer.text);
-    expect(otherMetrics.filter((name) => !serves(families, name))).toEqual([]);
-  });
-});
-
-describe.skipIf(!brokers)('alert rules name metrics a relay serves', () => {
-  let relay: TesseraProcess;
-  beforeAll(async () => {
-    const run = `${process.pid}.${Date.now()}`;
-    relay = await startTessera(
-      {
-        TESSERA_KAFKA_BROKERS: brokers!,
-        TESSERA_KAFKA_TOPIC: `tessera.revocations.alerts.${run}`,
-        TESSERA_KAFKA_ACCOUNT_TOPIC: `tessera.accounts.alerts.${run}`,
-        // A region makes the relay publish account events too, with metrics of their own.
-        TESSERA_REGION: 'eu1',
-      },
-      { command: 'relay' },
-    );
-  });
-  afterAll(async () => {
-    await relay?.stop();
-  });
-
-  it('finds every relay metric the rules read on /metrics of tessera relay with Kafka and a region', async () => {
-    const answer = await relay.adminRequest('/metrics');
-    expect(answer.status).toBe(200);
-    const families = familiesIn(answer.text);
-    expect(relayMetrics.filter((name) => !serves(families, name))).toEqual([]);
-  });
-});
-
-describe.skipIf(!brokers)('alert rules name metrics a Kafka-fed verifier following another region serves', () => {
-  let verifier: TesseraProcess;
-  beforeAll(async () => {
-    const run = `${process.pid}.${Date.now()}`;
-    verifier = await startTessera(
-      {
-        TESSERA_VERIFIER_SOURCE: 'kafka',
-        TESSERA_KAFKA_BROKERS: brokers!,
-        TESSERA_KAFKA_TOPIC: `tessera.revocations.alerts-verifier.${run}`,
-        TESSERA_KAFKA_ACCOUNT_TOPIC: `tessera.accounts.alerts-verifier.${run}`,
-        TESSERA_REGION: 'b',
-        TESSERA_MIRRORED_REGIONS: 'a',
-      },
-      // Its topics do not exist: it serves /metrics without being ready.
-      { command: 'verifier', until: 'listening' },
-    );
-  });
-  afterAll(async () => {
-    await verifier?.stop();
-  });
-
-  it('finds every Kafka-fed verifier and mirror metric the rules read on /metrics of tessera verifier fed from Kafka with a mirrored region', async () => {
-    const answer = await verifier.adminRequest('/metrics');
-    expect(answer.status).toBe(200);
-    const families = familiesIn(answer.text);
-    expect(kafkaVerifierMetrics.filter((name) => !serves(families, name))).toEqual([]);
-  });
-});
+describeServedMetrics('the alert rules', alerted, brokers);
