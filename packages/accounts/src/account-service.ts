@@ -81,7 +81,8 @@ export interface AccountChange {
   readonly tokensRevokedBefore?: number;
 }
 
-const permissionPattern = /^[A-Za-z0-9:._*-]{1,128}$/;
+/** A permission as an account may hold one: also the admin API's schema, so its document says it. */
+export const permissionPattern = /^[A-Za-z0-9:._*-]{1,128}$/;
 /** Administrators seldom change one account at the same moment; a few fresh reads settle it. */
 const conflictRetries = 3;
 

@@ -1,6 +1,7 @@
 export {
   createAccountService,
   isResourceIndicator,
+  permissionPattern,
   listAccounts,
   type AccountChange,
   type AccountService,

@@ -8,6 +8,7 @@ import {
   createdAccountAnswer,
   legacyKeyAnswer,
   listAccounts,
+  permissionPattern,
   rotatedKeyAnswer,
   type AccountServiceDeps,
 } from '@tessera/accounts';
@@ -40,7 +41,7 @@ const params = z.strictObject({ account_id: accountId });
 const events = z.array(z.string());
 const tokensRevokedBefore = z.string().optional().describe('With revoke_tokens: access tokens issued before this instant are refused from now on');
 const revokeTokens = z.boolean().optional().describe('Also refuse the access tokens issued before now (a cut), as the CLI\'s --revoke-tokens');
-const permissions = z.array(z.string().min(1).max(128)).max(256).describe('Letters, digits and : . _ * - only, each at most 128 characters');
+const permissions = z.array(z.string().regex(permissionPattern)).max(256).describe('Letters, digits and : . _ * - only, each at most 128 characters');
 const AccountRowSchema = z.object({
   account_id: z.string(),
   name: z.string(),
@@ -150,7 +151,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         tags,
         security,
         params,
-        body: z.strictObject({ api_login_id: z.string().min(1).max(128).optional(), revoke_tokens: revokeTokens }).optional(),
+        body: z.strictObject({ api_login_id: z.string().min(1).max(128).optional(), revoke_tokens: revokeTokens }).nullish(),
         response: { 200: z.object({ account_id: z.string(), api_login_id: z.string(), transaction_key: z.string(), tokens_revoked_before: tokensRevokedBefore }), ...errors },
       },
     },
@@ -211,7 +212,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         security,
         params,
         body: z.union([
-          z.strictObject({ jwks: z.strictObject({ keys: z.array(z.record(z.string(), z.unknown())).max(10) }).describe('Public keys only, each with a distinct kid') }),
+          z.strictObject({ jwks: z.looseObject({ keys: z.array(z.record(z.string(), z.unknown())) }).describe('A JWKS of public keys only (at most 10), each with a distinct kid') }),
           z.strictObject({ jwks_uri: z.string().min(1).max(2048).describe('https (plain http only to a host TESSERA_EGRESS_ALLOW names)') }),
           z.strictObject({ none: z.literal(true).describe('Remove every key: private_key_jwt is refused') }),
         ]),
@@ -262,7 +263,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         tags,
         security,
         params,
-        body: z.strictObject({}).optional(),
+        body: z.strictObject({}).nullish(),
         response: { 201: z.object({ account_id: z.string(), apiid: z.string(), apikey: z.string() }), ...errors },
       },
     },
@@ -281,7 +282,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         tags,
         security,
         params: z.strictObject({ account_id: accountId, apiid: z.string().min(1).max(128) }),
-        body: z.strictObject({ revoke_tokens: revokeTokens }).optional(),
+        body: z.strictObject({ revoke_tokens: revokeTokens }).nullish(),
         response: { 200: AccountChangeSchema, ...errors },
       },
     },
