@@ -36,7 +36,12 @@ export interface AccountRoutesOptions {
   readonly onAppended?: AccountServiceDeps['onAppended'];
 }
 
-const accountId = z.string().min(1).max(128);
+/**
+ * An identifier in a path: characters a URL carries as they are, at most 100 of them, the router's
+ * limit for a path segment (longer is a 414 before any route), so every value the schema takes reaches the route.
+ */
+const pathId = z.string().regex(/^[A-Za-z0-9._~-]{1,100}$/);
+const accountId = pathId;
 const params = z.strictObject({ account_id: accountId });
 const events = z.array(z.string());
 const tokensRevokedBefore = z.string().optional().describe('With revoke_tokens: access tokens issued before this instant are refused from now on');
@@ -50,7 +55,9 @@ const AccountRowSchema = z.object({
   legacy_api_ids: z.array(z.string()),
 });
 const AccountChangeSchema = z.object({ account_id: z.string(), events, tokens_revoked_before: tokensRevokedBefore });
-const errors = problemResponses(400, 401, 403, 404, 409, 503);
+const errors = problemResponses(400, 401, 403, 404, 409, 414, 503);
+/** A body that may be left out (a bare `curl -X POST`): the document says so (openapi.ts reads this mark). */
+const bodyOptional = { 'x-body-optional': true } as const;
 const tags = ['admin'];
 const security = [{ bearer: [] }];
 
@@ -152,6 +159,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         security,
         params,
         body: z.strictObject({ api_login_id: z.string().min(1).max(128).optional(), revoke_tokens: revokeTokens }).nullish(),
+        ...bodyOptional,
         response: { 200: z.object({ account_id: z.string(), api_login_id: z.string(), transaction_key: z.string(), tokens_revoked_before: tokensRevokedBefore }), ...errors },
       },
     },
@@ -264,6 +272,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         security,
         params,
         body: z.strictObject({}).nullish(),
+        ...bodyOptional,
         response: { 201: z.object({ account_id: z.string(), apiid: z.string(), apikey: z.string() }), ...errors },
       },
     },
@@ -281,8 +290,9 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         summary: 'Revoke a legacy (v1) credential by its API ID; its tokens live out their lifetime unless revoke_tokens (scope accounts:write)',
         tags,
         security,
-        params: z.strictObject({ account_id: accountId, apiid: z.string().min(1).max(128) }),
+        params: z.strictObject({ account_id: accountId, apiid: pathId }),
         body: z.strictObject({ revoke_tokens: revokeTokens }).nullish(),
+        ...bodyOptional,
         response: { 200: AccountChangeSchema, ...errors },
       },
     },
