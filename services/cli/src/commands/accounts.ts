@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { accountRow, createAccountService, InvalidAccountInput, listAccounts, maxClientKeysBytes, type AccountRow } from '@tessera/accounts';
 import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
+import { InvariantBroken } from '@tessera/contracts';
 import { DomainError } from '@tessera/domain';
 import { egressPolicy } from '@tessera/egress';
 import type { EventStore } from '@tessera/event-store';
@@ -166,7 +167,7 @@ async function localRefusals(run: () => Promise<number>): Promise<number> {
 
 /** For `list` on the data folder: nothing else is called there, as no hashing key was checked. */
 function readOnly(list: () => Promise<AccountRow[]>): AccountOperations {
-  const refused = () => Promise.reject(new Error('only list reads the log without its hashing key'));
+  const refused = () => Promise.reject(new InvariantBroken('only list reads the log without its hashing key'));
   return { list, create: refused, rotateKey: refused, setPermissions: refused, setAudiences: refused, setClientDpop: refused, setClientKeys: refused, setClientKeysUrl: refused, addLegacyKey: refused, revokeLegacyKey: refused };
 }
 
