@@ -52,6 +52,7 @@ function operatorTokenIn(file: string): string {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
+    // Cast: Node's file errors carry a code (ENOENT, EACCES), which says why without echoing the file.
     throw new StartFailure(`TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   try {

@@ -1,7 +1,6 @@
 import { open } from 'node:fs/promises';
 import { accountRow, createAccountService, InvalidAccountInput, listAccounts, maxClientKeysBytes, type AccountRow } from '@tessera/accounts';
 import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
-import { InvariantBroken } from '@tessera/contracts';
 import { DomainError } from '@tessera/domain';
 import { egressPolicy } from '@tessera/egress';
 import type { EventStore } from '@tessera/event-store';
@@ -52,16 +51,16 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
   const remote = remoteTargetOf(command, values);
   const run = (accounts: AccountOperations) => runSubcommand(accounts, subcommand, values, revokeTokens);
   if (remote) return run(remoteAccountOperations(remoteAdmin(remote)));
-  const list = (store: EventStore) => async () => (await listAccounts(store)).map(accountRow);
+  const rowsOf = (store: EventStore) => async () => (await listAccounts(store)).map(accountRow);
   const plainHttpAllowed = (url: URL) => egressPolicy(command.config).allowsPlainHttp(url);
   // Reading only: no store or hashing key is made where there is none.
-  if (subcommand === 'list') return withExistingLog(command, (store) => localRefusals(() => run(readOnly(list(store)))));
+  if (subcommand === 'list') return withExistingLog(command, async (store) => list(await rowsOf(store)(), values.json ?? false));
   return withAdminContext(command, async ({ store, hasher, now }) => {
     // Only the control region writes accounts (docs/decisions/0018): checked before anything is appended.
     await checkAccountWrite(command, store);
     // How long a cut must last comes from the tokens in the log (docs/decisions/0011), read only when one is made.
     const accounts = createAccountService({ store, hasher, now: () => now, actor: 'cli', longestTokenLifetime: () => longestLiveTokenLifetime(store, now) });
-    return localRefusals(() => run(localAccountOperations(accounts, { list: list(store), plainHttpAllowed })));
+    return localRefusals(() => run(localAccountOperations(accounts, { list: rowsOf(store), plainHttpAllowed })));
   });
 }
 
@@ -163,12 +162,6 @@ async function localRefusals(run: () => Promise<number>): Promise<number> {
     if (error instanceof DomainError || error instanceof InvalidAccountInput) throw new CliError(error.message);
     throw error;
   }
-}
-
-/** For `list` on the data folder: nothing else is called there, as no hashing key was checked. */
-function readOnly(list: () => Promise<AccountRow[]>): AccountOperations {
-  const refused = () => Promise.reject(new InvariantBroken('only list reads the log without its hashing key'));
-  return { list, create: refused, rotateKey: refused, setPermissions: refused, setAudiences: refused, setClientDpop: refused, setClientKeys: refused, setClientKeysUrl: refused, addLegacyKey: refused, revokeLegacyKey: refused };
 }
 
 /** The admin API to drive, from the flags or TESSERA_ADMIN_URL and its files; undefined: the data folder. */
