@@ -35,6 +35,14 @@ export interface AccountServiceDeps {
    * live: how long a cut must be remembered (docs/decisions/0011). Asked only by `revokeTokens`.
    */
   readonly longestTokenLifetime?: () => Promise<number>;
+  /** Where the request came from, written on each event beside the actor (an admin API's request id and source address). */
+  readonly metadata?: Pick<EventMetadata, 'requestId' | 'sourceAddress'>;
+  /**
+   * Called with what each command appended, once it is durable and before the operation returns:
+   * a server applies a cut to its verifier and waits for its read models to reach the position, so
+   * a changed key or permission holds in that process before the answer.
+   */
+  readonly onAppended?: (appended: { readonly events: readonly AccountEvent[]; readonly position: bigint | undefined }) => Promise<void>;
 }
 
 /** Also cut the tokens issued before now (`--revoke-tokens`). */
@@ -73,7 +81,8 @@ export interface AccountChange {
   readonly tokensRevokedBefore?: number;
 }
 
-const permissionPattern = /^[A-Za-z0-9:._*-]{1,128}$/;
+/** A permission as an account may hold one: also the admin API's schema, so its document says it. */
+export const permissionPattern = /^[A-Za-z0-9:._*-]{1,128}$/;
 /** Administrators seldom change one account at the same moment; a few fresh reads settle it. */
 const conflictRetries = 3;
 
@@ -85,18 +94,21 @@ const conflictRetries = 3;
 export function createAccountService(deps: AccountServiceDeps) {
   const { store, hasher } = deps;
 
+  const metadataOf = (accountId: string): EventMetadata => ({ ...deps.metadata, accountId, actor: deps.actor });
+
   async function change(accountId: string, command: (state: Extract<AccountState, { status: 'registered' }>) => AccountCommand) {
-    const metadata: EventMetadata = { accountId, actor: deps.actor };
-    return handleCommand(store, {
+    const outcome = await handleCommand(store, {
       stream: streams.account(accountId),
       decider: accountDecider,
       command: (state) => {
         if (state.status !== 'registered') throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
         return command(state);
       },
-      metadata,
+      metadata: metadataOf(accountId),
       onConflict: { retries: conflictRetries },
     });
+    await deps.onAppended?.({ events: outcome.events, position: outcome.appended?.position });
+    return outcome;
   }
 
   /** Asked before the command, once: a retry after a conflict decides with the same figure. */
@@ -122,7 +134,7 @@ export function createAccountService(deps: AccountServiceDeps) {
       const apiLoginId = newApiLoginId();
       const transactionKey = newTransactionKey();
       const legacy = input.legacy ? { apiId: newLegacyApiId(), apiKey: newLegacyApiKey() } : undefined;
-      await handleCommand(store, {
+      const registered = await handleCommand(store, {
         stream: streams.account(accountId),
         decider: accountDecider,
         command: (): AccountCommand => ({
@@ -134,10 +146,11 @@ export function createAccountService(deps: AccountServiceDeps) {
           legacyCredential: legacy && { credentialId: newCredentialId(), apiId: legacy.apiId, apiKeyHash: hasher.hash(legacy.apiKey), hashingKey: hasher.fingerprint },
           now: deps.now(),
         }),
-        metadata: { accountId, actor: deps.actor },
+        metadata: metadataOf(accountId),
         // A fresh random id: nothing to read, and nobody else writes there.
         newStream: true,
       });
+      await deps.onAppended?.({ events: registered.events, position: registered.appended?.position });
       return { accountId, apiLoginId, transactionKey, ...(legacy ? { legacy } : {}), permissions };
     },
 

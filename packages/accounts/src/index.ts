@@ -1,6 +1,7 @@
 export {
   createAccountService,
   isResourceIndicator,
+  permissionPattern,
   listAccounts,
   type AccountChange,
   type AccountService,
@@ -12,3 +13,18 @@ export {
 } from './account-service.js';
 export { maxClientKeys, maxClientKeysBytes, maxJwksUrlLength, validClientKeys } from './client-keys.js';
 export { InvalidAccountInput } from './invalid-account-input.js';
+export {
+  accountChangeAnswer,
+  accountRow,
+  createdAccountAnswer,
+  legacyKeyAnswer,
+  rotatedKeyAnswer,
+  type AccountChangeAnswer,
+  type AccountRow,
+  type AudiencesAnswer,
+  type ClientKeysAnswer,
+  type CreatedAccountAnswer,
+  type DpopAnswer,
+  type LegacyKeyAnswer,
+  type RotatedKeyAnswer,
+} from './account-answers.js';

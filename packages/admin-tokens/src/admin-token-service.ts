@@ -74,6 +74,28 @@ export function createAdminTokenService(deps: AdminTokenServiceDeps) {
       return { id, adminToken, name, scopes, expiresAt };
     },
 
+    /**
+     * An admin token the operator made (TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE): registered as `create`
+     * registers its own, its keyed hash only, without an expiry. The token is the caller's; it is
+     * never returned, so nothing can print it.
+     */
+    async register(input: { name: string; scopes: readonly string[]; adminToken: string }): Promise<{ readonly id: string; readonly scopes: readonly AdminScope[]; readonly position: bigint | undefined }> {
+      if (!hasher) throw new InvalidArgument('registering an admin token needs the hasher in the admin token service deps');
+      const name = validName(input.name);
+      const scopes = validScopes(input.scopes);
+      const adminToken = validOperatorToken(input.adminToken);
+      const id = newAdminTokenId();
+      const now = deps.now();
+      const { appended } = await handleCommand(store, {
+        stream: streams.adminToken(id),
+        decider: adminTokenDecider,
+        command: (): AdminTokenCommand => ({ type: 'IssueAdminToken', adminTokenId: id, name, scopes, tokenHash: hasher.hash(adminToken), hashingKey: hasher.fingerprint, now, expiresAt: undefined }),
+        metadata,
+        newStream: true,
+      });
+      return { id, scopes, position: appended?.position };
+    },
+
     /** Refused from then on by every process that follows the log; revoking twice changes nothing. */
     async revoke(id: string): Promise<RevokedAdminToken> {
       const { events, state } = await handleCommand(store, {
@@ -112,6 +134,20 @@ function validName(name: string): string {
   if (name.trim() === '' || name.length > 200) throw new InvalidAdminTokenInput('name', 'an admin token name is 1 to 200 characters, not blank');
   if (unsafeNameCharacter.test(name)) throw new InvalidAdminTokenInput('name', 'an admin token name may not hold control characters (escape sequences, line breaks, tabs, bidi overrides)');
   return name;
+}
+
+/**
+ * The shortest admin token an operator may make: 43 characters is 32 random bytes in base64url,
+ * as `admin-tokens create` makes them. Visible ASCII without spaces, as an Authorization header carries it.
+ */
+export const minOperatorTokenLength = 43;
+
+/** `token` when an operator-made admin token may be it; else InvalidAdminTokenInput saying what one is (never repeating it). */
+export function validOperatorToken(token: string): string {
+  if (token.length < minOperatorTokenLength || token.length > 512 || !/^[\x21-\x7e]+$/.test(token)) {
+    throw new InvalidAdminTokenInput('admin-token', `an admin token is ${minOperatorTokenLength} to 512 visible ASCII characters without spaces (e.g. 32 random bytes in base64url, or what openssl rand -base64 32 prints)`);
+  }
+  return token;
 }
 
 /** Ten years: past that an expiry is a typo, not a plan. */

@@ -147,3 +147,30 @@ describe('admin token directory across a rotation of the secret-hashing key', ()
     expect(() => directory.authenticate(before.adminToken)).toThrow(SecretHashingKeyUnavailable);
   });
 });
+
+describe('an operator-made admin token (the bootstrap file)', () => {
+  const operatorToken = Buffer.alloc(32, 7).toString('base64url');
+
+  it('register appends its keyed hash only, with the scopes, and the directory then authenticates it', async () => {
+    const registered = await service.register({ name: 'bootstrap', scopes: ['accounts:read', 'accounts:write'], adminToken: operatorToken });
+    expect(registered.scopes).toEqual(['accounts:read', 'accounts:write']);
+    expect(registered.position).toBeDefined();
+    expect(await logText()).not.toContain(operatorToken);
+    const admin = (await followed()).authenticate(operatorToken);
+    expect(admin?.id).toBe(registered.id);
+    expect([...admin!.scopes]).toEqual(['accounts:read', 'accounts:write']);
+    expect((await listAdminTokens(store))[0]).toMatchObject({ name: 'bootstrap', expiresAt: undefined });
+  });
+
+  it('refuses a token too short, too long or with spaces, and an unknown scope, appending nothing and never repeating the token', async () => {
+    for (const adminToken of ['x'.repeat(42), 'x'.repeat(513), `${'x'.repeat(30)} ${'x'.repeat(30)}`, `${'x'.repeat(50)}\u00e9`]) {
+      const error = await refusal(service.register({ name: 'bootstrap', scopes: ['accounts:read'], adminToken }));
+      expect(error).toBeInstanceOf(InvalidAdminTokenInput);
+      // Cast: checked to be an InvalidAdminTokenInput just above.
+      expect((error as Error).message).not.toContain(adminToken);
+    }
+    expect(await refusal(service.register({ name: 'bootstrap', scopes: ['accounts:everything'], adminToken: operatorToken }))).toBeInstanceOf(InvalidAdminTokenInput);
+    expect(await store.readAll()).toEqual([]);
+  });
+});
+

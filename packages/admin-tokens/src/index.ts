@@ -2,6 +2,8 @@ export {
   createAdminTokenService,
   isAdminScope,
   listAdminTokens,
+  minOperatorTokenLength,
+  validOperatorToken,
   type AdminTokenService,
   type AdminTokenServiceDeps,
   type AdminTokenSummary,

@@ -5,7 +5,7 @@ export class InvalidAdminTokenInput extends CodedError {
   readonly code = 'ERR_INVALID_ADMIN_TOKEN_INPUT';
   constructor(
     /** Which input: the CLI names its flag after it. */
-    readonly field: 'name' | 'scope' | 'expires-in',
+    readonly field: 'name' | 'scope' | 'expires-in' | 'admin-token',
     message: string,
   ) {
     super(message);

@@ -1,16 +1,19 @@
-import type { FamilyEvent, TokenCutEvent } from '@tessera/events';
+import type { AccountEvent, FamilyEvent, TokenCutEvent } from '@tessera/events';
 import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import type { AuditReadModel } from '@tessera/audit';
 import { archiveDirOf } from '@tessera/config';
-import type { GuardedEventStore, LogReader } from '@tessera/event-store';
+import { egressPolicy } from '@tessera/egress';
+import { EventStoreUnavailable, type GuardedEventStore, type LogReader } from '@tessera/event-store';
 import { epochSeconds, registerGauges, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
 import { createAdminGuard, type AdminGuard } from './admin-auth.js';
+import { accountRoutes, type AccountRoutesOptions } from './account-routes.js';
 import { auditRoutes } from './audit-routes.js';
 import { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
 import { createOperatorRevocation, type OperatorRevocation } from './operator-revocation.js';
 import { revocationRoutes } from './revocation-routes.js';
+import { untilApplied } from './until-applied.js';
 
 /** What the process hands the admin API so its changes hold here before the answer (read-your-writes). */
 export interface AdminApiHooks {
@@ -83,8 +86,31 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
   const guard = createAdminGuard({ tokens });
   const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, checkAccountWrite: hooks.checkAccountWrite });
   const archiveDir = hooks.audit === undefined ? undefined : archiveDirOf(host.config);
-  return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, archiveDir, now: () => host.clock.now() }), readers: [tokens.reader] };
+  const egress = egressPolicy(host.config);
+  const accounts: Omit<AccountRoutesOptions, 'guard'> = {
+    store,
+    hashers: hooks.hashers,
+    now,
+    checkAccountWrite: hooks.checkAccountWrite,
+    plainHttpAllowed: (url) => egress.allowsPlainHttp(url),
+    // As the revoke-tokens route: a cut waits for the families read model, else 503 with Retry-After.
+    longestTokenLifetime: async () => {
+      if (!(await familiesReady())) throw new EventStoreUnavailable('the admin read model of token families is catching up with the event log');
+      return families.longestTokenLifetime();
+    },
+    onAppended: async ({ events, position }) => {
+      for (const event of events) if (isCut(event)) hooks.onCut?.(event);
+      // Read-your-writes: a rotated key or changed permission holds in this process before the answer.
+      if (position !== undefined) await untilApplied(host, position);
+    },
+  };
+  return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, archiveDir, accounts, now: () => host.clock.now() }), readers: [tokens.reader] };
 }
+
+function isCut(event: AccountEvent): event is TokenCutEvent {
+  return event.type === 'AccountTokensRevoked' || event.type === 'CredentialTokensRevoked';
+}
+
 
 /** The admin routes alone, guarded: the guard's plugin first, so every /admin/v1/* path needs a token. */
 export function adminRoutes(parts: {
@@ -94,12 +120,15 @@ export function adminRoutes(parts: {
   audit?: AuditReadModel | undefined;
   /** The archive folder, whose public keys the admin API publishes beside the audit queries. */
   archiveDir?: string | undefined;
+  /** The account routes' parts (accounts:read, accounts:write); without them the routes are not served. */
+  accounts?: Omit<AccountRoutesOptions, 'guard'> | undefined;
   /** Epoch milliseconds, for the audit queries' `at` checks. */
   now: () => number;
 }): AdminRouteRegistrar {
   return async (app) => {
     await app.register(parts.guard.plugin);
     await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });
+    if (parts.accounts) await app.register(accountRoutes, { ...parts.accounts, guard: parts.guard });
     if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now, archiveDir: parts.archiveDir })(app);
   };
 }

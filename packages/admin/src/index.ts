@@ -6,3 +6,6 @@ export { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from
 export { revocationRoutes, type RevocationRoutesOptions } from './revocation-routes.js';
 export { adminRoutes, wireAdminApi, type AdminApi, type AdminApiHooks } from './admin-composition.js';
 export { auditRoutes, type AdminPreHandler, type AuditRoutesOptions } from './audit-routes.js';
+export { accountRoutes, type AccountRoutesOptions } from './account-routes.js';
+export { accountPageLimit } from './account-pages.js';
+export { wireAdminBootstrap, type AdminBootstrapParts } from './admin-bootstrap.js';

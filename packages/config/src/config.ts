@@ -92,6 +92,26 @@ const egressAllowList = z.string().transform((value, context) => {
   return entries;
 });
 
+/** `scope,scope,…`: names as admin scopes are spelled; which exist is checked where they are used (config depends on nothing). */
+const adminScopeList = z.string().transform((value, context) => {
+  const scopes = value.split(',').map((scope) => scope.trim());
+  if (scopes.some((scope) => !/^[a-z]{1,32}:[a-z]{1,32}$/.test(scope))) {
+    context.addIssue({ code: 'custom', message: 'must be admin scopes separated by commas (e.g. accounts:read,accounts:write)' });
+    return z.NEVER;
+  }
+  return [...new Set(scopes)];
+});
+
+/** An https URL of an admin listener, without path, query or fragment; kept as its origin. */
+const adminUrl = z.string().transform((value, context) => {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (!url || url.protocol !== 'https:' || (url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    context.addIssue({ code: 'custom', message: 'must be the https URL of an admin listener, e.g. https://issuer.internal:9443 (no path, query or credentials)' });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
 export const ConfigSchema = z
   .object({
     TESSERA_DATA_DIR: z.string().min(1).default('./data'),
@@ -103,6 +123,20 @@ export const ConfigSchema = z
     /** The admin listener (/metrics, /healthz, /readyz, later the admin API): private, like Hydra's admin port. */
     TESSERA_ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
     TESSERA_ADMIN_PORT: z.union([z.literal('off'), port]).default(9443),
+    /**
+     * A file holding an admin token the operator made (43+ characters, e.g. 32 random bytes in
+     * base64url): registered at the start of an issuer (its keyed hash only) when the log holds no
+     * admin token yet, so a first token needs no shell on the server. Ignored once one exists.
+     */
+    TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE: z.string().min(1).optional(),
+    /** The bootstrap token's scopes, comma-separated; default every scope. Checked against the scopes at start. */
+    TESSERA_ADMIN_BOOTSTRAP_SCOPES: adminScopeList.optional(),
+    /** The CLI drives this admin listener (`https://host:port`) instead of the data folder (`tessera accounts …`). */
+    TESSERA_ADMIN_URL: adminUrl.optional(),
+    /** The admin token the CLI presents to TESSERA_ADMIN_URL, in a file (never on the command line). */
+    TESSERA_ADMIN_TOKEN_FILE: z.string().min(1).optional(),
+    /** The CA certificate (PEM) the CLI trusts TESSERA_ADMIN_URL's certificate with; default the system's. */
+    TESSERA_ADMIN_CA_FILE: z.string().min(1).optional(),
     TESSERA_TLS_CERT: z.string().min(1).optional(),
     TESSERA_TLS_KEY: z.string().min(1).optional(),
     TESSERA_ACCESS_TOKEN_TTL: seconds(3600),

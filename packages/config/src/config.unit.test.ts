@@ -147,6 +147,16 @@ describe('config', () => {
     expect(() => loadConfig({ TESSERA_LEGACY_PORT: '9001', TESSERA_ADMIN_PORT: '9001' })).toThrow(/TESSERA_ADMIN_PORT: must differ/);
   });
 
+  it('takes the admin API over the network as an https origin, and bootstrap scopes as a list; refuses anything else naming the variable', () => {
+    expect(loadConfig({ TESSERA_ADMIN_URL: 'https://issuer.internal:9443/' }).TESSERA_ADMIN_URL).toBe('https://issuer.internal:9443');
+    for (const url of ['http://issuer.internal:9443', 'https://issuer.internal:9443/admin', 'https://user:pw@issuer.internal', 'not a url']) {
+      expect(() => loadConfig({ TESSERA_ADMIN_URL: url }), url).toThrow(/TESSERA_ADMIN_URL/);
+    }
+    expect(loadConfig({ TESSERA_ADMIN_BOOTSTRAP_SCOPES: 'accounts:read, accounts:write,accounts:read' }).TESSERA_ADMIN_BOOTSTRAP_SCOPES).toEqual(['accounts:read', 'accounts:write']);
+    expect(() => loadConfig({ TESSERA_ADMIN_BOOTSTRAP_SCOPES: 'accounts:read,' })).toThrow(/TESSERA_ADMIN_BOOTSTRAP_SCOPES/);
+    expect(loadConfig({}).TESSERA_ADMIN_BOOTSTRAP_SCOPES).toBeUndefined();
+  });
+
   it('takes fractional timeouts and a 0 failure budget (that limit off), and refuses headers longer than the request', () => {
     const config = loadConfig({ TESSERA_HEADERS_TIMEOUT: '0.5', TESSERA_REQUEST_TIMEOUT: '1.5', TESSERA_THROTTLE_REFRESH_FAILURES: '0' });
     expect([config.TESSERA_HEADERS_TIMEOUT, config.TESSERA_REQUEST_TIMEOUT, config.TESSERA_THROTTLE_REFRESH_FAILURES]).toEqual([0.5, 1.5, 0]);

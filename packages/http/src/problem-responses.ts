@@ -8,6 +8,7 @@ const descriptions = {
   404: 'Not Found: what the request names does not exist, or is not the caller\'s',
   409: 'Conflict: other requests changed the same thing at the same moment, and nothing was changed by this one; send it again after `Retry-After` seconds',
   413: 'Content Too Large: the body is over 16 KiB',
+  414: 'URI Too Long: a segment of the path is over 100 characters as sent, percent-encoding included (the router refuses it before the route)',
   415: 'Unsupported Media Type: this route does not take that content type',
   429: 'Too Many Requests: too many attempts from this address or for this credential; wait for `Retry-After` seconds',
   503: 'Service Unavailable: not ready yet, or the event store or signing key is unavailable for a moment; retry after `Retry-After` seconds',

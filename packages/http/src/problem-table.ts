@@ -84,6 +84,8 @@ export const problemCodes = [
   'ERR_FAMILY_NOT_FOUND',
   'ERR_ACCOUNT_NOT_FOUND',
   'ERR_ADMIN_TOKEN_NOT_FOUND',
+  'ERR_CREDENTIAL_NOT_FOUND',
+  'ERR_INVALID_ACCOUNT_INPUT',
   'ERR_INVALID_AUDIT_QUERY',
   'ERR_FORBIDDEN_BODY_FIELD',
   'ERR_AUDIT_QUERY_OVER_BUDGET',
@@ -201,6 +203,9 @@ export const problemTable = {
   ERR_FAMILY_NOT_FOUND: notFound,
   ERR_ACCOUNT_NOT_FOUND: notFound,
   ERR_ADMIN_TOKEN_NOT_FOUND: notFound,
+  ERR_CREDENTIAL_NOT_FOUND: notFound,
+  // A value no account may have (a name, a permission, an audience, a client key): the account routes' 400, as the CLI's exit 2.
+  ERR_INVALID_ACCOUNT_INPUT: invalid,
   // A query parameter an audit route cannot use; the error names it (`field`, `reason`).
   ERR_INVALID_AUDIT_QUERY: invalid,
   // A JSON body member that names an object's prototype (json-body.ts): refused by name, never dropped.

@@ -29,6 +29,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       addResponseHeaders(document.openapiObject);
+      markOptionalBodies(document.openapiObject);
       refusePrototypeMembersInBodies(document.openapiObject);
       return document.openapiObject;
     },
@@ -63,6 +64,8 @@ export const builtInRouteSchemas = {
 type Parameter = { in: string; name: string; required?: boolean; description?: string; schema?: object };
 type Operation = {
   security?: unknown[];
+  requestBody?: { required?: boolean };
+  'x-body-optional'?: boolean;
   parameters?: Parameter[];
   responses?: Record<string, { headers?: Record<string, unknown> }>;
   'x-query-any-of'?: object[];
@@ -86,6 +89,20 @@ function addResponseHeaders(openapiObject: { paths?: object }): void {
         if ((status === '401' || status === '403') && protectedByBearer) response.headers = { ...response.headers, 'WWW-Authenticate': challenge };
         if (status === '429' || status === '503') response.headers = { ...response.headers, 'Retry-After': retryAfter };
       }
+    }
+  }
+}
+
+/**
+ * @fastify/swagger calls every body required; a route whose schema says `x-body-optional` takes
+ * none as well (the body schema then also takes null, what fastify hands over for no body).
+ */
+function markOptionalBodies(openapiObject: { paths?: object }): void {
+  for (const path of Object.values((openapiObject.paths ?? {}) as Record<string, Record<string, Operation | undefined>>)) {
+    for (const operation of Object.values(path)) {
+      if (typeof operation !== 'object' || operation === null || !operation['x-body-optional']) continue;
+      delete operation['x-body-optional'];
+      if (operation.requestBody) operation.requestBody.required = false;
     }
   }
 }

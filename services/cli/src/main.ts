@@ -21,7 +21,7 @@ const usage = `usage: tessera <command>
   accounts set-dpop --account ID (--required | --optional) [--json]   whether its token requests must carry a DPoP proof (RFC 9449)
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
-  admin-tokens create --name NAME --scope audit:read|tokens:revoke|ssf:receivers... [--expires-in SECONDS] [--json]
+  admin-tokens create --name NAME --scope audit:read|tokens:revoke|ssf:receivers|accounts:read|accounts:write... [--expires-in SECONDS] [--json]
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]
   ssf-receivers create --name NAME [--account ID ...] [--json]   a Shared Signals receiver's token, shown once; --account scopes it to those accounts
@@ -35,6 +35,13 @@ const usage = `usage: tessera <command>
   archive status [--json]
   archive verify [--json]
   regions promote-control --region NAME [--json]
+
+accounts over the network (every accounts subcommand, same output and exit codes): TESSERA_ADMIN_URL (the https
+URL of an issuer's admin listener), TESSERA_ADMIN_TOKEN_FILE (a file holding an admin token with accounts:read and
+accounts:write), TESSERA_ADMIN_CA_FILE (the CA certificate its certificate is checked against), or the flags
+--admin-url, --admin-token-file, --admin-ca-file; without them the data folder, as the other commands
+first admin token without a shell: TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE (a file holding a token you made, 43+ characters)
+and TESSERA_ADMIN_BOOTSTRAP_SCOPES (comma-separated, default all), registered at start when the log has no admin token
 
 exit codes: 0 done, 1 unexpected failure, 2 usage error (or a secret-hashing key the log was not written with),
             3 not found (account, login, key, admin token, receiver, no data, or the log's secret-hashing key),

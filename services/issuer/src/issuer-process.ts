@@ -1,4 +1,4 @@
-import { wireAdminApi, type AdminApi } from '@tessera/admin';
+import { wireAdminApi, wireAdminBootstrap, type AdminApi } from '@tessera/admin';
 import { wireAudit } from '@tessera/audit';
 import { mirroredRegionsOf } from '@tessera/config';
 import type { GuardedEventStore } from '@tessera/event-store';
@@ -79,6 +79,8 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
   });
   if (verifier) wireLogFedVerifier(host, store, verifier);
   const writable = Promise.all([hashing.checked, host.readModels.caughtUp]);
+  // TESSERA_ADMIN_BOOTSTRAP_TOKEN_FILE: a first admin token when the log has none (a bad file stops the start here).
+  wireAdminBootstrap(host, store, { hashers: hashing.keyring, writable });
   if (mirroredRegionsOf(host.config).length > 0) {
     // Other regions' public keys (for the JWKS), the control region's credentials, their families'
     // check material, the revocations they recorded of this region's families, and their

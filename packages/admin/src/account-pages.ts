@@ -1,0 +1,40 @@
+import type { AccountRow } from '@tessera/accounts';
+import { CodedError } from '@tessera/contracts';
+
+/** A page of `GET /admin/v1/accounts`: at most this many rows, so one answer stays small whatever the log holds. */
+export const accountPageLimit = { default: 100, max: 500 } as const;
+
+/** A cursor or limit the list cannot use: a 400, as any other invalid account input. */
+export class InvalidAccountPage extends CodedError {
+  readonly code = 'ERR_INVALID_ACCOUNT_INPUT';
+}
+
+/**
+ * One page of accounts in log order (the order they were created in), filtered by exact name. The
+ * cursor names the last account of the page before, so a page is the same whatever was created
+ * after it: an account is never removed from the log, so the one a cursor names is always found.
+ */
+export function accountPage(rows: readonly AccountRow[], query: { name?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): { accounts: AccountRow[]; nextCursor: string | null } {
+  const limit = query.limit ?? accountPageLimit.default;
+  const matching = query.name === undefined ? rows : rows.filter((row) => row.name === query.name);
+  let start = 0;
+  if (query.cursor !== undefined) {
+    const after = accountIdOf(query.cursor);
+    const index = matching.findIndex((row) => row.account_id === after);
+    if (index < 0) throw new InvalidAccountPage('cursor: not a cursor of this list (take next_cursor from the page before, with the same name filter)');
+    start = index + 1;
+  }
+  const accounts = matching.slice(start, start + limit);
+  const more = start + limit < matching.length;
+  return { accounts, nextCursor: more ? cursorOf(accounts[accounts.length - 1]!.account_id) : null };
+}
+
+/** Opaque to callers: base64url of the last account id. */
+function cursorOf(accountId: string): string {
+  return Buffer.from(accountId, 'utf8').toString('base64url');
+}
+
+function accountIdOf(cursor: string): string {
+  if (!/^[A-Za-z0-9_-]{1,256}$/.test(cursor)) throw new InvalidAccountPage('cursor: not a cursor of this list');
+  return Buffer.from(cursor, 'base64url').toString('utf8');
+}
