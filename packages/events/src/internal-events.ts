@@ -41,7 +41,7 @@ export const AuthenticationFailuresCounted = z.object({
 });
 
 /** Admin API scopes (docs/audit.md). Events hold strings, so a scope added later never breaks an older reader. */
-export const adminScopes = ['audit:read', 'tokens:revoke', 'ssf:receivers'] as const;
+export const adminScopes = ['audit:read', 'tokens:revoke', 'ssf:receivers', 'accounts:read', 'accounts:write'] as const;
 export type AdminScope = (typeof adminScopes)[number];
 
 /** An admin token for /admin/v1/*: stored only as a keyed hash, like every other secret. */
