@@ -46,7 +46,7 @@ export async function accountStatusRoutes(app: FastifyInstance, options: Account
         security: [{ bearer: [] }],
         params,
         // No body, or a JSON object with at most a reason: an operator's `curl -X POST` needs nothing more.
-        body: z.strictObject({ reason: z.string().min(1).max(200).optional().describe('Why, for the audit trail') }).optional(),
+        body: z.strictObject({ reason: z.string().min(1).max(200).optional().describe('Why, for the audit trail') }).nullish(),
         response: { 200: answer, ...errors, ...conflict },
       },
     },
