@@ -1,5 +1,7 @@
 import { open } from 'node:fs/promises';
 import { createAccountService, InvalidAccountInput, listAccounts, maxClientKeysBytes, type AccountService } from '@tessera/accounts';
+import { createAccountStatus, type StatusChange } from '@tessera/admin/account-status';
+import { familiesFromLog } from '@tessera/admin/log-families';
 import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
 import { DomainError } from '@tessera/domain';
 import { egressPolicy } from '@tessera/egress';
@@ -26,6 +28,7 @@ const options = {
   required: { type: 'boolean' },
   optional: { type: 'boolean' },
   'revoke-tokens': { type: 'boolean' },
+  reason: { type: 'string' },
 } as const;
 
 const secretsNotice = 'The secrets below are shown once: store them now. Tessera keeps only keyed hashes.';
@@ -42,6 +45,7 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
   if (revokeTokens && !['rotate-key', 'set-permissions', 'revoke-legacy-key'].includes(subcommand ?? '')) {
     throw new CliError('--revoke-tokens goes with rotate-key, set-permissions or revoke-legacy-key');
   }
+  if (values.reason !== undefined && subcommand !== 'disable') throw new CliError('--reason goes with disable');
   return withAdminContext(command, async ({ store, hasher, now }) => {
     // Only the control region writes accounts (docs/decisions/0018): checked before anything is appended.
     await checkAccountWrite(command, store);
@@ -105,6 +109,16 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           print(json, { account_id: added.accountId, apiid: added.apiId, apikey: added.apiKey }, `Legacy credential added. ${secretsNotice}\n  apiid   ${added.apiId}\n  apikey  ${added.apiKey}`);
           return 0;
         }
+        case 'disable':
+        case 'enable': {
+          // The server that runs on this log learns of the change from it, as of every account change.
+          const status = createAccountStatus({ store, families: familiesFromLog(store, now), now: () => now });
+          const accountId = required(values.account, '--account');
+          const changed =
+            subcommand === 'disable' ? await status.disable(accountId, { reason: validReason(values.reason) }, { actor: 'cli' }) : await status.enable(accountId, { actor: 'cli' });
+          print(json, statusAnswer(changed), statusNotice(changed));
+          return 0;
+        }
         case 'revoke-legacy-key': {
           const apiId = required(values.apiid, '--apiid');
           const changed = await accounts.revokeLegacyKey(required(values.account, '--account'), apiId, { revokeTokens });
@@ -116,7 +130,7 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
           return 0;
         }
         default:
-          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, set-client-keys, set-dpop, add-legacy-key, revoke-legacy-key');
+          throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, set-client-keys, set-dpop, add-legacy-key, revoke-legacy-key, disable, enable');
       }
     } catch (error) {
       // A refusal of the service is the caller's to fix: one line, exit code 3 when what it names does not exist, else 2.
@@ -157,6 +171,7 @@ async function list(store: EventStore, json: boolean) {
     permissions: account.permissions,
     api_login_ids: account.apiLoginIds,
     legacy_api_ids: account.legacyApiIds,
+    status: account.disabled ? 'disabled' : 'enabled',
   }));
   const human =
     rows.length === 0
@@ -165,7 +180,7 @@ async function list(store: EventStore, json: boolean) {
           // Every value from the log is escaped: an older log can hold a name with control characters.
           .map((row) =>
             [
-              `${shown(row.account_id)}  ${shown(row.name)}`,
+              `${shown(row.account_id)}  ${shown(row.name)}${row.status === 'disabled' ? '  DISABLED' : ''}`,
               `  api login ids: ${shown(row.api_login_ids.join(' ')) || '-'}`,
               `  legacy api ids: ${shown(row.legacy_api_ids.join(' ')) || '-'}`,
               `  permissions: ${shown(row.permissions.join(' ')) || '-'}`,
@@ -185,6 +200,35 @@ async function rotateKey(accounts: AccountService, accountId: string | undefined
     `New Transaction Key for ${rotated.apiLoginId}; the old one is refused from now on.${cutNotice(rotated.tokensRevokedBefore, 'issued under the old key')} ${secretsNotice}\n  transaction_key  ${rotated.transactionKey}`,
   );
   return 0;
+}
+
+/** The event allows 1 to 200 characters; said here as one line rather than as the schema's refusal. */
+function validReason(reason: string | undefined): string | undefined {
+  if (reason !== undefined && (reason.trim() === '' || reason.length > 200)) throw new CliError('--reason is 1 to 200 characters, not blank');
+  return reason;
+}
+
+/** `accounts disable` and `enable` with --json: the admin API's answer, field for field. */
+function statusAnswer(change: StatusChange) {
+  return {
+    account_id: change.accountId,
+    status: change.disabled ? 'disabled' : 'enabled',
+    changed: change.changed,
+    revoked_families: change.revokedFamilies,
+    ...tokensRevoked(change.tokensRevokedBefore),
+  };
+}
+
+function statusNotice(change: StatusChange): string {
+  if (!change.disabled) {
+    return change.changed
+      ? `${change.accountId} enabled: it gets new tokens again; tokens revoked when it was disabled stay revoked`
+      : `${change.accountId} was not disabled: nothing changed`;
+  }
+  const families = `${change.revokedFamilies} live token ${change.revokedFamilies === 1 ? 'family' : 'families'} revoked`;
+  return change.changed
+    ? `${change.accountId} disabled: it gets no token until enabled; ${families}.${cutNotice(change.tokensRevokedBefore, 'of the account')}`
+    : `${change.accountId} was already disabled; ${families}`;
 }
 
 /** With --revoke-tokens: from when tokens are accepted again (--json). */
