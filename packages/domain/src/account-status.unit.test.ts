@@ -77,3 +77,20 @@ describe('disabling and enabling an account', () => {
     expect(directory.isApiCredentialActive('login', 'c1')).toBe(true);
   });
 });
+
+describe('families and the disables of their account', () => {
+  const registered = run([], register);
+  const disabledAt500 = [...registered, ...run(registered, disable)];
+
+  it('a family last issued by the latest disable is refused for good; one issued after it is not; an account never disabled refuses none', () => {
+    const enabled = [...disabledAt500, ...run(disabledAt500, enable)];
+    const directory = directoryOf(enabled);
+    expect(directory.survivedDisables('acc', 500)).toBe(false);
+    expect(directory.survivedDisables('acc', 501)).toBe(true);
+    expect(directoryOf(registered).survivedDisables('acc', 0)).toBe(true);
+    // An older disable heard after a newer one (another region's topic) does not move the line back.
+    directory.apply({ type: 'AccountDisabled', v: 1, accountId: 'acc', actor: 'cli', at: 300 });
+    expect(directory.survivedDisables('acc', 400)).toBe(false);
+    expect(directory.survivedDisables('acc', 500)).toBe(false);
+  });
+});

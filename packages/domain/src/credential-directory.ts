@@ -28,6 +28,8 @@ export interface AccountProfile {
   readonly dpopBoundAccessTokens?: boolean | undefined;
   /** Disabled by an operator: none of its credentials authenticates, none of its families refreshes. */
   readonly disabled?: boolean | undefined;
+  /** When it was last disabled (epoch seconds), kept once enabled again: families last issued by then stay refused. */
+  readonly lastDisabledAt?: number | undefined;
 }
 
 export class CredentialDirectory {
@@ -78,7 +80,10 @@ export class CredentialDirectory {
       case 'AccountDisabled':
       case 'AccountEnabled': {
         const account = this.accounts.get(event.accountId);
-        if (account) this.accounts.set(event.accountId, { ...account, disabled: event.type === 'AccountDisabled' });
+        if (!account) return;
+        if (event.type === 'AccountEnabled') this.accounts.set(event.accountId, { ...account, disabled: false });
+        // The latest disable, in whatever order they arrive (the log, then again from a region's topic).
+        else this.accounts.set(event.accountId, { ...account, disabled: true, lastDisabledAt: Math.max(account.lastDisabledAt ?? 0, event.at) });
         return;
       }
       case 'AccountTokensRevoked':
@@ -127,6 +132,16 @@ export class CredentialDirectory {
   /** Applying a cut twice, or out of order (once at once in-process, once from the log), keeps the latest. */
   private cut(key: string, notBefore: number): void {
     this.cuts.set(key, Math.max(this.cuts.get(key) ?? 0, notBefore));
+  }
+
+  /**
+   * Whether a family whose current generation was issued at `issuedAt` (epoch seconds) outlived every
+   * disable of its account: one issued by then is refused a refresh even once the account is enabled
+   * again, so enabling brings back no family the disable ended, wherever it is homed (decision 0030).
+   */
+  survivedDisables(accountId: string, issuedAt: number): boolean {
+    const disabledAt = this.accounts.get(accountId)?.lastDisabledAt;
+    return disabledAt === undefined || issuedAt > disabledAt;
   }
 
   /**
