@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Problem } from '@tessera/contracts';
-import { problemTypes, sendProblem } from '@tessera/http';
+import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
 import type { AdminGuard } from './admin-auth.js';
 import type { AccountStatus, StatusChange, StatusChangeAuthor } from './account-status.js';
 
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 503: Problem };
+// Refusals are answered problem+json (the error handler), so the document names that type, and the 400's `errors`.
+const errors = problemResponses(400, 401, 403, 404, 503);
 // 409: this region is not the control region, which alone writes accounts (the detail names it).
 const conflict = { 409: Problem };
 const params = z.object({ account_id: z.string().min(1).max(128) });
