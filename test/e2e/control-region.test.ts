@@ -76,6 +76,8 @@ describe('account writes belong to the control region', () => {
     expect(refused.code).toBe(5);
     expect(refused.stderr).toBe('tessera: account writes are made in the control region, b (epoch 1); this is region a\n');
     expect((await cli(['accounts', 'rotate-key', '--account', accountId])).code).toBe(5);
+    expect((await cli(['accounts', 'disable', '--account', accountId])).code).toBe(5);
+    expect((await cli(['accounts', 'enable', '--account', accountId])).code).toBe(5);
     expect(JSON.parse((await cli(['accounts', 'list', '--json'])).stdout)).toEqual(before);
   });
 
@@ -84,6 +86,11 @@ describe('account writes belong to the control region', () => {
     const refused = await revokeTokens(accountId, adminToken);
     expect(refused.headers['content-type']).toContain('application/problem+json');
     expect(refused.json()).toMatchObject({ type: 'urn:tessera:problem:not-control-region', status: 409, detail: expect.stringContaining('control region, b (epoch 1)') });
+    // A disable too, once the admin token made for it is known (401 until the server has read it).
+    const writer = (JSON.parse((await cli(['admin-tokens', 'create', '--name', 'writer', '--scope', 'accounts:write', '--json'])).stdout) as { admin_token: string }).admin_token;
+    const disable = () => a.adminRequest(`/admin/v1/accounts/${accountId}/disable`, { method: 'POST', headers: { authorization: `Bearer ${writer}` } });
+    await expect.poll(async () => (await disable()).status, { timeout: 5_000, interval: 100 }).toBe(409);
+    expect((await disable()).json()).toMatchObject({ type: 'urn:tessera:problem:not-control-region', status: 409 });
     expect((await a.adminRequest('/metrics')).text).toMatch(/^tessera_account_writes_allowed 0$/m);
     expect((await a.adminRequest('/metrics')).text).toMatch(/^tessera_control_region_epoch 1$/m);
   });

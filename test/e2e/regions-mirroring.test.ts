@@ -75,6 +75,29 @@ describe.skipIf(!brokers)('two regions through mirrored topics: a\'s keys, crede
     expect((await chargeAt(b, next.token)).status).toBe(200);
   });
 
+  it('refuses in b an account disabled in a: tokens issued in either region, refreshes and new gets; enabled in a, b issues again and the old families stay refused', async () => {
+    const shop = await a.createAccount();
+    const getAt = (server: TesseraProcess) => server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: shop.api_login_id, transaction_key: shop.transaction_key });
+    const refreshAt = async (server: TesseraProcess, refreshToken: string) => (await server.postJson('/v5/Authorization/refresh-oauth-token', { refresh_token: refreshToken })).status;
+    await expect.poll(async () => (await getAt(b)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+    const inA = (await getAt(a)).json() as { token: string };
+    const inB = (await getAt(b)).json() as { token: string; refresh_token: string };
+    await expect.poll(async () => (await chargeAt(b, inA.token)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+
+    await a.tessera(['accounts', 'disable', '--account', shop.account_id, '--json']);
+    // The disable and its cut travel on a's account and revocation topics.
+    await expect.poll(async () => (await getAt(b)).status, { timeout: 10_000, interval: 20 }).toBe(401);
+    await expect.poll(async () => (await chargeAt(b, inA.token)).status, { timeout: 10_000, interval: 20 }).toBe(401);
+    await expect.poll(async () => (await chargeAt(b, inB.token)).status, { timeout: 10_000, interval: 20 }).toBe(401);
+    expect(await refreshAt(b, inB.refresh_token)).toBe(401);
+
+    await a.tessera(['accounts', 'enable', '--account', shop.account_id, '--json']);
+    await expect.poll(async () => (await getAt(b)).status, { timeout: 10_000, interval: 20 }).toBe(200);
+    // b's own family was not revoked by a (a's log does not hold it), yet it does not come back.
+    expect(await refreshAt(b, inB.refresh_token)).toBe(401);
+    expect((await chargeAt(b, inA.token)).status).toBe(401);
+  });
+
   it('reports what it applied from the mirror on /metrics', async () => {
     const metrics = await b.adminRequest('/metrics');
     const applied = Number(/^tessera_mirrored_events_applied_total (\d+)/m.exec(metrics.text)?.[1]);
@@ -121,6 +144,13 @@ describe.skipIf(!brokers)('two regions through mirrored topics: a\'s keys, crede
       await expect.poll(async () => (await chargeAt(verifier, pair.token)).status, { timeout: 10_000, interval: 50 }).toBe(200);
       expect((await a.postJson('/v5/Authorization/revoke-oauth-token', { refresh_token: pair.refresh_token })).status).toBe(200);
       await expect.poll(async () => (await chargeAt(verifier, pair.token)).status, { timeout: 10_000, interval: 20 }).toBe(401);
+
+      // An account disabled in a: its live token is refused through the disable's cut on the revocation topic.
+      const disabled = await a.createAccount();
+      const live = (await a.postJson('/v5/Authorization/get-oauth-token', { api_login_id: disabled.api_login_id, transaction_key: disabled.transaction_key })).json() as { token: string };
+      await expect.poll(async () => (await chargeAt(verifier, live.token)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+      await a.tessera(['accounts', 'disable', '--account', disabled.account_id, '--json']);
+      await expect.poll(async () => (await chargeAt(verifier, live.token)).status, { timeout: 10_000, interval: 20 }).toBe(401);
     } finally {
       await verifier.stop();
     }

@@ -23,6 +23,8 @@ export interface AccountRow {
   readonly permissions: readonly string[];
   readonly api_login_ids: readonly string[];
   readonly legacy_api_ids: readonly string[];
+  /** Disabled: no token, no refresh, until enabled. */
+  readonly status: 'enabled' | 'disabled';
 }
 
 /** `accounts rotate-key`: the new Transaction Key, shown once. */
@@ -80,6 +82,7 @@ export function accountRow(account: AccountSummary): AccountRow {
     permissions: [...account.permissions],
     api_login_ids: [...account.apiLoginIds],
     legacy_api_ids: [...account.legacyApiIds],
+    status: account.disabled ? 'disabled' : 'enabled',
   };
 }
 

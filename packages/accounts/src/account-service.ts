@@ -71,6 +71,8 @@ export interface AccountSummary {
   readonly permissions: readonly string[];
   readonly apiLoginIds: readonly string[];
   readonly legacyApiIds: readonly string[];
+  /** Disabled by an operator (`accounts disable`): it gets no token until enabled. */
+  readonly disabled: boolean;
 }
 
 export interface AccountChange {
@@ -271,6 +273,7 @@ export async function listAccounts(store: Pick<EventStore, 'readAll'>): Promise<
             permissions: [...state.permissions],
             apiLoginIds: [...state.apiCredentials.keys()],
             legacyApiIds: [...state.legacyCredentials.keys()],
+            disabled: state.disabled,
           },
         ]
       : [],

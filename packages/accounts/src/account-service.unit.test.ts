@@ -74,8 +74,8 @@ describe('account service', () => {
     const b = await accounts.create({ name: 'B', permissions: [], legacy: false });
     const listed = await accounts.list();
     expect(listed).toEqual([
-      { accountId: a.accountId, name: 'A', permissions: ['x'], apiLoginIds: [a.apiLoginId], legacyApiIds: [a.legacy!.apiId] },
-      { accountId: b.accountId, name: 'B', permissions: [], apiLoginIds: [b.apiLoginId], legacyApiIds: [] },
+      { accountId: a.accountId, name: 'A', permissions: ['x'], apiLoginIds: [a.apiLoginId], legacyApiIds: [a.legacy!.apiId], disabled: false },
+      { accountId: b.accountId, name: 'B', permissions: [], apiLoginIds: [b.apiLoginId], legacyApiIds: [], disabled: false },
     ]);
     expect(JSON.stringify(listed)).not.toMatch(/tsk_|tlk_/);
   });

@@ -53,6 +53,7 @@ const AccountRowSchema = z.object({
   permissions: z.array(z.string()),
   api_login_ids: z.array(z.string()),
   legacy_api_ids: z.array(z.string()),
+  status: z.enum(['enabled', 'disabled']).describe('disabled: no token and no refresh until enabled (POST …/enable)'),
 });
 const AccountChangeSchema = z.object({ account_id: z.string(), events, tokens_revoked_before: tokensRevokedBefore });
 const errors = problemResponses(400, 401, 403, 404, 409, 414, 503);

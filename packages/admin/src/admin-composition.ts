@@ -1,4 +1,4 @@
-import type { AccountEvent, FamilyEvent, TokenCutEvent } from '@tessera/events';
+import type { AccountDisabled, AccountEnabled, AccountEvent, FamilyEvent, TokenCutEvent } from '@tessera/events';
 import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import type { AuditReadModel } from '@tessera/audit';
 import { archiveDirOf } from '@tessera/config';
@@ -9,6 +9,8 @@ import type { AdminRouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
 import { createAdminGuard, type AdminGuard } from './admin-auth.js';
 import { accountRoutes, type AccountRoutesOptions } from './account-routes.js';
+import { accountStatusRoutes } from './account-status-routes.js';
+import { createAccountStatus, type AccountStatus } from './account-status.js';
 import { auditRoutes } from './audit-routes.js';
 import { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
 import { createOperatorRevocation, type OperatorRevocation } from './operator-revocation.js';
@@ -21,6 +23,8 @@ export interface AdminApiHooks {
   readonly hashers: SecretHashers;
   readonly onFamilyEvent?: ((event: FamilyEvent) => void) | undefined;
   readonly onCut?: ((event: TokenCutEvent) => void) | undefined;
+  /** An account disabled or enabled here: the issuer's directory in this process, before the answer. */
+  readonly onAccountStatus?: ((event: AccountDisabled | AccountEnabled) => void) | undefined;
   /** The audit index this process keeps: its queries join the admin API, behind audit:read. */
   readonly audit?: AuditReadModel | undefined;
   /** The control region's fence: an account write (an account's cut) is refused where it throws. */
@@ -85,6 +89,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
   });
   const guard = createAdminGuard({ tokens });
   const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, checkAccountWrite: hooks.checkAccountWrite });
+  const status = createAccountStatus({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, onStatusChange: hooks.onAccountStatus, checkAccountWrite: hooks.checkAccountWrite });
   const archiveDir = hooks.audit === undefined ? undefined : archiveDirOf(host.config);
   const egress = egressPolicy(host.config);
   const accounts: Omit<AccountRoutesOptions, 'guard'> = {
@@ -104,7 +109,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
       if (position !== undefined) await untilApplied(host, position);
     },
   };
-  return { guard, routes: adminRoutes({ guard, revocation, familiesReady, audit: hooks.audit, archiveDir, accounts, now: () => host.clock.now() }), readers: [tokens.reader] };
+  return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, now: () => host.clock.now() }), readers: [tokens.reader] };
 }
 
 function isCut(event: AccountEvent): event is TokenCutEvent {
@@ -116,6 +121,8 @@ function isCut(event: AccountEvent): event is TokenCutEvent {
 export function adminRoutes(parts: {
   guard: AdminGuard;
   revocation: OperatorRevocation;
+  /** Disabling and enabling accounts; without it their routes are not served. */
+  status?: AccountStatus | undefined;
   familiesReady?: () => Promise<boolean>;
   audit?: AuditReadModel | undefined;
   /** The archive folder, whose public keys the admin API publishes beside the audit queries. */
@@ -129,6 +136,7 @@ export function adminRoutes(parts: {
     await app.register(parts.guard.plugin);
     await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });
     if (parts.accounts) await app.register(accountRoutes, { ...parts.accounts, guard: parts.guard });
+    if (parts.status) await app.register(accountStatusRoutes, { guard: parts.guard, status: parts.status, familiesReady: parts.familiesReady });
     if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now, archiveDir: parts.archiveDir })(app);
   };
 }

@@ -1,6 +1,9 @@
 export { createAdminGuard, adminPathPrefix, type AdminGuard, type AdminGuardDeps } from './admin-auth.js';
 export { AccountFamilies, tokenLifetimeOf } from './account-families.js';
 export { longestLiveTokenLifetime } from './token-lifetimes.js';
+export { createAccountStatus, type AccountStatus, type AccountStatusDeps, type StatusChange, type StatusChangeAuthor } from './account-status.js';
+export { accountStatusRoutes, type AccountStatusRoutesOptions } from './account-status-routes.js';
+export { familiesFromLog } from './log-families.js';
 export { createOperatorRevocation, type AdminAudit, type OperatorRevocation, type OperatorRevocationDeps, type RevokedFamily } from './operator-revocation.js';
 export { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
 export { revocationRoutes, type RevocationRoutesOptions } from './revocation-routes.js';

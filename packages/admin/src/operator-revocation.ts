@@ -1,7 +1,8 @@
 import { streams, type EventMetadata, type FamilyEvent, type TokenCutEvent } from '@tessera/events';
-import { DomainError, accountDecider, familyDecider, type AccountCommand, type FamilyCommand } from '@tessera/domain';
+import { DomainError, accountDecider, type AccountCommand } from '@tessera/domain';
 import { EventStoreUnavailable, handleCommand, type CommandStore } from '@tessera/event-store';
 import type { FamiliesReadModel } from './families-thread.js';
+import { revokeFamiliesAs, revokeFamilyAs, type RevokedFamily } from './family-revocation.js';
 
 /** Who asked, from where: written on every event an admin action appends, for the audit trail. */
 export interface AdminAudit {
@@ -25,15 +26,7 @@ export interface OperatorRevocationDeps {
   readonly checkAccountWrite?: () => void;
 }
 
-export interface RevokedFamily {
-  readonly familyId: string;
-  readonly accountId: string;
-  /** Revoked before this call: nothing was appended. */
-  readonly alreadyRevoked: boolean;
-}
-
-/** Families revoked side by side: enough to keep SQLite's group commit busy, few enough not to crowd out token requests. */
-const parallelRevocations = 8;
+export type { RevokedFamily } from './family-revocation.js';
 
 /**
  * Operator revocation: without any refresh token, through the command handler,
@@ -48,25 +41,8 @@ export function createOperatorRevocation(deps: OperatorRevocationDeps) {
     accountId,
   });
 
-  async function revokeFamily(familyId: string, audit: AdminAudit): Promise<RevokedFamily> {
-    const { events, state } = await handleCommand(deps.store, {
-      stream: streams.family(familyId),
-      decider: familyDecider,
-      command: (state): FamilyCommand => {
-        if (state.status === 'none') throw new DomainError('ERR_FAMILY_NOT_FOUND', `no token family ${familyId}`);
-        return { type: 'RevokeFamily', now: deps.now() };
-      },
-      // Family events are fat: the last one is the state.
-      read: 'last-event',
-      metadata: (event) => metadataOf(audit, event.accountId),
-      // A refresh that commits meanwhile: revoke its newer generation instead.
-      onConflict: { retries: 3 },
-    });
-    for (const event of events) deps.onFamilyEvent?.(event);
-    // RevokeFamily refuses a family that does not exist, so the state has an account here.
-    const accountId = state.status === 'none' ? '' : state.accountId;
-    return { familyId, accountId, alreadyRevoked: events.length === 0 };
-  }
+  const revokeFamily = (familyId: string, audit: AdminAudit): Promise<RevokedFamily> =>
+    revokeFamilyAs(deps, familyId, (accountId) => metadataOf(audit, accountId));
 
   return {
     /** POST /admin/v1/families/{family_id}/revoke. Throws ERR_FAMILY_NOT_FOUND for a family never issued. */
@@ -98,14 +74,7 @@ export function createOperatorRevocation(deps: OperatorRevocationDeps) {
       if (live === undefined) {
         throw new EventStoreUnavailable('the admin read model did not reach the cut in time; the access tokens are cut, retry to revoke the families');
       }
-      const pending = [...live];
-      let revokedFamilies = 0;
-      const worker = async () => {
-        for (let familyId = pending.pop(); familyId !== undefined; familyId = pending.pop()) {
-          if (!(await revokeFamily(familyId, audit)).alreadyRevoked) revokedFamilies += 1;
-        }
-      };
-      await Promise.all(Array.from({ length: parallelRevocations }, worker));
+      const revokedFamilies = await revokeFamiliesAs(deps, live, (familyAccountId) => metadataOf(audit, familyAccountId));
       return { revokedFamilies, tokensRevokedBefore: cut?.notBefore ?? deps.now() + 1 };
     },
   };

@@ -66,7 +66,10 @@ export function accessEventOf(event: TesseraEvent): AccessEvent | undefined {
       return { kind: 'tokens-cut', notBefore: event.notBefore, at: event.at };
     case 'CredentialTokensRevoked':
       return { kind: 'tokens-cut', credentialId: event.credentialId, notBefore: event.notBefore, at: event.at };
-    // Revoking a credential or changing permissions without a cut refuses new tokens only.
+    // Revoking a credential or changing permissions without a cut refuses new tokens only; a
+    // disable comes with a cut of its own (the AccountTokensRevoked above), an enable refuses nothing.
+    case 'AccountDisabled':
+    case 'AccountEnabled':
     case 'AccountRegistered':
     case 'ApiCredentialIssued':
     case 'ApiCredentialRevoked':

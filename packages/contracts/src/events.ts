@@ -136,6 +136,30 @@ export const ClientKeysSet = z.object({
 });
 
 /**
+ * An operator disabled the account (`tessera accounts disable`, `POST /admin/v1/accounts/{id}/disable`):
+ * from now on its credentials get no token and its families no refresh. Its writer appends an
+ * `AccountTokensRevoked` cut with it, so verifiers, which never read this event, refuse its live
+ * access tokens through the cut (docs/decisions/0030). `actor` names who disabled it, for the audit trail.
+ */
+export const AccountDisabled = z.object({
+  type: z.literal('AccountDisabled'),
+  v: z.literal(1),
+  accountId: id,
+  reason: z.string().min(1).max(200).optional(),
+  actor: z.string().min(1).max(128),
+  at: epochSeconds,
+});
+
+/** The account may get tokens again; tokens and families from before the disable stay refused (decision 0030). */
+export const AccountEnabled = z.object({
+  type: z.literal('AccountEnabled'),
+  v: z.literal(1),
+  accountId: id,
+  actor: z.string().min(1).max(128),
+  at: epochSeconds,
+});
+
+/**
  * Family events are "fat": each one carries the whole state a later command needs,
  * so a family loads from its last event alone (read backwards, maxCount 1).
  */
@@ -217,7 +241,7 @@ export const TokenRevoked = z.object({
 
 /**
  * Why a cut was made: `operator` (POST /admin/v1/accounts/{id}/revoke-tokens), `transaction-key-rotated`,
- * `legacy-key-revoked`, `permissions-changed` (the CLI's --revoke-tokens). A string rather than an enum, so
+ * `legacy-key-revoked`, `permissions-changed` (the CLI's --revoke-tokens), `account-disabled` (beside `AccountDisabled`). A string rather than an enum, so
  * that a reason added later never makes an older reader refuse the event (decision 0011).
  */
 const cutReason = z.string().min(1).max(64);
@@ -312,6 +336,8 @@ export const PublishedEvent = z.discriminatedUnion('type', [
   ClientDpopSet,
   AccountTokensRevoked,
   CredentialTokensRevoked,
+  AccountDisabled,
+  AccountEnabled,
   TokenIssued,
   TokenRotated,
   TokenRevoked,
@@ -330,6 +356,8 @@ export type AccountAudiencesSet = z.infer<typeof AccountAudiencesSet>;
 export type ClientPublicJwk = z.infer<typeof ClientPublicJwk>;
 export type ClientKeysSet = z.infer<typeof ClientKeysSet>;
 export type ClientDpopSet = z.infer<typeof ClientDpopSet>;
+export type AccountDisabled = z.infer<typeof AccountDisabled>;
+export type AccountEnabled = z.infer<typeof AccountEnabled>;
 export type AccountTokensRevoked = z.infer<typeof AccountTokensRevoked>;
 export type CredentialTokensRevoked = z.infer<typeof CredentialTokensRevoked>;
 export type TokenIssued = z.infer<typeof TokenIssued>;
@@ -354,7 +382,9 @@ export type AccountEvent =
   | ClientKeysSet
   | ClientDpopSet
   | AccountTokensRevoked
-  | CredentialTokensRevoked;
+  | CredentialTokensRevoked
+  | AccountDisabled
+  | AccountEnabled;
 /** The cuts: account events that reject access tokens by account or by credential, issued before a time. */
 export type TokenCutEvent = AccountTokensRevoked | CredentialTokensRevoked;
 export type FamilyEvent = TokenIssued | TokenRotated | TokenRevoked;
@@ -372,6 +402,8 @@ export const accountEventTypes = [
   'ClientDpopSet',
   'AccountTokensRevoked',
   'CredentialTokensRevoked',
+  'AccountDisabled',
+  'AccountEnabled',
 ] as const satisfies readonly AccountEvent['type'][];
 export const tokenCutEventTypes = ['AccountTokensRevoked', 'CredentialTokensRevoked'] as const satisfies readonly TokenCutEvent['type'][];
 export const familyEventTypes = ['TokenIssued', 'TokenRotated', 'TokenRevoked'] as const satisfies readonly FamilyEvent['type'][];

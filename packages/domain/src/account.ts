@@ -15,6 +15,8 @@ export type AccountState =
       readonly apiCredentials: ReadonlyMap<string, { credentialId: string }>;
       /** Active v1 credential per API ID. */
       readonly legacyCredentials: ReadonlyMap<string, { credentialId: string }>;
+      /** Disabled by an operator: its credentials get no token and its families no refresh until enabled. */
+      readonly disabled: boolean;
     };
 
 export const initialAccountState = (): AccountState => ({ status: 'none' });
@@ -57,7 +59,14 @@ export type AccountCommand =
     }
   | { readonly type: 'RevokeLegacyCredential'; readonly apiId: string; readonly now: number; readonly revokeTokens?: TokenCut }
   /** An operator cuts every token of the account (POST /admin/v1/accounts/{id}/revoke-tokens). */
-  | { readonly type: 'RevokeAccountTokens'; readonly now: number; readonly revokeTokens: TokenCut };
+  | { readonly type: 'RevokeAccountTokens'; readonly now: number; readonly revokeTokens: TokenCut }
+  /**
+   * An operator disables the account: its live access tokens are cut with it (`revokeTokens`), so
+   * enabling it later never brings them back. Disabling a disabled account appends nothing.
+   */
+  | { readonly type: 'DisableAccount'; readonly reason?: string | undefined; readonly actor: string; readonly now: number; readonly revokeTokens: TokenCut }
+  /** Enabling an enabled account appends nothing. */
+  | { readonly type: 'EnableAccount'; readonly actor: string; readonly now: number };
 
 export function evolveAccount(state: AccountState, event: AccountEvent): AccountState {
   if (event.type === 'AccountRegistered') {
@@ -68,6 +77,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       permissions: event.permissions,
       apiCredentials: new Map(),
       legacyCredentials: new Map(),
+      disabled: false,
     };
   }
   if (state.status !== 'registered') return state;
@@ -91,6 +101,10 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
     case 'CredentialTokensRevoked':
       // A cut rejects tokens; the account and its credentials stay as they are.
       return state;
+    case 'AccountDisabled':
+      return { ...state, disabled: true };
+    case 'AccountEnabled':
+      return { ...state, disabled: false };
     default:
       return assertNever(event);
   }
@@ -174,6 +188,16 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
     }
     case 'RevokeAccountTokens':
       return [accountCut(accountId, command.now, command.revokeTokens, 'operator')];
+    case 'DisableAccount':
+      // Idempotent: a second disable (a retried request, two operators) changes nothing and cuts nothing.
+      if (state.disabled) return [];
+      return [
+        { type: 'AccountDisabled', v: 1, accountId, ...(command.reason === undefined ? {} : { reason: command.reason }), actor: command.actor, at: command.now },
+        // After the change it backs, as above: a reader between the two refuses new tokens before the cut lands.
+        accountCut(accountId, command.now, command.revokeTokens, 'account-disabled'),
+      ];
+    case 'EnableAccount':
+      return state.disabled ? [{ type: 'AccountEnabled', v: 1, accountId, actor: command.actor, at: command.now }] : [];
     default:
       return assertNever(command);
   }

@@ -26,6 +26,10 @@ export interface AccountProfile {
   readonly clientKeysUri?: string | undefined;
   /** RFC 9449 section 5.2 (`dpop_bound_access_tokens`): its token requests must carry a DPoP proof. */
   readonly dpopBoundAccessTokens?: boolean | undefined;
+  /** Disabled by an operator: none of its credentials authenticates, none of its families refreshes. */
+  readonly disabled?: boolean | undefined;
+  /** When it was last disabled (epoch seconds), kept once enabled again: families last issued by then stay refused. */
+  readonly lastDisabledAt?: number | undefined;
 }
 
 export class CredentialDirectory {
@@ -73,6 +77,15 @@ export class CredentialDirectory {
         if (account) this.accounts.set(event.accountId, { ...account, dpopBoundAccessTokens: event.dpopBoundAccessTokens });
         return;
       }
+      case 'AccountDisabled':
+      case 'AccountEnabled': {
+        const account = this.accounts.get(event.accountId);
+        if (!account) return;
+        if (event.type === 'AccountEnabled') this.accounts.set(event.accountId, { ...account, disabled: false });
+        // The latest disable, in whatever order they arrive (the log, then again from a region's topic).
+        else this.accounts.set(event.accountId, { ...account, disabled: true, lastDisabledAt: Math.max(account.lastDisabledAt ?? 0, event.at) });
+        return;
+      }
       case 'AccountTokensRevoked':
         this.cut(`account:${event.accountId}`, event.notBefore);
         return;
@@ -84,12 +97,22 @@ export class CredentialDirectory {
     }
   }
 
+  /** The credential a client authenticates with; undefined when unknown, revoked, or its account is disabled. */
   apiCredential(apiLoginId: string): ActiveCredential | undefined {
-    return this.apiLogins.get(apiLoginId);
+    return this.enabledOnly(this.apiLogins.get(apiLoginId));
   }
 
+  /** As apiCredential, for v1. */
   legacyCredential(apiId: string): ActiveCredential | undefined {
-    return this.legacyApiIds.get(apiId);
+    return this.enabledOnly(this.legacyApiIds.get(apiId));
+  }
+
+  /**
+   * A disabled account's credentials are answered as unknown ones: the client gets the answer a
+   * wrong key gets (401), and the time taken does not tell it the account exists.
+   */
+  private enabledOnly(credential: ActiveCredential | undefined): ActiveCredential | undefined {
+    return credential && this.accounts.get(credential.accountId)?.disabled ? undefined : credential;
   }
 
   account(accountId: string): AccountProfile | undefined {
@@ -111,8 +134,21 @@ export class CredentialDirectory {
     this.cuts.set(key, Math.max(this.cuts.get(key) ?? 0, notBefore));
   }
 
-  /** Whether a credential is still active: a refresh of a family made with a rotated-away key is refused. */
+  /**
+   * Whether a family whose current generation was issued at `issuedAt` (epoch seconds) outlived every
+   * disable of its account: one issued by then is refused a refresh even once the account is enabled
+   * again, so enabling brings back no family the disable ended, wherever it is homed (decision 0030).
+   */
+  survivedDisables(accountId: string, issuedAt: number): boolean {
+    const disabledAt = this.accounts.get(accountId)?.lastDisabledAt;
+    return disabledAt === undefined || issuedAt > disabledAt;
+  }
+
+  /**
+   * Whether a credential is still active: a refresh of a family made with a rotated-away key is
+   * refused, and so is one of a disabled account's families.
+   */
   isApiCredentialActive(apiLoginId: string, credentialId: string): boolean {
-    return this.apiLogins.get(apiLoginId)?.credentialId === credentialId;
+    return this.apiCredential(apiLoginId)?.credentialId === credentialId;
   }
 }

@@ -17,6 +17,8 @@ export type FamilyState =
       readonly credentialId: string;
       readonly apiLoginId: string;
       readonly generation: number;
+      /** When the current generation was issued: a family last issued before its account was disabled is never refreshed. */
+      readonly issuedAt: number;
       readonly refreshTokenHash: string;
       /** The fingerprint of the secret-hashing key `refreshTokenHash` was made with; undefined: the log's first key. */
       readonly hashingKey: string | undefined;
@@ -145,6 +147,7 @@ export function evolveFamily(state: FamilyState, event: FamilyEvent): FamilyStat
         credentialId: event.credentialId,
         apiLoginId: event.apiLoginId,
         generation: event.generation,
+        issuedAt: event.issuedAt,
         refreshTokenHash: event.refreshTokenHash,
         hashingKey: event.hashingKey,
         accessExpiresAt: event.accessExpiresAt,

@@ -98,6 +98,8 @@ export class HashingKeyUse {
       case 'ClientDpopSet':
       case 'AccountTokensRevoked':
       case 'CredentialTokensRevoked':
+      case 'AccountDisabled':
+      case 'AccountEnabled':
         return;
       default:
         assertNever(event);

@@ -167,6 +167,8 @@ export function feedKey(event: PublishedEvent): string {
     case 'ClientDpopSet':
     case 'AccountTokensRevoked':
     case 'CredentialTokensRevoked':
+    case 'AccountDisabled':
+    case 'AccountEnabled':
       return event.accountId;
     case 'ControlRegionChanged':
       // One key for every change, so they keep their order on the account topic.

@@ -389,6 +389,8 @@ export function createTokenService(deps: TokenServiceDeps) {
           if (state.status === 'active' && !directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) {
             throw refreshRefusal('ERR_CREDENTIAL_REVOKED');
           }
+          // A family the account's disable ended (revoked at home, or homed in a region that only heard of it).
+          if (state.status === 'active' && !directory.survivedDisables(state.accountId, state.issuedAt)) throw refreshRefusal('ERR_REFRESH_TOKEN_REVOKED');
           const hasher = hashers.current();
           return {
             type: 'RotateToken',

@@ -407,3 +407,32 @@ describe('after a rotation of the secret-hashing key', () => {
     await expect(tokens.revokeToken(pair.refreshToken, metadata)).resolves.toMatchObject({ revokedAt: t0 });
   });
 });
+
+describe('a disabled account', () => {
+  const disable = () => account({ type: 'AccountDisabled', v: 1, accountId: 'acct_1', actor: 'cli', at: now });
+  const enable = () => account({ type: 'AccountEnabled', v: 1, accountId: 'acct_1', actor: 'cli', at: now });
+
+  it('gets no token, v5 or v1, and is answered as a wrong key is; enabled, it gets them again', async () => {
+    disable();
+    expect(await refusalOf(issue())).toBe('ERR_INVALID_CLIENT');
+    expect(await refusalOf(tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata))).toBe('ERR_INVALID_CLIENT');
+    expect(await store.headPosition()).toBeUndefined();
+    now += 5;
+    enable();
+    expect((await issue()).accessToken).toEqual(expect.any(String));
+    expect((await tokens.legacyAuthenticate('tla_1', 'tlk_secret', metadata)).authenticationToken).toEqual(expect.any(String));
+  });
+
+  it('refreshes no family while disabled, and none issued before the disable once enabled, even one nobody revoked (homed in a region that only heard of the disable)', async () => {
+    const before = await issue();
+    now += 10;
+    disable();
+    expect(await refusalOf(tokens.refreshToken(before.refreshToken, metadata))).toBe('ERR_CREDENTIAL_REVOKED');
+    now += 10;
+    enable();
+    expect(await refusalOf(tokens.refreshToken(before.refreshToken, metadata))).toBe('ERR_REFRESH_TOKEN_REVOKED');
+    // A family got after the enable, in the same second, refreshes as any does.
+    const after = await issue();
+    expect((await tokens.refreshToken(after.refreshToken, metadata)).refreshToken).toEqual(expect.any(String));
+  });
+});

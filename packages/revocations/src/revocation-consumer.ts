@@ -97,10 +97,12 @@ export async function startRevocationConsumer(options: RevocationConsumerOptions
       case 'AccountAudiencesSet':
       case 'ClientKeysSet':
       case 'ClientDpopSet':
+      case 'AccountDisabled':
+      case 'AccountEnabled':
       case 'ControlRegionChanged':
         // Nothing for this projection: a token carries its scope, a revoked credential's
-        // refreshes are refused by the issuer (cutting its tokens is a cut event of its own), and
-        // the control region matters to writers of accounts only.
+        // refreshes are refused by the issuer (cutting its tokens is a cut event of its own, as is
+        // disabling an account's), and the control region matters to writers of accounts only.
         return;
       default:
         // Every published type is handled above, or this fails to compile. A type the feed does

@@ -12,6 +12,7 @@ import {
   type LegacyKeyAnswer,
   type RotatedKeyAnswer,
 } from '@tessera/accounts';
+import { accountStatusAnswer, type AccountStatus, type AccountStatusAnswer } from '@tessera/admin/account-status';
 
 /** The kids of a JWKS set on an account (none: private_key_jwt refused). */
 export interface ClientKeysSetAnswer {
@@ -43,12 +44,14 @@ export interface AccountOperations {
   setClientKeysUrl(accountId: string, url: string): Promise<ClientKeysUrlAnswer>;
   addLegacyKey(accountId: string): Promise<LegacyKeyAnswer>;
   revokeLegacyKey(accountId: string, apiId: string, revokeTokens: boolean): Promise<AccountChangeAnswer>;
+  disable(accountId: string, reason: string | undefined): Promise<AccountStatusAnswer>;
+  enable(accountId: string): Promise<AccountStatusAnswer>;
 }
 
 /** The operations on the data folder: the account service, its results as the answers. */
 export function localAccountOperations(
   accounts: AccountService,
-  parts: { readonly list: () => Promise<AccountRow[]>; readonly plainHttpAllowed: (url: URL) => boolean },
+  parts: { readonly list: () => Promise<AccountRow[]>; readonly plainHttpAllowed: (url: URL) => boolean; readonly status: AccountStatus },
 ): AccountOperations {
   return {
     create: async (input) => createdAccountAnswer(await accounts.create(input)),
@@ -73,5 +76,7 @@ export function localAccountOperations(
     },
     addLegacyKey: async (accountId) => legacyKeyAnswer(await accounts.addLegacyKey(accountId)),
     revokeLegacyKey: async (accountId, apiId, revokeTokens) => accountChangeAnswer(await accounts.revokeLegacyKey(accountId, apiId, { revokeTokens })),
+    disable: async (accountId, reason) => accountStatusAnswer(await parts.status.disable(accountId, { reason }, { actor: 'cli' })),
+    enable: async (accountId) => accountStatusAnswer(await parts.status.enable(accountId, { actor: 'cli' })),
   };
 }

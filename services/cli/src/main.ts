@@ -21,6 +21,8 @@ const usage = `usage: tessera <command>
   accounts set-dpop --account ID (--required | --optional) [--json]   whether its token requests must carry a DPoP proof (RFC 9449)
   accounts add-legacy-key --account ID [--json]
   accounts revoke-legacy-key --account ID --apiid APIID [--revoke-tokens] [--json]
+  accounts disable --account ID [--reason TEXT] [--json]   no new tokens; its live tokens and families revoked
+  accounts enable --account ID [--json]   new tokens again; those revoked by the disable stay revoked
   admin-tokens create --name NAME --scope audit:read|tokens:revoke|ssf:receivers|accounts:read|accounts:write... [--expires-in SECONDS] [--json]
   admin-tokens list [--json]
   admin-tokens revoke --id ID [--json]

@@ -1,4 +1,5 @@
 import type { AccountChangeAnswer, AccountRow, AudiencesAnswer, CreatedAccountAnswer, DpopAnswer, LegacyKeyAnswer, RotatedKeyAnswer } from '@tessera/accounts';
+import type { AccountStatusAnswer } from '@tessera/admin/account-status';
 import type { AccountOperations, ClientKeysSetAnswer, ClientKeysUrlAnswer } from './account-operations.js';
 import { NotFound } from './cli-error.js';
 import type { RemoteAdmin } from './remote-admin.js';
@@ -39,5 +40,7 @@ export function remoteAccountOperations(admin: RemoteAdmin): AccountOperations {
     addLegacyKey: (accountId) => admin.send<LegacyKeyAnswer>('POST', `${account(accountId)}/legacy-keys`, {}),
     revokeLegacyKey: (accountId, apiId, revokeTokens) =>
       admin.send<AccountChangeAnswer>('POST', `${account(accountId)}/legacy-keys/${encodeURIComponent(apiId)}/revoke`, revokeTokens ? { revoke_tokens: true } : {}),
+    disable: (accountId, reason) => admin.send<AccountStatusAnswer>('POST', `${account(accountId)}/disable`, reason === undefined ? {} : { reason }),
+    enable: (accountId) => admin.send<AccountStatusAnswer>('POST', `${account(accountId)}/enable`, {}),
   };
 }

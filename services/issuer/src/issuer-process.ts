@@ -62,6 +62,8 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
     hashers: hashing.keyring,
     onFamilyEvent: verifier?.state.applyFamilyEvent,
     onCut: verifier ? verifier.state.applyCut : (event) => issuer.directory.apply(event),
+    // The directory the issuer authenticates against (the verifier's too, in the all-in-one).
+    onAccountStatus: (event) => issuer.directory.apply(event),
     audit,
     checkAccountWrite: control && (() => control.fence.checkAccountWrite()),
   });

@@ -5,7 +5,7 @@ import type { TokenService } from '../token-service.js';
 
 export interface TokenLookupDeps {
   readonly tokens: Pick<TokenService, 'familyState' | 'isCurrentRefreshToken'>;
-  readonly directory: Pick<CredentialDirectory, 'account' | 'tokensValidFrom' | 'isApiCredentialActive'>;
+  readonly directory: Pick<CredentialDirectory, 'account' | 'tokensValidFrom' | 'isApiCredentialActive' | 'survivedDisables'>;
   readonly keys: PublicKeySet;
   /** The `iss` Tessera's tokens carry: TESSERA_ISSUER and the metadata's `issuer`. */
   readonly issuers: () => readonly string[];
@@ -36,6 +36,7 @@ async function lookUpRefreshToken(refreshToken: string, deps: TokenLookupDeps): 
   if (state.status !== 'active' || !deps.tokens.isCurrentRefreshToken(state, refreshToken)) return inactive;
   const now = deps.now();
   if (now >= state.refreshExpiresAt || !deps.directory.isApiCredentialActive(state.apiLoginId, state.credentialId)) return inactive;
+  if (!deps.directory.survivedDisables(state.accountId, state.issuedAt)) return inactive;
   return {
     active: true,
     token_type: 'refresh_token',

@@ -1,5 +1,7 @@
 import { open } from 'node:fs/promises';
 import { accountRow, createAccountService, InvalidAccountInput, listAccounts, maxClientKeysBytes, type AccountRow } from '@tessera/accounts';
+import { createAccountStatus, type AccountStatusAnswer } from '@tessera/admin/account-status';
+import { familiesFromLog } from '@tessera/admin/log-families';
 import { longestLiveTokenLifetime } from '@tessera/admin/token-lifetimes';
 import { DomainError } from '@tessera/domain';
 import { egressPolicy } from '@tessera/egress';
@@ -32,6 +34,7 @@ const options = {
   'admin-url': { type: 'string' },
   'admin-token-file': { type: 'string' },
   'admin-ca-file': { type: 'string' },
+  reason: { type: 'string' },
 } as const;
 
 const secretsNotice = 'The secrets below are shown once: store them now. Tessera keeps only keyed hashes.';
@@ -48,6 +51,7 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
   if (revokeTokens && !['rotate-key', 'set-permissions', 'revoke-legacy-key'].includes(subcommand ?? '')) {
     throw new CliError('--revoke-tokens goes with rotate-key, set-permissions or revoke-legacy-key');
   }
+  if (values.reason !== undefined && subcommand !== 'disable') throw new CliError('--reason goes with disable');
   const remote = remoteTargetOf(command, values);
   const run = (accounts: AccountOperations) => runSubcommand(accounts, subcommand, values, revokeTokens);
   if (remote) return run(remoteAccountOperations(remoteAdmin(remote)));
@@ -60,7 +64,9 @@ export async function runAccounts(command: CommandContext, argv: string[]): Prom
     await checkAccountWrite(command, store);
     // How long a cut must last comes from the tokens in the log (docs/decisions/0011), read only when one is made.
     const accounts = createAccountService({ store, hasher, now: () => now, actor: 'cli', longestTokenLifetime: () => longestLiveTokenLifetime(store, now) });
-    return localRefusals(() => run(localAccountOperations(accounts, { list: rowsOf(store), plainHttpAllowed })));
+    // The server that runs on this log learns of a status change from it, as of every account change.
+    const status = createAccountStatus({ store, families: familiesFromLog(store, now), now: () => now });
+    return localRefusals(() => run(localAccountOperations(accounts, { list: rowsOf(store), plainHttpAllowed, status })));
   });
 }
 
@@ -148,8 +154,18 @@ async function runSubcommand(accounts: AccountOperations, subcommand: string | u
       print(json, changed, `legacy API ID ${apiId} of ${changed.account_id} revoked${cutNotice(changed.tokens_revoked_before, 'of that API ID')}`);
       return 0;
     }
+    case 'disable': {
+      const changed = await accounts.disable(required(values.account, '--account'), validReason(values.reason));
+      print(json, changed, statusNotice(changed));
+      return 0;
+    }
+    case 'enable': {
+      const changed = await accounts.enable(required(values.account, '--account'));
+      print(json, changed, statusNotice(changed));
+      return 0;
+    }
     default:
-      throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, set-client-keys, set-dpop, add-legacy-key, revoke-legacy-key');
+      throw new CliError('accounts needs one of: create, list, rotate-key, set-permissions, set-audiences, set-client-keys, set-dpop, add-legacy-key, revoke-legacy-key, disable, enable');
   }
 }
 
@@ -190,7 +206,7 @@ function list(rows: readonly AccountRow[], json: boolean): number {
           // Every value from the log is escaped: an older log can hold a name with control characters.
           .map((row) =>
             [
-              `${shown(row.account_id)}  ${shown(row.name)}`,
+              `${shown(row.account_id)}  ${shown(row.name)}${row.status === 'disabled' ? '  DISABLED' : ''}`,
               `  api login ids: ${shown(row.api_login_ids.join(' ')) || '-'}`,
               `  legacy api ids: ${shown(row.legacy_api_ids.join(' ')) || '-'}`,
               `  permissions: ${shown(row.permissions.join(' ')) || '-'}`,
@@ -199,6 +215,24 @@ function list(rows: readonly AccountRow[], json: boolean): number {
           .join('\n');
   print(json, rows, human);
   return 0;
+}
+
+/** The event allows 1 to 200 characters; said here as one line rather than as the schema's refusal. */
+function validReason(reason: string | undefined): string | undefined {
+  if (reason !== undefined && (reason.trim() === '' || reason.length > 200)) throw new CliError('--reason is 1 to 200 characters, not blank');
+  return reason;
+}
+
+function statusNotice(change: AccountStatusAnswer): string {
+  if (change.status === 'enabled') {
+    return change.changed
+      ? `${change.account_id} enabled: it gets new tokens again; tokens revoked when it was disabled stay revoked`
+      : `${change.account_id} was not disabled: nothing changed`;
+  }
+  const families = `${change.revoked_families} live token ${change.revoked_families === 1 ? 'family' : 'families'} revoked`;
+  return change.changed
+    ? `${change.account_id} disabled: it gets no token until enabled; ${families}.${cutNotice(change.tokens_revoked_before, 'of the account')}`
+    : `${change.account_id} was already disabled; ${families}`;
 }
 
 /** With a cut (--revoke-tokens): from when the tokens are refused. */
