@@ -115,7 +115,7 @@ describe('accounts over the admin API', () => {
     expect((await admin('GET', '/admin/v1/accounts?cursor=not-a-cursor')).status).toBe(400);
 
     const one = await admin('GET', `/admin/v1/accounts/${made[0]!.account_id}`);
-    expect(one.json()).toEqual({ account_id: made[0]!.account_id, name, permissions: ['transaction:charge'], api_login_ids: [made[0]!.api_login_id], legacy_api_ids: [] });
+    expect(one.json()).toEqual({ account_id: made[0]!.account_id, name, permissions: ['transaction:charge'], api_login_ids: [made[0]!.api_login_id], legacy_api_ids: [], status: 'enabled' });
     expect((await admin('GET', '/admin/v1/accounts/no-such-account')).status).toBe(404);
 
     const account = made[0]!;
@@ -173,12 +173,22 @@ describe('accounts over the admin API', () => {
     expect((await getToken(created.api_login_id, created.transaction_key)).status).toBe(200);
 
     const rows = JSON.parse((await remote(['list', '--json'])).stdout) as { account_id: string; name: string }[];
-    expect(rows.find((row) => row.account_id === created.account_id)).toEqual({ account_id: created.account_id, name: 'CLI shop', permissions: ['transaction:charge'], api_login_ids: [created.api_login_id], legacy_api_ids: [] });
+    expect(rows.find((row) => row.account_id === created.account_id)).toEqual({ account_id: created.account_id, name: 'CLI shop', permissions: ['transaction:charge'], api_login_ids: [created.api_login_id], legacy_api_ids: [], status: 'enabled' });
     const human = (await remote(['set-permissions', '--account', created.account_id, '--permission', 'transaction:refund'])).stdout;
     expect(human).toBe(`permissions of ${created.account_id} set to: transaction:refund\n`);
     const rotated = JSON.parse((await remote(['rotate-key', '--api-login-id', created.api_login_id, '--json'])).stdout) as { transaction_key: string };
     secrets.push(rotated.transaction_key);
     expect((await getToken(created.api_login_id, rotated.transaction_key)).status).toBe(200);
+
+    // Disabled over the admin API: refused as a wrong key until enabled, and listed as such.
+    const disabled = JSON.parse((await remote(['disable', '--account', created.account_id, '--reason', 'card testing', '--json'])).stdout) as Record<string, unknown>;
+    expect(disabled).toMatchObject({ account_id: created.account_id, status: 'disabled', changed: true });
+    expect((await getToken(created.api_login_id, rotated.transaction_key)).status).toBe(401);
+    expect((await remote(['list'])).stdout).toContain(`${created.account_id}  CLI shop  DISABLED`);
+    expect((await remote(['enable', '--account', created.account_id])).stdout).toBe(`${created.account_id} enabled: it gets new tokens again; tokens revoked when it was disabled stay revoked\n`);
+    expect((await getToken(created.api_login_id, rotated.transaction_key)).status).toBe(200);
+    await expect(remote(['enable', '--account', created.account_id, '--reason', 'x'])).rejects.toMatchObject({ code: 2 });
+    await expect(remote(['disable', '--account', 'no-such-account'])).rejects.toMatchObject({ code: 3 });
 
     await expect(remote(['rotate-key', '--account', 'no-such-account'])).rejects.toMatchObject({ code: 3, stderr: 'tessera: no account no-such-account\n' });
     await expect(remote(['set-permissions', '--account', created.account_id, '--permission', 'not valid'])).rejects.toMatchObject({ code: 2 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AccountRow } from '@tessera/accounts';
 import { accountPage, accountPageLimit, InvalidAccountPage } from './account-pages.js';
 
-const row = (accountId: string, name: string): AccountRow => ({ account_id: accountId, name, permissions: [], api_login_ids: [], legacy_api_ids: [] });
+const row = (accountId: string, name: string): AccountRow => ({ account_id: accountId, name, permissions: [], api_login_ids: [], legacy_api_ids: [], status: 'enabled' });
 const rows = [row('a1', 'Shop'), row('a2', 'Other'), row('a3', 'Shop'), row('a4', 'Shop'), row('a5', 'Shop')];
 const ids = (page: { accounts: AccountRow[] }) => page.accounts.map((account) => account.account_id);
 
