@@ -111,15 +111,19 @@ export async function startChild<Ready>(
     process: child,
     output: () => stderr,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-        await exited;
-        clearTimeout(killer);
-      }
+      await stopGracefully(child, exited);
       forget();
     },
   };
+}
+
+/** SIGTERM, then SIGKILL if it has not exited 5 s later; resolves once it has exited (`exited`). */
+export async function stopGracefully(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killer);
 }
 
 /** Prints a progress line to stderr, so stdout stays the report. */

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cachedGoBuild } from '../support/go-build-cache.js';
 import { freePort, startTessera, type Credentials, type TesseraProcess } from '../support/tessera-process.js';
-import { benchDir, onCleanup, progress, repositoryRoot } from './children.js';
+import { benchDir, onCleanup, progress, repositoryRoot, stopGracefully } from './children.js';
 import { atMost, type Row } from './report.js';
 import { client, latencyOf, type Latency } from './shared-signals.js';
 
@@ -101,12 +101,7 @@ async function startProgram<Ready>(
   // The tail only: a chatty downstream must not grow this process's heap.
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-20_000)));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(killer);
-    }
+    await stopGracefully(child, exited);
     forget();
   };
   const timeoutMs = options.timeoutMs ?? 60_000;
