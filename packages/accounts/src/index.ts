@@ -3,6 +3,7 @@ export {
   isResourceIndicator,
   permissionPattern,
   listAccounts,
+  readAccount,
   type AccountChange,
   type AccountService,
   type AccountServiceDeps,

@@ -8,6 +8,7 @@ import {
   createdAccountAnswer,
   legacyKeyAnswer,
   listAccounts,
+  readAccount,
   permissionPattern,
   rotatedKeyAnswer,
   type AccountServiceDeps,
@@ -144,7 +145,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       schema: { summary: 'One account, never a secret or a hash (scope accounts:read)', tags, security, params, response: { 200: AccountRowSchema, ...errors } },
     },
     async (request, reply) => {
-      const account = (await listAccounts(options.store)).find((summary) => summary.accountId === request.params.account_id);
+      const account = await readAccount(options.store, request.params.account_id);
       if (!account) throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${request.params.account_id}`);
       return noStore(reply).send(accountRow(account));
     },
