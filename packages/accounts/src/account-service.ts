@@ -1,4 +1,4 @@
-import { InvalidArgument, accountEventTypes, isEventOf, streams, type AccountEvent, type EventMetadata } from '@tessera/events';
+import { InvalidArgument, accountEventTypes, streams, type AccountEvent, type EventMetadata } from '@tessera/events';
 import {
   DomainError,
   accountDecider,
@@ -264,17 +264,11 @@ async function allAccounts(store: Pick<EventStore, 'readAll'>): Promise<Map<stri
 
 /** The accounts as `list` shows them. Reading needs only the log: no hashing key, so a read-only caller opens none. */
 export async function listAccounts(store: Pick<EventStore, 'readAll'>): Promise<AccountSummary[]> {
-  return [...(await allAccounts(store)).values()].flatMap((state) => summaryOf(state) ?? []);
+  return [...(await allAccounts(store)).values()].flatMap((state) => accountSummaryOf(state) ?? []);
 }
 
-/** One account as `list` shows it, from its own stream only: the cost of one account, whatever the log holds. */
-export async function readAccount(store: Pick<EventStore, 'readStream'>, accountId: string): Promise<AccountSummary | undefined> {
-  let state = initialAccountState();
-  for (const { event } of await store.readStream(streams.account(accountId))) if (isEventOf(accountEventTypes, event)) state = evolveAccount(state, event);
-  return summaryOf(state);
-}
-
-function summaryOf(state: AccountState): AccountSummary | undefined {
+/** An account as `list` shows it; undefined for one not registered. */
+export function accountSummaryOf(state: AccountState): AccountSummary | undefined {
   if (state.status !== 'registered') return undefined;
   return {
     accountId: state.accountId,

@@ -3,7 +3,7 @@ import { streams } from '@tessera/events';
 import { DomainError } from '@tessera/domain';
 import { InMemoryEventStore } from '@tessera/event-store';
 import { createSecretHasher } from '@tessera/tokens';
-import { createAccountService, readAccount, type AccountService } from './account-service.js';
+import { createAccountService, type AccountService } from './account-service.js';
 import { InvalidAccountInput } from './invalid-account-input.js';
 
 const now = 1_800_000_000;
@@ -78,19 +78,6 @@ describe('account service', () => {
       { accountId: b.accountId, name: 'B', permissions: [], apiLoginIds: [b.apiLoginId], legacyApiIds: [], disabled: false },
     ]);
     expect(JSON.stringify(listed)).not.toMatch(/tsk_|tlk_/);
-  });
-
-  it('readAccount reads one account from its own stream only, as list shows it; an unknown one is undefined', async () => {
-    const a = await accounts.create({ name: 'A', permissions: ['x'], legacy: true });
-    await accounts.create({ name: 'B', permissions: [], legacy: false });
-    const readAll = store.readAll.bind(store);
-    store.readAll = () => Promise.reject(new Error('readAccount must not read the whole log'));
-    try {
-      expect(await readAccount(store, a.accountId)).toEqual({ accountId: a.accountId, name: 'A', permissions: ['x'], apiLoginIds: [a.apiLoginId], legacyApiIds: [a.legacy!.apiId], disabled: false });
-      expect(await readAccount(store, 'acct-unknown')).toBeUndefined();
-    } finally {
-      store.readAll = readAll;
-    }
   });
 
   it('rotateKey, by account or by API Login ID, issues a new key for the login and revokes the old credential', async () => {

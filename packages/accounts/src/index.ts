@@ -3,7 +3,7 @@ export {
   isResourceIndicator,
   permissionPattern,
   listAccounts,
-  readAccount,
+  accountSummaryOf,
   type AccountChange,
   type AccountService,
   type AccountServiceDeps,

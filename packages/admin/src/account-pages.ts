@@ -13,20 +13,24 @@ export class InvalidAccountPage extends CodedError {
  * One page of accounts in log order (the order they were created in), filtered by exact name. The
  * cursor names the last account of the page before, so a page is the same whatever was created
  * after it: an account is never removed from the log, so the one a cursor names is always found.
+ * Walks the rows only until the page is full and one more is seen.
  */
-export function accountPage(rows: readonly AccountRow[], query: { name?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): { accounts: AccountRow[]; nextCursor: string | null } {
+export function accountPage(rows: Iterable<AccountRow>, query: { name?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): { accounts: AccountRow[]; nextCursor: string | null } {
   const limit = query.limit ?? accountPageLimit.default;
-  const matching = query.name === undefined ? rows : rows.filter((row) => row.name === query.name);
-  let start = 0;
-  if (query.cursor !== undefined) {
-    const after = accountIdOf(query.cursor);
-    const index = matching.findIndex((row) => row.account_id === after);
-    if (index < 0) throw new InvalidAccountPage('cursor: not a cursor of this list (take next_cursor from the page before, with the same name filter)');
-    start = index + 1;
+  const after = query.cursor === undefined ? undefined : accountIdOf(query.cursor);
+  let started = after === undefined;
+  const accounts: AccountRow[] = [];
+  for (const row of rows) {
+    if (query.name !== undefined && row.name !== query.name) continue;
+    if (!started) {
+      started = row.account_id === after;
+      continue;
+    }
+    if (accounts.length === limit) return { accounts, nextCursor: cursorOf(accounts[accounts.length - 1]!.account_id) };
+    accounts.push(row);
   }
-  const accounts = matching.slice(start, start + limit);
-  const more = start + limit < matching.length;
-  return { accounts, nextCursor: more ? cursorOf(accounts[accounts.length - 1]!.account_id) : null };
+  if (!started) throw new InvalidAccountPage('cursor: not a cursor of this list (take next_cursor from the page before, with the same name filter)');
+  return { accounts, nextCursor: null };
 }
 
 /** Opaque to callers: base64url of the last account id. */

@@ -3,12 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   accountChangeAnswer,
-  accountRow,
   createAccountService,
   createdAccountAnswer,
   legacyKeyAnswer,
-  listAccounts,
-  readAccount,
   permissionPattern,
   rotatedKeyAnswer,
   type AccountServiceDeps,
@@ -18,11 +15,14 @@ import type { CommandStore, EventStore } from '@tessera/event-store';
 import { problemResponses } from '@tessera/http';
 import type { SecretHashers } from '@tessera/tokens';
 import type { AdminGuard } from './admin-auth.js';
+import type { AccountListing } from './account-listing.js';
 import { accountPage, accountPageLimit } from './account-pages.js';
 
 export interface AccountRoutesOptions {
   readonly guard: AdminGuard;
   readonly store: CommandStore & Pick<EventStore, 'readAll'>;
+  /** What the list and the lookup answer from: the accounts as this process has followed the log. */
+  readonly listing: AccountListing;
   /** New secrets are hashed with the log's current key; where this process does not hold it, a write is a 503. */
   readonly hashers: SecretHashers;
   /** Epoch seconds. */
@@ -132,8 +132,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       },
     },
     async (request, reply) => {
-      const rows = (await listAccounts(options.store)).map(accountRow);
-      const page = accountPage(rows, request.query);
+      const page = accountPage(options.listing.rows(), request.query);
       return noStore(reply).send({ accounts: page.accounts, next_cursor: page.nextCursor });
     },
   );
@@ -145,9 +144,9 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       schema: { summary: 'One account, never a secret or a hash (scope accounts:read)', tags, security, params, response: { 200: AccountRowSchema, ...errors } },
     },
     async (request, reply) => {
-      const account = await readAccount(options.store, request.params.account_id);
+      const account = options.listing.row(request.params.account_id);
       if (!account) throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${request.params.account_id}`);
-      return noStore(reply).send(accountRow(account));
+      return noStore(reply).send(account);
     },
   );
 

@@ -8,6 +8,7 @@ import { epochSeconds, registerGauges, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
 import { createAdminGuard, type AdminGuard } from './admin-auth.js';
+import { AccountListing } from './account-listing.js';
 import { accountRoutes, type AccountRoutesOptions } from './account-routes.js';
 import { accountStatusRoutes } from './account-status-routes.js';
 import { createAccountStatus, type AccountStatus } from './account-status.js';
@@ -92,8 +93,10 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
   const status = createAccountStatus({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, onStatusChange: hooks.onAccountStatus, checkAccountWrite: hooks.checkAccountWrite });
   const archiveDir = hooks.audit === undefined ? undefined : archiveDirOf(host.config);
   const egress = egressPolicy(host.config);
+  const listing = new AccountListing();
   const accounts: Omit<AccountRoutesOptions, 'guard'> = {
     store,
+    listing,
     hashers: hooks.hashers,
     now,
     checkAccountWrite: hooks.checkAccountWrite,
@@ -109,7 +112,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
       if (position !== undefined) await untilApplied(host, position);
     },
   };
-  return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, now: () => host.clock.now() }), readers: [tokens.reader] };
+  return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, now: () => host.clock.now() }), readers: [tokens.reader, listing.reader] };
 }
 
 function isCut(event: AccountEvent): event is TokenCutEvent {
