@@ -8,6 +8,7 @@ import { decodeFeedMessage, encodeFeedMessage } from './feed-message.js';
 import { CoordinatorAnswers, isConsumerNotRunning, isCoordinatorNotReady } from './kafka-coordinator.js';
 import { runKafkaConsumer } from './kafka-consumer-run.js';
 import { isAccessRefused, kafkaClientSecurity, redactSecrets, type KafkaSecurityOptions } from './kafka-security.js';
+import { mendKafkaRequestQueue } from './kafkajs-request-queue.js';
 import { inProcessSpan, startSendSpans } from './kafka-tracing.js';
 import {
   FeedClosed,
@@ -133,6 +134,7 @@ export class KafkaRevocationFeed implements RevocationFeed {
     if (brokers.length === 0) throw new InvalidArgument('KafkaRevocationFeed needs at least one broker');
     const security = kafkaClientSecurity(options);
     if (security.sasl?.mechanism === 'plain' && !security.ssl) this.logger.warn({ mechanism: 'plain' }, 'Kafka SASL PLAIN without TLS sends the password as it is: set ssl');
+    mendKafkaRequestQueue();
     this.kafka = new Kafka({
       clientId: options.clientId ?? 'tessera',
       brokers,
