@@ -41,7 +41,7 @@ export interface AccountRoutesOptions {
  * An identifier in a path: characters a URL carries as they are, at most 100 of them, the router's
  * limit for a path segment (longer is a 414 before any route), so every value the schema takes reaches the route.
  */
-const pathId = z.string().regex(/^[A-Za-z0-9._~-]{1,100}$/);
+export const pathId = z.string().regex(/^[A-Za-z0-9._~-]{1,100}$/);
 const accountId = pathId;
 const params = z.strictObject({ account_id: accountId });
 const events = z.array(z.string());
@@ -59,7 +59,7 @@ const AccountRowSchema = z.object({
 const AccountChangeSchema = z.object({ account_id: z.string(), events, tokens_revoked_before: tokensRevokedBefore });
 const errors = problemResponses(400, 401, 403, 404, 409, 414, 503);
 /** A body that may be left out (a bare `curl -X POST`): the document says so (openapi.ts reads this mark). */
-const bodyOptional = { 'x-body-optional': true } as const;
+export const bodyOptional = { 'x-body-optional': true } as const;
 const tags = ['admin'];
 const security = [{ bearer: [] }];
 

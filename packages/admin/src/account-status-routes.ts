@@ -4,13 +4,15 @@ import { z } from 'zod';
 import { Problem } from '@tessera/contracts';
 import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
 import type { AdminGuard } from './admin-auth.js';
+import { bodyOptional, pathId } from './account-routes.js';
 import { accountStatusAnswer, type AccountStatus, type StatusChangeAuthor } from './account-status.js';
 
-// Refusals are answered problem+json (the error handler), so the document names that type, and the 400's `errors`.
-const errors = problemResponses(400, 401, 403, 404, 503);
+// Refusals are answered problem+json (the error handler), so the document names that type, and the 400's `errors`;
+// 414: a path segment longer than the router takes, refused before any route.
+const errors = problemResponses(400, 401, 403, 404, 414, 503);
 // 409: this region is not the control region, which alone writes accounts (the detail names it).
 const conflict = { 409: Problem };
-const params = z.object({ account_id: z.string().min(1).max(128) });
+const params = z.strictObject({ account_id: pathId });
 const answer = z.object({
   account_id: z.string(),
   status: z.enum(['disabled', 'enabled']),
@@ -48,6 +50,7 @@ export async function accountStatusRoutes(app: FastifyInstance, options: Account
         params,
         // No body, or a JSON object with at most a reason: an operator's `curl -X POST` needs nothing more.
         body: z.strictObject({ reason: z.string().min(1).max(200).optional().describe('Why, for the audit trail') }).nullish(),
+        ...bodyOptional,
         response: { 200: answer, ...errors, ...conflict },
       },
     },
