@@ -20,7 +20,7 @@ const checkPendingRequestsIntervalMs = 10;
  * epoch: Node clamps it to 1 ms (Node 24 also prints a TimeoutNegativeWarning on stderr, which
  * breaks a fatal start's one line), and the look schedules the next one. So every connection of
  * every Kafka client woke its process every millisecond for as long as it was open, with nothing
- * to do (kafkajs issue #1751, unfixed upstream).
+ * to do (a known kafkajs bug, unfixed upstream as of 2.2.4).
  *
  * This replaces that one method with the same rule minus the loop: a look is scheduled while
  * requests wait (at the end of a throttle, or after kafkajs's 10 ms), or when a throttle is to
