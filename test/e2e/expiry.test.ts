@@ -3,14 +3,16 @@ import { startTessera, type Credentials, type TesseraProcess } from '../support/
 
 /**
  * An access token expiring on the real server, by the machine's clock: the one expiry here that
- * takes its time (a second), as only the real process can show it. Every time-driven row of the
+ * takes its time (three seconds), as only the real process can show it. The lifetime is three
+ * seconds rather than one so that a loaded CI machine still answers the first charge before
+ * `expires`: with one second, a get and a charge that together took longer than a second saw 401. Every time-driven row of the
  * token states, each boundary from both sides, is walked on a clock the test moves in
  * services/all-in-one/src/expiry.int.test.ts.
  */
 let tessera: TesseraProcess;
 let account: Credentials;
 beforeAll(async () => {
-  tessera = await startTessera({ TESSERA_ACCESS_TOKEN_TTL: '1' });
+  tessera = await startTessera({ TESSERA_ACCESS_TOKEN_TTL: '3' });
   account = await tessera.createAccount();
 });
 afterAll(async () => {
@@ -26,10 +28,10 @@ const charge = (token: string) => tessera.request('/v5/Transaction/charge', { me
 describe('expiry on the real server', () => {
   it('access token valid → expired: once `expires` has passed, protected requests get 401, and the refresh token still renews', async () => {
     const pair = await getPair();
-    expect(Date.parse(pair.expires) - Date.parse(pair.timestamp)).toBe(1000);
+    expect(Date.parse(pair.expires) - Date.parse(pair.timestamp)).toBe(3000);
     expect((await charge(pair.token)).status).toBe(200);
     // Asked again until refused: the answer comes as soon as the server's clock passes `expires`.
-    await expect.poll(async () => (await charge(pair.token)).status, { timeout: 5_000, interval: 100 }).toBe(401);
+    await expect.poll(async () => (await charge(pair.token)).status, { timeout: 10_000, interval: 100 }).toBe(401);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(pair.expires));
     const expired = await charge(pair.token);
     expect(expired.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
