@@ -13,6 +13,8 @@ import { accountStatusRoutes } from './account-status-routes.js';
 import { createAccountStatus, type AccountStatus } from './account-status.js';
 import { auditRoutes } from './audit-routes.js';
 import { accountFamilyRoutes, type AccountFamilyRoutesOptions } from './account-family-routes.js';
+import { archiveStatusRoutes } from './archive-status-routes.js';
+import { signingKeyRoutes, type SigningKeyRoutesOptions } from './signing-key-routes.js';
 import { consoleRoutes, type ConsoleRoutesOptions } from './console/console-routes.js';
 import { ConsoleSessions } from './console/console-session.js';
 import { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
@@ -32,6 +34,8 @@ export interface AdminApiHooks {
   readonly audit?: AuditReadModel | undefined;
   /** The control region's fence: an account write (an account's cut) is refused where it throws. */
   readonly checkAccountWrite?: (() => void) | undefined;
+  /** The issuer's public signing keys: their rotation dates join the admin API, behind audit:read. */
+  readonly signingKeys?: SigningKeyRoutesOptions['keys'] | undefined;
 }
 
 export interface AdminApi {
@@ -117,7 +121,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
   };
   const familyList = { store, families, familiesReady, now };
   const console = { ...consoleGate, now };
-  return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, familyList, console, now: () => host.clock.now() }), readers: [tokens.reader] };
+  return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, familyList, console, signingKeys: hooks.signingKeys, nowSeconds: now, now: () => host.clock.now() }), readers: [tokens.reader] };
 }
 
 function isCut(event: AccountEvent): event is TokenCutEvent {
@@ -141,6 +145,10 @@ export function adminRoutes(parts: {
   familyList?: Omit<AccountFamilyRoutesOptions, 'guard'> | undefined;
   /** The admin console (/console/) and its sessions; without it the console is not served. */
   console?: ConsoleRoutesOptions | undefined;
+  /** The issuer's public signing keys; without them their route is not served. */
+  signingKeys?: SigningKeyRoutesOptions['keys'] | undefined;
+  /** Epoch seconds, for the signing keys' route (default: from `now`). */
+  nowSeconds?: () => number;
   /** Epoch milliseconds, for the audit queries' `at` checks. */
   now: () => number;
 }): AdminRouteRegistrar {
@@ -151,6 +159,9 @@ export function adminRoutes(parts: {
     if (parts.status) await app.register(accountStatusRoutes, { guard: parts.guard, status: parts.status, familiesReady: parts.familiesReady });
     if (parts.familyList) await app.register(accountFamilyRoutes, { ...parts.familyList, guard: parts.guard });
     if (parts.console) await app.register(consoleRoutes, parts.console);
+    const { archiveDir, signingKeys } = parts;
+    if (parts.audit && archiveDir !== undefined) await app.register(archiveStatusRoutes, { guard: parts.guard, archiveDir });
+    if (signingKeys) await app.register(signingKeyRoutes, { guard: parts.guard, keys: signingKeys, now: parts.nowSeconds ?? (() => Math.floor(parts.now() / 1000)) });
     if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now, archiveDir: parts.archiveDir })(app);
   };
 }
