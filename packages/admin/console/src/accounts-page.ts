@@ -92,9 +92,9 @@ function accountTable(accounts: readonly AccountRow[], refresh: () => Promise<vo
       element(
         'div',
         { class: 'actions' },
-        element('a', { href: `#families/${encodeURIComponent(account.account_id)}`, 'aria-label': `Token families of ${account.name}` }, 'Families'),
-        writable ? button('Rotate key', () => rotateKey(account, refresh), { 'aria-label': `Rotate the key of ${account.name}` }) : null,
-        writable ? button('Permissions', () => editPermissions(account, refresh), { 'aria-label': `Set the permissions of ${account.name}` }) : null,
+        element('a', { href: `#families/${encodeURIComponent(account.account_id)}`, 'aria-label': `Families of ${account.name}` }, 'Families'),
+        writable ? button('Rotate key', () => rotateKey(account, refresh), { 'aria-label': `Rotate key of ${account.name}` }) : null,
+        writable ? button('Permissions', () => editPermissions(account, refresh), { 'aria-label': `Permissions of ${account.name}` }) : null,
         writable
           ? account.status === 'enabled'
             ? button('Disable', () => setStatus(account, 'disable', refresh), { 'aria-label': `Disable ${account.name}` })

@@ -1,0 +1,238 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { until } from '../support/until.js';
+
+/**
+ * The admin console in a real browser (Debian's Chromium, driven by playwright-core) against a
+ * real `tessera start`, used as a person would: sign in with an admin token, create an account and
+ * copy its key once, find the family its token made and revoke it (the token is then refused at
+ * its protected route), search the audit trail, sign out; a session cookie changes nothing without
+ * its CSRF token, and revoking the admin token ends the session. axe-core checks every page.
+ */
+const chromiumPath = '/usr/bin/chromium';
+const hasChromium = existsSync(chromiumPath);
+if (!hasChromium) {
+  const message = `SKIPPING the admin console e2e: no browser at ${chromiumPath} (apt-get install -y chromium). The console is NOT checked in a browser in this run. Set TESSERA_REQUIRE_CHROMIUM=1 to fail instead.`;
+  if (process.env.TESSERA_REQUIRE_CHROMIUM === '1') throw new Error(message);
+  console.warn(`\n${'!'.repeat(78)}\n!! ${message}\n${'!'.repeat(78)}\n`);
+}
+
+const repositoryRoot = resolve(import.meta.dirname, '..', '..');
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** Screenshots for docs/console.md, written only when asked (TESSERA_CONSOLE_SCREENSHOTS=1): a test run leaves the tree as it was. */
+const screenshots = process.env.TESSERA_CONSOLE_SCREENSHOTS === '1' ? join(repositoryRoot, 'docs', 'console') : undefined;
+const everyScope = ['accounts:read', 'accounts:write', 'tokens:revoke', 'audit:read', 'ssf:receivers'];
+const cookieName = '__Host-tessera-console';
+
+let server: TesseraProcess;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let consoleUrl = '';
+/** What the browser's console said about the Content Security Policy: a page that needed an inline script or style would be here. */
+const cspViolations: string[] = [];
+
+async function createAdminToken(name: string, scopes: readonly string[]): Promise<{ id: string; admin_token: string }> {
+  const { stdout } = await server.tessera(['admin-tokens', 'create', '--name', name, ...scopes.flatMap((scope) => ['--scope', scope]), '--json']);
+  const created = JSON.parse(stdout) as { id: string; admin_token: string };
+  // The server follows the log: the token works within a poll of it.
+  const signIn = () => server.adminRequest('/console/session', { method: 'POST', headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ admin_token: created.admin_token }) });
+  await until(signIn, `admin token ${name} accepted`, { done: (answer) => answer.status === 200, timeoutMs: 5_000 });
+  return created;
+}
+
+/** axe-core run in the page as it stands: no serious or critical finding. Evaluated through DevTools, which the page's CSP does not govern. */
+async function expectAccessible(name: string): Promise<void> {
+  await page.evaluate(axeSource);
+  const findings = await page.evaluate(async () => {
+    // axe-core's global, defined by the script evaluated just before.
+    const axe = (window as unknown as { axe: { run(context: Document): Promise<{ passes: unknown[]; violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(document);
+    return {
+      passed: result.passes.length,
+      violations: result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => JSON.stringify(node.target)) })),
+    };
+  });
+  // Rules that passed: axe looked at this page, rather than at nothing.
+  expect(findings.passed, name).toBeGreaterThan(10);
+  const serious = findings.violations.filter((finding) => finding.impact === 'serious' || finding.impact === 'critical');
+  expect(serious, `${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
+}
+
+async function screenshot(name: string): Promise<void> {
+  if (screenshots === undefined) return;
+  mkdirSync(screenshots, { recursive: true });
+  // The key shown once is masked: a screenshot in the repository holds no secret, even a test's.
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true, mask: [page.locator('#shown-secret')] });
+}
+
+async function signIn(adminToken: string): Promise<void> {
+  await page.goto(consoleUrl);
+  await page.getByLabel('Admin token').fill(adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect.poll(() => page.locator('#who').textContent()).toContain('Signed in as');
+}
+
+describe.skipIf(!hasChromium)('the admin console in a browser', () => {
+  let admin: { id: string; admin_token: string };
+  let account: { account_id: string; api_login_id: string; transaction_key: string };
+  let accessToken = '';
+  let familyId = '';
+
+  beforeAll(async () => {
+    server = await startTessera();
+    consoleUrl = `${server.adminUrl!}/console/`;
+    admin = await createAdminToken('console e2e', everyScope);
+    // Root in a container: Chromium's sandbox needs user namespaces it may not have.
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+    // The admin listener's certificate is the data folder's self-signed one.
+    context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.adminUrl! });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    page.on('dialog', (dialog) => void dialog.accept());
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('signs in with an admin token: a session cookie HttpOnly, Secure, SameSite=Strict that holds no token, and nothing in the page storage', async () => {
+    await page.goto(consoleUrl);
+    await expectAccessible('sign-in');
+    await screenshot('sign-in');
+    await signIn(admin.admin_token);
+    const [cookie] = (await context.cookies()).filter((each) => each.name === cookieName);
+    expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict', path: '/' });
+    expect(cookie!.value).not.toContain(admin.admin_token);
+    expect(cookie!.expires * 1000 - Date.now()).toBeGreaterThan(7.9 * 3600_000);
+    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage } }));
+    expect(stored).toBe('{"local":{},"session":{}}');
+    expect(await page.content()).not.toContain(admin.admin_token);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Accounts');
+    await expectAccessible('accounts');
+  });
+
+  it('creates an account and shows its key once, with a copy button; the copied key gets a token', async () => {
+    await page.getByLabel('Account name').fill('Console e2e shop');
+    await page.getByLabel('Permissions').fill('transaction:charge');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const panel = page.locator('.secret-panel');
+    await panel.waitFor();
+    await page.getByRole('button', { name: 'Copy transaction key' }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe('Transaction key copied.');
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toMatch(/^tsk_/);
+    expect(await page.locator('#shown-secret').inputValue()).toBe(copied);
+    const [accountId, apiLoginId] = await panel.locator('dd code').allTextContents();
+    account = { account_id: accountId!, api_login_id: apiLoginId!, transaction_key: copied };
+    await expectAccessible('accounts with a new key');
+    await screenshot('accounts');
+    await page.getByRole('button', { name: 'Stored it: hide' }).click();
+    expect(await page.locator('.secret-panel').count()).toBe(0);
+    expect(await page.content()).not.toContain(copied);
+    expect(await page.getByRole('row', { name: /Console e2e shop/ }).count()).toBe(1);
+
+    const issued = await server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
+    expect(issued.status).toBe(200);
+    accessToken = String(issued.json().token);
+    expect(accessToken.split('.')).toHaveLength(3);
+    expect((await server.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${accessToken}` })).status).toBe(200);
+  });
+
+  it("finds the account's family and revokes it: its access token is refused at the protected route", async () => {
+    await page.getByRole('link', { name: 'Families of Console e2e shop' }).click();
+    const rows = page.getByRole('table', { name: `Live token families of ${account.account_id}` }).locator('tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(1);
+    familyId = (await rows.first().locator('code').textContent())!;
+    expect(await rows.first().locator('td').nth(1).textContent()).toBe('0');
+    await expectAccessible('families');
+    await screenshot('families');
+    await page.getByRole('button', { name: `Revoke family ${familyId}` }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`Family ${familyId} revoked.`);
+    await expect.poll(() => page.getByText('No live token family.').count()).toBe(1);
+    expect((await server.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${accessToken}` })).status).toBe(401);
+  });
+
+  it('searches the audit trail: the family issued, then revoked by this admin token', async () => {
+    await page.getByRole('link', { name: 'Audit trail' }).click();
+    await page.getByLabel('Family ID').fill(familyId);
+    await page.getByRole('button', { name: 'Show events' }).click();
+    const items = page.locator('ol.timeline li');
+    await expect.poll(() => items.count()).toBe(2);
+    const texts = await items.allTextContents();
+    expect(texts[0]).toContain('TokenIssued');
+    expect(texts[1]).toContain('TokenRevoked');
+    expect(texts[1]).toContain(`by admin:${admin.id}`);
+    await expectAccessible('audit');
+    await screenshot('audit');
+  });
+
+  it('shows Shared Signals receivers and their streams, and the archive and signing keys', async () => {
+    const receiver = await server.adminRequest('/admin/v1/ssf/receivers', { method: 'POST', headers: { authorization: `Bearer ${admin.admin_token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Partner SIEM' }) });
+    expect(receiver.status).toBe(201);
+    await page.getByRole('link', { name: 'Shared Signals' }).click();
+    await page.getByRole('button', { name: 'Streams of Partner SIEM' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Streams of Partner SIEM' }).count()).toBe(1);
+    await expectAccessible('signals');
+    await screenshot('signals');
+    await page.getByRole('link', { name: 'Archive and keys' }).click();
+    const keys = page.getByRole('table', { name: 'Token signing keys' }).locator('tbody tr');
+    await keys.first().waitFor();
+    expect(await keys.first().locator('td').nth(2).textContent()).toBe('yes');
+    await expectAccessible('archive');
+    await screenshot('archive');
+  });
+
+  it('refuses a change made with the session cookie alone (403), in the page and from outside it', async () => {
+    const before = await server.adminRequest('/admin/v1/accounts?name=Forged', { headers: { authorization: `Bearer ${admin.admin_token}` } });
+    const inPage = await page.evaluate(async () => {
+      const answer = await fetch('/admin/v1/accounts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Forged', permissions: [] }) });
+      return answer.status;
+    });
+    expect(inPage).toBe(403);
+    const [cookie] = (await context.cookies()).filter((each) => each.name === cookieName);
+    const outside = await server.adminRequest('/admin/v1/accounts', { method: 'POST', headers: { cookie: `${cookieName}=${cookie!.value}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Forged', permissions: [] }) });
+    expect(outside.status).toBe(403);
+    const after = await server.adminRequest('/admin/v1/accounts?name=Forged', { headers: { authorization: `Bearer ${admin.admin_token}` } });
+    expect(after.json().accounts).toEqual(before.json().accounts);
+    expect(cspViolations).toEqual([]);
+  });
+
+  it('signs out: the cookie is gone and the sign-in page is back', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+    expect((await context.cookies()).filter((each) => each.name === cookieName)).toEqual([]);
+    await page.reload();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+  });
+
+  it('shows a page its admin token has no scope for as not allowed', async () => {
+    const auditor = await createAdminToken('console auditor', ['audit:read']);
+    await signIn(auditor.admin_token);
+    expect(await page.getByText('Not allowed: this admin token lacks the scope accounts:read.').count()).toBe(1);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+  });
+
+  it('ends the session at once when its admin token is revoked', async () => {
+    const doomed = await createAdminToken('console doomed', ['accounts:read']);
+    await signIn(doomed.admin_token);
+    await server.tessera(['admin-tokens', 'revoke', '--id', doomed.id]);
+    await expect
+      .poll(async () => {
+        await page.getByRole('link', { name: 'Accounts' }).click();
+        await page.getByRole('button', { name: 'Search' }).click({ timeout: 1_000 }).catch(() => undefined);
+        return page.getByRole('heading', { level: 1 }).textContent();
+      }, { timeout: 5_000 })
+      .toBe('Sign in');
+    expect(await page.getByRole('alert').textContent()).toContain('revoked or expired');
+  });
+});
