@@ -33,6 +33,19 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let consoleUrl = '';
+/**
+ * What the page's globals are, for the callbacks page.evaluate runs in the browser: this file is
+ * type-checked with Node's types, not the DOM's. The callbacks cast globalThis to it.
+ */
+interface InThePage {
+  readonly document: object;
+  readonly localStorage: Record<string, string>;
+  readonly sessionStorage: Record<string, string>;
+  readonly navigator: { readonly clipboard: { readText(): Promise<string> } };
+  /** axe-core's global, once its script has been evaluated in the page. */
+  readonly axe: { run(context: object): Promise<{ passes: unknown[]; violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> };
+}
+
 /** What the browser's console said about the Content Security Policy: a page that needed an inline script or style would be here. */
 const cspViolations: string[] = [];
 
@@ -49,9 +62,8 @@ async function createAdminToken(name: string, scopes: readonly string[]): Promis
 async function expectAccessible(name: string): Promise<void> {
   await page.evaluate(axeSource);
   const findings = await page.evaluate(async () => {
-    // axe-core's global, defined by the script evaluated just before.
-    const axe = (window as unknown as { axe: { run(context: Document): Promise<{ passes: unknown[]; violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
-    const result = await axe.run(document);
+    const inPage = globalThis as unknown as InThePage;
+    const result = await inPage.axe.run(inPage.document);
     return {
       passed: result.passes.length,
       violations: result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => JSON.stringify(node.target)) })),
@@ -112,7 +124,10 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict', path: '/' });
     expect(cookie!.value).not.toContain(admin.admin_token);
     expect(cookie!.expires * 1000 - Date.now()).toBeGreaterThan(7.9 * 3600_000);
-    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage } }));
+    const stored = await page.evaluate(() => {
+      const inPage = globalThis as unknown as InThePage;
+      return JSON.stringify({ local: { ...inPage.localStorage }, session: { ...inPage.sessionStorage } });
+    });
     expect(stored).toBe('{"local":{},"session":{}}');
     expect(await page.content()).not.toContain(admin.admin_token);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Accounts');
@@ -127,7 +142,7 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     await panel.waitFor();
     await page.getByRole('button', { name: 'Copy transaction key' }).click();
     await expect.poll(() => page.locator('#status').textContent()).toBe('Transaction key copied.');
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const copied = await page.evaluate(() => (globalThis as unknown as InThePage).navigator.clipboard.readText());
     expect(copied).toMatch(/^tsk_/);
     expect(await page.locator('#shown-secret').inputValue()).toBe(copied);
     const [accountId, apiLoginId] = await panel.locator('dd code').allTextContents();
