@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { kafkaTestEnvironment } from '@tessera/feed/testing';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
 import { until } from '../support/until.js';
 
@@ -21,6 +22,9 @@ if (!hasChromium) {
   console.warn(`\n${'!'.repeat(78)}\n!! ${message}\n${'!'.repeat(78)}\n`);
 }
 
+// With a broker, the revocation made in the console is also followed to a Kafka-fed verifier.
+const { brokers } = kafkaTestEnvironment('the admin console: a revocation reaching a Kafka-fed verifier');
+
 const repositoryRoot = resolve(import.meta.dirname, '..', '..');
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** Screenshots for docs/console.md, written only when asked (TESSERA_CONSOLE_SCREENSHOTS=1): a test run leaves the tree as it was. */
@@ -29,6 +33,8 @@ const everyScope = ['accounts:read', 'accounts:write', 'tokens:revoke', 'audit:r
 const cookieName = '__Host-tessera-console';
 
 let server: TesseraProcess;
+/** A `tessera verifier` fed from Kafka by the all-in-one's relay; undefined without a broker. */
+let verifier: TesseraProcess | undefined;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -96,7 +102,21 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
   let familyId = '';
 
   beforeAll(async () => {
-    server = await startTessera();
+    // A topic of this run's own: the broker may be shared with other suites.
+    const topic = `tessera.revocations.console.${process.pid}`;
+    server = await startTessera(brokers ? { TESSERA_KAFKA_BROKERS: brokers, TESSERA_KAFKA_TOPIC: topic } : {});
+    if (brokers) {
+      verifier = await startTessera(
+        {
+          TESSERA_KAFKA_BROKERS: brokers,
+          TESSERA_KAFKA_TOPIC: topic,
+          TESSERA_VERIFIER_SOURCE: 'kafka',
+          TESSERA_ISSUER_JWKS_URL: `${server.baseUrl}/.well-known/jwks.json`,
+          NODE_EXTRA_CA_CERTS: join(server.dataDir, 'tls', 'self-signed.crt'),
+        },
+        { command: 'verifier' },
+      );
+    }
     consoleUrl = `${server.adminUrl!}/console/`;
     admin = await createAdminToken('console e2e', everyScope);
     // Root in a container: Chromium's sandbox needs user namespaces it may not have.
@@ -109,9 +129,10 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
       if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
     page.on('dialog', (dialog) => void dialog.accept());
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => {
     await browser?.close();
+    await verifier?.stop();
     await server?.stop();
   });
 
@@ -162,6 +183,8 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
   });
 
   it("finds the account's family and revokes it: its access token is refused at the protected route", async () => {
+    const chargeAtVerifier = async () => (await verifier!.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${accessToken}` })).status;
+    if (verifier) expect(await chargeAtVerifier()).toBe(200);
     await page.getByRole('link', { name: 'Families of Console e2e shop' }).click();
     const rows = page.getByRole('table', { name: `Live token families of ${account.account_id}` }).locator('tbody tr');
     await rows.first().waitFor();
@@ -174,6 +197,9 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     await expect.poll(() => page.locator('#status').textContent()).toBe(`Family ${familyId} revoked.`);
     await expect.poll(() => page.getByText('No live token family.').count()).toBe(1);
     expect((await server.postJson('/v5/Transaction/charge', {}, { authorization: `Bearer ${accessToken}` })).status).toBe(401);
+    // Through the relay and Kafka: another process refuses it too, within seconds.
+    if (verifier) await until(chargeAtVerifier, 'the Kafka-fed verifier refuses the revoked token', { done: (status) => status === 401, timeoutMs: 10_000 });
+    else console.warn('the admin console e2e: no Kafka broker, so the revocation is not followed to a Kafka-fed verifier in this run');
   });
 
   it('searches the audit trail: the family issued, then revoked by this admin token', async () => {
@@ -241,13 +267,16 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     const doomed = await createAdminToken('console doomed', ['accounts:read']);
     await signIn(doomed.admin_token);
     await server.tessera(['admin-tokens', 'revoke', '--id', doomed.id]);
-    await expect
-      .poll(async () => {
-        await page.getByRole('link', { name: 'Accounts' }).click();
-        await page.getByRole('button', { name: 'Search' }).click({ timeout: 1_000 }).catch(() => undefined);
-        return page.getByRole('heading', { level: 1 }).textContent();
-      }, { timeout: 5_000 })
-      .toBe('Sign in');
+    // The next thing the user does (a search) meets the revocation, once the server has read it from the log.
+    const heading = () => page.getByRole('heading', { level: 1 }).textContent();
+    await until(
+      async () => {
+        if ((await heading()) !== 'Sign in') await page.getByRole('button', { name: 'Search' }).click({ timeout: 1_000 });
+        return heading();
+      },
+      'the console back at sign-in after its admin token was revoked',
+      { done: (text) => text === 'Sign in', timeoutMs: 10_000, everyMs: 200 },
+    );
     expect(await page.getByRole('alert').textContent()).toContain('revoked or expired');
   });
 });
