@@ -33,6 +33,8 @@ const everyScope = ['accounts:read', 'accounts:write', 'tokens:revoke', 'audit:r
 const cookieName = '__Host-tessera-console';
 
 let server: TesseraProcess;
+/** What the next prompt() of the page is answered. */
+let promptAnswer = '';
 /** A `tessera verifier` fed from Kafka by the all-in-one's relay; undefined without a broker. */
 let verifier: TesseraProcess | undefined;
 let browser: Browser;
@@ -128,7 +130,8 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
-    page.on('dialog', (dialog) => void dialog.accept());
+    // Confirmations are accepted; a prompt gets the answer the test set for it.
+    page.on('dialog', (dialog) => void (dialog.type() === 'prompt' ? dialog.accept(promptAnswer) : dialog.accept()));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();
@@ -214,6 +217,46 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     expect(texts[1]).toContain(`by admin:${admin.id}`);
     await expectAccessible('audit');
     await screenshot('audit');
+  });
+
+  it("answers who held a usable token at an instant: the family, at a time before its revocation", async () => {
+    const issued = (await server.adminRequest(`/admin/v1/events?family=${familyId}&type=TokenIssued`, { headers: { authorization: `Bearer ${admin.admin_token}` } })).json() as { events: { time: string }[] };
+    const at = new Date(Date.parse(issued.events[0]!.time) + 500);
+    await page.getByLabel('Account ID').nth(1).fill(account.account_id);
+    // datetime-local takes the user's local time, to the second.
+    const local = new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+    await page.getByLabel('At (your local time)').fill(local);
+    await page.getByRole('button', { name: 'Show access' }).click();
+    const rows = page.locator('#access-at-answer tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().locator('code').textContent()).toBe(familyId);
+    await expectAccessible('audit with access-at');
+  });
+
+  it("rotates the account's key (the new one shown once, the old one refused), sets its permissions, disables and enables it", async () => {
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    await page.getByRole('button', { name: 'Rotate key of Console e2e shop' }).click();
+    await page.locator('.secret-panel').waitFor();
+    const rotated = await page.locator('#shown-secret').inputValue();
+    expect(rotated).toMatch(/^tsk_/);
+    expect(rotated).not.toBe(account.transaction_key);
+    await page.getByRole('button', { name: 'Stored it: hide' }).click();
+    const tokenWith = async (transactionKey: string) => (await server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: transactionKey })).status;
+    expect(await tokenWith(account.transaction_key)).toBe(401);
+    expect(await tokenWith(rotated)).toBe(200);
+
+    promptAnswer = 'transaction:charge reports:read';
+    await page.getByRole('button', { name: 'Permissions of Console e2e shop' }).click();
+    const row = page.getByRole('row', { name: /Console e2e shop/ });
+    await expect.poll(() => row.locator('td').nth(3).textContent()).toBe('transaction:charge reports:read');
+
+    await page.getByRole('button', { name: 'Disable Console e2e shop' }).click();
+    await expect.poll(() => row.locator('td').nth(4).textContent()).toBe('disabled');
+    expect(await tokenWith(rotated)).toBe(401);
+    await page.getByRole('button', { name: 'Enable Console e2e shop' }).click();
+    await expect.poll(() => row.locator('td').nth(4).textContent()).toBe('enabled');
+    expect(await tokenWith(rotated)).toBe(200);
   });
 
   it('shows Shared Signals receivers and their streams, and the archive and signing keys', async () => {
