@@ -103,7 +103,10 @@ describe('the admin API with a console session', () => {
     await service.revoke(id);
     await tessera.caughtUp();
     expect((await admin.inject({ method: 'GET', url: '/admin/v1/accounts', headers: { cookie } })).statusCode).toBe(401);
-    expect((await admin.inject({ method: 'GET', url: '/console/session', headers: { cookie } })).statusCode).toBe(401);
+    const ended = await admin.inject({ method: 'GET', url: '/console/session', headers: { cookie } });
+    expect(ended.statusCode).toBe(401);
+    expect(ended.json<{ detail: string }>().detail).toContain('revoked or expired');
+    expect(String(ended.headers['set-cookie'])).toMatch(/^__Host-tessera-console=; Path=\/; Max-Age=0;/);
   });
 
   it('sign-out clears the cookie, and needs the CSRF token while the session is live', async () => {

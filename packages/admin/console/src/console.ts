@@ -18,6 +18,8 @@ async function route(): Promise<void> {
   }
   const [page, argument] = location.hash.replace(/^#/, '').split('/');
   highlight(page ?? '');
+  // What the last page announced does not belong to the next one.
+  announce('');
   try {
     if (page === 'families' && argument) await showFamilies(decodeURIComponent(argument));
     else if (page === 'audit') await showAudit();
@@ -40,4 +42,4 @@ function highlight(page: string): void {
 
 whenSignedOut((reason) => showSignIn(`Signed out: ${reason}`, () => void route()));
 window.addEventListener('hashchange', () => void route());
-void resume().then(route);
+void resume().then(({ ended }) => (ended === undefined ? route() : showSignIn(`Signed out: ${ended}`, () => void route())));

@@ -57,7 +57,7 @@ export function table(caption: string, headings: readonly string[], rows: readon
 export function announce(message: string, kind: 'info' | 'error' = 'info'): void {
   const status = document.getElementById('status');
   if (!status) return;
-  status.className = `status ${kind}`;
+  status.className = message === '' ? 'status' : `status ${kind}`;
   status.textContent = message;
 }
 

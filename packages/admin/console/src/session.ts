@@ -1,4 +1,4 @@
-import { call, useCsrfToken } from './api.js';
+import { ApiRefusal, call, useCsrfToken } from './api.js';
 import { announce, button, element, field, form, input, showPage } from './dom.js';
 
 /** The signed-in session, as GET /console/session answers it: never the admin token. */
@@ -25,14 +25,19 @@ export function notAllowed(scope: string): HTMLElement {
   return element('p', { class: 'not-allowed' }, `Not allowed: this admin token lacks the scope ${scope}.`);
 }
 
-/** The session the cookie carries, if any (the page may be reloaded while signed in). */
-export async function resume(): Promise<Session | undefined> {
+/**
+ * The session the cookie carries, if any (the page may be reloaded while signed in); else why
+ * not, when there was a session to end (its admin token revoked, say), for the sign-in page to say.
+ */
+export async function resume(): Promise<{ readonly session?: Session; readonly ended?: string }> {
   try {
     adopt(await call<Session>('GET', '/console/session'));
-  } catch {
+    return { session: current! };
+  } catch (error) {
     adopt(undefined);
+    // 'not signed in': no cookie at all, nothing ended.
+    return error instanceof ApiRefusal && error.message !== 'not signed in' ? { ended: error.message } : {};
   }
-  return current;
 }
 
 function adopt(next: Session | undefined): void {

@@ -27,6 +27,7 @@ const SessionAnswer = z.object({
   csrf_token: z.string().describe(`Send it in ${csrfHeader} with every change`),
 });
 const tags = ['console'];
+const clearedCookie = `${consoleSessionCookie}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`;
 
 /**
  * The admin console (docs/console.md), on the admin listener only: its page and files, and its
@@ -93,7 +94,12 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     { schema: { summary: "The signed-in session: its admin token's id, name and scopes, its end, and its CSRF token", tags, response: { 200: SessionAnswer, ...problemResponses(401) } } },
     async (request, reply) => {
       const checked = checkSession(request, options);
-      if (!checked || 'status' in checked) return signedOut(reply, checked?.detail ?? 'not signed in');
+      if (!checked) return signedOut(reply, 'not signed in');
+      if ('status' in checked) {
+        // A session that is over (or never was) is cleared: the page says why once, then starts afresh.
+        reply.header('set-cookie', clearedCookie);
+        return signedOut(reply, checked.detail);
+      }
       return noStore(reply).send(sessionAnswer(checked.admin, checked.session, options));
     },
   );
@@ -105,7 +111,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       const checked = checkSession(request, options);
       // A live session is ended only by its own page (the CSRF token); a dead one is cleared whoever asks.
       if (checked && 'status' in checked && checked.status === 403) return forbidden(reply, checked.detail);
-      reply.header('set-cookie', `${consoleSessionCookie}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`);
+      reply.header('set-cookie', clearedCookie);
       return noStore(reply).code(204).send();
     },
   );
