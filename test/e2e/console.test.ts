@@ -270,9 +270,27 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
   it('shows Shared Signals receivers and their streams, and the archive and signing keys', async () => {
     const receiver = await server.adminRequest('/admin/v1/ssf/receivers', { method: 'POST', headers: { authorization: `Bearer ${admin.admin_token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Partner SIEM' }) });
     expect(receiver.status).toBe(201);
+    // The receiver makes a polled stream on the public listener, with its own token.
+    const receiverToken = String(receiver.json().token);
+    await until(
+      () => server.postJson('/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } }, { authorization: `Bearer ${receiverToken}` }),
+      'a stream of the new receiver',
+      { done: (answer) => answer.status === 201, timeoutMs: 5_000 },
+    );
     await page.getByRole('link', { name: 'Shared Signals' }).click();
-    await page.getByRole('button', { name: 'Streams of Partner SIEM' }).click();
-    await expect.poll(() => page.getByRole('heading', { name: 'Streams of Partner SIEM' }).count()).toBe(1);
+    const streams = page.getByRole('table', { name: 'Streams of Partner SIEM' }).locator('tbody tr');
+    // Delivery starts (this process takes the delivery lease) once a stream exists: until then the page says it is not delivered here.
+    const { answer: cells } = await until(
+      async () => {
+        await page.getByRole('button', { name: 'Streams of Partner SIEM' }).click();
+        await streams.first().waitFor();
+        return streams.first().locator('td').allTextContents();
+      },
+      'the stream delivered by this process',
+      { done: (texts) => texts[3] === '0', timeoutMs: 10_000, everyMs: 250 },
+    );
+    expect(await streams.count()).toBe(1);
+    expect(cells.slice(1, 4)).toEqual(['enabled', 'poll', '0']);
     await expectAccessible('signals');
     await screenshot('signals');
     await page.getByRole('link', { name: 'Archive and keys' }).click();

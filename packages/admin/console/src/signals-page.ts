@@ -64,7 +64,7 @@ async function showStreams(receiver: Receiver, into: HTMLElement): Promise<void>
             element('code', {}, stream.stream_id),
             stream.reason ? `${stream.status} (${stream.reason})` : stream.status,
             stream.endpoint_url ? `${stream.delivery_method} to ${stream.endpoint_url}` : stream.delivery_method,
-            stream.delivered_here ? String(stream.pending_sets) : 'delivered by another replica',
+            stream.delivered_here ? String(stream.pending_sets) : 'not delivered from this replica (ask the lease holder)',
             stream.oldest_pending_seconds === null ? '-' : `${Math.round(stream.oldest_pending_seconds)} s`,
             time(stream.last_delivery),
             stream.dropped_sets === null ? '-' : String(stream.dropped_sets),
