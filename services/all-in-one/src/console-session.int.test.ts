@@ -25,8 +25,8 @@ afterAll(async () => {
   await tessera?.close();
 });
 
-async function adminToken(scopes: Parameters<AdminTokenService['create']>[0]['scopes']): Promise<{ id: string; adminToken: string }> {
-  const created = await service.create({ name: 'console user', scopes });
+async function adminToken(scopes: Parameters<AdminTokenService['create']>[0]['scopes'], expiresInSeconds?: number): Promise<{ id: string; adminToken: string }> {
+  const created = await service.create({ name: 'console user', scopes, ...(expiresInSeconds === undefined ? {} : { expiresInSeconds }) });
   await tessera.caughtUp();
   return created;
 }
@@ -48,6 +48,16 @@ describe('console sign-in', () => {
     expect(payload.tid).toBe(id);
     const session = await admin.inject({ method: 'GET', url: '/console/session', headers: { cookie } });
     expect(session.json()).toMatchObject({ admin_token_id: id, scopes: ['accounts:read'] });
+  });
+
+  it("ends no later than its admin token: one expiring in two minutes gets a session of two minutes at most", async () => {
+    const { adminToken: token } = await adminToken(['accounts:read'], 120);
+    const signedIn = await signIn(token);
+    const maxAge = Number(/Max-Age=(\d+)/.exec(signedIn.setCookie)?.[1]);
+    expect(maxAge).toBeGreaterThan(100);
+    expect(maxAge).toBeLessThanOrEqual(120);
+    const session = await admin.inject({ method: 'GET', url: '/console/session', headers: { cookie: signedIn.cookie } });
+    expect(Date.parse(session.json<{ expires_at: string }>().expires_at) - Date.now()).toBeLessThanOrEqual(120_000);
   });
 
   it('refuses an unknown token (401) and a sign-in from another site (403), and sets no cookie', async () => {
