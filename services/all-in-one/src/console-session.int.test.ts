@@ -70,9 +70,10 @@ describe('console sign-in', () => {
     expect(crossSite.headers['set-cookie']).toBeUndefined();
   });
 
-  it('serves the page with a strict CSP and its script from the package', async () => {
+  it('serves the page with a strict CSP and its script from the package, on the admin listener only', async () => {
     const page = await admin.inject({ method: 'GET', url: '/console/' });
     expect(page.statusCode).toBe(200);
+    for (const url of ['/console/', '/console/assets/console.js', '/console/session']) expect((await tessera.app.inject({ method: 'GET', url })).statusCode, url).toBe(404);
     expect(page.headers['content-security-policy']).toContain("default-src 'self'; script-src 'self'; style-src 'self'");
     expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'; form-action 'self'");
     expect(page.body).toContain('<script type="module" src="assets/console.js"></script>');
