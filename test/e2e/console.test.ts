@@ -46,7 +46,7 @@ let consoleUrl = '';
  * type-checked with Node's types, not the DOM's. The callbacks cast globalThis to it.
  */
 interface InThePage {
-  readonly document: object;
+  readonly document: { readonly activeElement: { readonly id: string; readonly textContent: string | null; getAttribute(name: string): string | null } | null };
   readonly localStorage: Record<string, string>;
   readonly sessionStorage: Record<string, string>;
   readonly navigator: { readonly clipboard: { readText(): Promise<string> } };
@@ -147,7 +147,18 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     await page.goto(consoleUrl);
     await expectAccessible('sign-in');
     await screenshot('sign-in');
-    await signIn(admin.admin_token);
+    // By keyboard alone: the token field has the focus, Enter signs in, and the page's heading takes the focus.
+    const focused = () => page.evaluate(() => {
+      const active = (globalThis as unknown as InThePage).document.activeElement;
+      return { id: active?.id, text: active?.textContent, name: active?.getAttribute('name') };
+    });
+    expect((await focused()).id).toBe(await page.getByLabel('Admin token').getAttribute('id'));
+    await page.keyboard.type(admin.admin_token);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#who').textContent()).toContain('Signed in as');
+    await expect.poll(async () => (await focused()).text).toBe('Accounts');
+    await page.keyboard.press('Tab');
+    expect((await focused()).name).toBe('name');
     const [cookie] = (await context.cookies()).filter((each) => each.name === cookieName);
     expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict', path: '/' });
     expect(cookie!.value).not.toContain(admin.admin_token);
