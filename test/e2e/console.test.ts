@@ -59,6 +59,7 @@ const cspViolations: string[] = [];
 
 async function createAdminToken(name: string, scopes: readonly string[]): Promise<{ id: string; admin_token: string }> {
   const { stdout } = await server.tessera(['admin-tokens', 'create', '--name', name, ...scopes.flatMap((scope) => ['--scope', scope]), '--json']);
+  // The CLI's --json answer: exactly these two fields (docs/audit.md).
   const created = JSON.parse(stdout) as { id: string; admin_token: string };
   // The server follows the log: the token works within a poll of it.
   const signIn = () => server.adminRequest('/console/session', { method: 'POST', headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ admin_token: created.admin_token }) });

@@ -131,6 +131,7 @@ describe('admin token directory', () => {
     expect(directory.active('adm_unknown')).toBeUndefined();
     await service.revoke(revoked.id);
     const [revocation] = await store.readStream(streams.adminToken(revoked.id), { direction: 'backwards', maxCount: 1 });
+    // The token's own stream holds admin token events only.
     directory.apply(revocation!.event as AdminTokenEvent);
     expect(directory.active(revoked.id)).toBeUndefined();
     at = now + 60;

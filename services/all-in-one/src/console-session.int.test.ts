@@ -44,6 +44,7 @@ describe('console sign-in', () => {
     const { setCookie, cookie } = await signIn(token);
     expect(setCookie).toMatch(/^__Host-tessera-console=[^;]+; Path=\/; Max-Age=28800; HttpOnly; Secure; SameSite=Strict$/);
     expect(cookie).not.toContain(token);
+    // The cookie's payload is JSON, of which only tid is read here.
     const payload = JSON.parse(Buffer.from(cookie.split('=')[1]!.split('.')[0]!, 'base64url').toString('utf8')) as Record<string, unknown>;
     expect(payload.tid).toBe(id);
     const session = await admin.inject({ method: 'GET', url: '/console/session', headers: { cookie } });
