@@ -103,6 +103,9 @@ describe('the admin API with a console session', () => {
     expect((await create({ 'sec-fetch-site': 'same-origin' })).statusCode).toBe(403);
     expect((await create({ 'sec-fetch-site': 'same-origin', 'x-tessera-csrf': other.csrf })).statusCode).toBe(403);
     expect((await create({ 'sec-fetch-site': 'cross-site', 'x-tessera-csrf': csrf })).statusCode).toBe(403);
+    // Another port of the same host is the same site, and not the same origin.
+    expect((await create({ 'sec-fetch-site': 'same-site', 'x-tessera-csrf': csrf })).statusCode).toBe(403);
+    expect((await create({ origin: 'https://tessera.internal:8443', 'x-tessera-csrf': csrf })).statusCode).toBe(403);
     expect((await create({ origin: 'https://evil.example', 'x-tessera-csrf': csrf })).statusCode).toBe(403);
     expect((await create({ 'sec-fetch-site': 'same-origin', 'x-tessera-csrf': csrf })).statusCode).toBe(201);
     expect((await create({ origin: `https://${host}`, 'x-tessera-csrf': csrf })).statusCode).toBe(201);
