@@ -3,9 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { listAccounts } from '@tessera/accounts';
 import { DomainError } from '@tessera/domain';
-import { EventStoreUnavailable, type EventStore } from '@tessera/event-store';
+import type { EventStore } from '@tessera/event-store';
 import { streams } from '@tessera/events';
-import { problemResponses } from '@tessera/http';
+import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
 import { homeRegionOfFamily } from '@tessera/tokens';
 import type { AdminGuard } from './admin-auth.js';
 import type { FamiliesReadModel } from './families-thread.js';
@@ -62,9 +62,16 @@ export async function accountFamilyRoutes(app: FastifyInstance, options: Account
     async (request, reply) => {
       const accountId = request.params.account_id;
       if (!(await listAccounts(options.store)).some((account) => account.accountId === accountId)) throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
-      if (!(await options.familiesReady())) throw new EventStoreUnavailable('the admin read model of token families is catching up with the event log');
-      const live = await options.families.liveFamiliesOnceAt(undefined, accountId, 2_000);
-      if (live === undefined) throw new EventStoreUnavailable('the admin read model of token families did not answer in time');
+      // As the account revocation does: the read model starts on first use, and says so rather than answer short.
+      const live = (await options.familiesReady()) ? await options.families.liveFamiliesOnceAt(undefined, accountId, 2_000) : undefined;
+      if (live === undefined) {
+        return sendProblem(reply.header('retry-after', '1'), {
+          type: problemTypes.unavailable,
+          title: 'Service Unavailable',
+          status: 503,
+          detail: 'the admin read model of token families is catching up with the event log',
+        });
+      }
       const limit = request.query.limit ?? familyPageLimit.default;
       const after = request.query.cursor;
       const ids = [...live].sort().filter((familyId) => after === undefined || familyId > after);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { createAdminTokenService, type AdminTokenService } from '@tessera/admin-tokens';
 import { epochSeconds, systemClock } from '@tessera/timing';
+import { until } from '../../../test/support/until.js';
 import { startInProcess, type InProcessAllInOne } from './testing/in-process.js';
 
 /**
@@ -145,7 +146,12 @@ describe('GET /admin/v1/accounts/{account_id}/families', () => {
       expect(issued.statusCode).toBe(200);
     }
     const url = `/admin/v1/accounts/${account.account_id}/families`;
-    const first = await admin.inject({ method: 'GET', url: `${url}?limit=2`, headers });
+    // The families read model starts on first use: until it has caught up (2 s at most on a busy
+    // machine) the answer is 503 with Retry-After, and a client tries again, as this test does.
+    const { answer: first } = await until(() => admin.inject({ method: 'GET', url: `${url}?limit=2`, headers }), 'the families of the account', {
+      done: (reply) => reply.statusCode !== 503 || reply.headers['retry-after'] === undefined,
+      timeoutMs: 20_000,
+    });
     expect(first.statusCode, first.body).toBe(200);
     const page = first.json<{ families: { family_id: string; generation: number; api_login_id: string; refresh_expires_at: string; home_region: string | null }[]; next_cursor: string | null }>();
     expect(page.families).toHaveLength(2);

@@ -26,11 +26,22 @@ export function whenSignedOut(handler: (reason: string) => void): void {
   onSignedOut = handler;
 }
 
+/** A read answered 503 with a short Retry-After (a read model catching up) is asked again, this many times at most. */
+const readRetries = 3;
+
 export async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== undefined) headers['x-tessera-csrf'] = csrfToken;
-  const answer = await fetch(path, { method, headers, credentials: 'same-origin', cache: 'no-store', ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const send = () => fetch(path, { method, headers, credentials: 'same-origin', cache: 'no-store', ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  let answer = await send();
+  // Only reads: a change answered 503 may be tried again by the user, who sees why.
+  for (let retried = 0; method === 'GET' && answer.status === 503 && retried < readRetries; retried += 1) {
+    const seconds = Number(answer.headers.get('retry-after'));
+    if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 5) break;
+    await new Promise((resume) => setTimeout(resume, seconds * 1000));
+    answer = await send();
+  }
   if (answer.status === 204) return undefined as T; // No content: the caller asked for nothing back.
   const text = await answer.text();
   const parsed: unknown = text === '' ? undefined : JSON.parse(text);
