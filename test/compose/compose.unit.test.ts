@@ -169,6 +169,11 @@ describe('infra/docker/Dockerfile', () => {
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
   });
 
+  it("ships the admin console's page and style and its compiled script, which the admin listener serves from the package", () => {
+    expect(dockerfile).toMatch(/COPY --parents packages\/admin\/console\/tsconfig\.json packages\/admin\/console\/src packages\/admin\/console\/static \.\//);
+    expect(dockerfile).toMatch(/cp -a packages\/admin\/console\/dist packages\/admin\/console\/static \/runtime\/packages\/admin\/console\//);
+  });
+
   it('runs as a non-root user in the final stage', () => {
     const users = lastStage.filter((line) => /^USER\s/i.test(line));
     expect(users.length).toBeGreaterThan(0);

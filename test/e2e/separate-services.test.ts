@@ -31,6 +31,14 @@ describe('issuer and verifier as separate processes', () => {
     expect((await verifier.postJson('/v5/Authorization/get-oauth-token', { api_login_id: 'x', transaction_key: 'y' })).status).toBe(404);
   });
 
+  it("the admin console is on an issuer's admin listener, where the admin API is: not on its public one, not on a verifier's", async () => {
+    const page = await issuerA.adminRequest('/console/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'self'/);
+    expect((await issuerA.request('/console/')).status).toBe(404);
+    expect((await verifier.adminRequest('/console/')).status).toBe(404);
+  });
+
   it('of 16 refreshes of one token spread over two issuer processes, exactly one wins, 5 rounds', async () => {
     for (let round = 0; round < 5; round += 1) {
       const pair = (

@@ -19,6 +19,8 @@ export interface AuthenticatedAdmin {
  */
 export class AdminTokenDirectory {
   private readonly tokens: SecretsByHash<{ readonly expiresAt: number | undefined; readonly admin: AuthenticatedAdmin }>;
+  /** The same tokens by id: a console session names its admin token by id, never by the token. */
+  private readonly byId = new Map<string, { readonly expiresAt: number | undefined; readonly admin: AuthenticatedAdmin }>();
 
   /** `now`: epoch seconds, from the process's clock. */
   constructor(
@@ -36,10 +38,13 @@ export class AdminTokenDirectory {
   apply(event: AdminTokenEvent): void {
     if (event.type === 'AdminTokenIssued') {
       const admin = { id: event.adminTokenId, name: event.name, scopes: new Set(event.scopes) };
-      this.tokens.add(event.adminTokenId, event.hashingKey, event.tokenHash, { expiresAt: event.expiresAt, admin });
+      const entry = { expiresAt: event.expiresAt, admin };
+      this.tokens.add(event.adminTokenId, event.hashingKey, event.tokenHash, entry);
+      this.byId.set(event.adminTokenId, entry);
       return;
     }
     this.tokens.remove(event.adminTokenId);
+    this.byId.delete(event.adminTokenId);
   }
 
   /**
@@ -51,6 +56,16 @@ export class AdminTokenDirectory {
     const found = this.tokens.find(presented);
     if (found === undefined || (found.expiresAt !== undefined && this.now() >= found.expiresAt)) return undefined;
     return found.admin;
+  }
+
+  /**
+   * The admin token with this id while it is active (not revoked, not expired), or undefined: what a
+   * console session is checked against on every request, so revoking the token ends its sessions.
+   */
+  active(adminTokenId: string): (AuthenticatedAdmin & { readonly expiresAt: number | undefined }) | undefined {
+    const found = this.byId.get(adminTokenId);
+    if (found === undefined || (found.expiresAt !== undefined && this.now() >= found.expiresAt)) return undefined;
+    return { ...found.admin, expiresAt: found.expiresAt };
   }
 
   get size(): number {

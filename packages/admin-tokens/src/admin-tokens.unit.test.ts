@@ -120,6 +120,23 @@ describe('admin token directory', () => {
     at = now + 100 * 365 * 86_400;
     expect(directory.authenticate(lasting.adminToken)?.id).toBe(lasting.id);
   });
+
+  it('finds an active token by id (a console session names only the id): not once it is revoked, not from its expiry on', async () => {
+    const expiring = await service.create({ name: 'ops', scopes: ['audit:read'], expiresInSeconds: 60 });
+    const revoked = await service.create({ name: 'gone', scopes: ['tokens:revoke'] });
+    let at = now;
+    const directory = await followed(singleKeyHashers(hasher), () => at);
+    expect(directory.active(expiring.id)).toEqual({ id: expiring.id, name: 'ops', scopes: new Set(['audit:read']), expiresAt: now + 60 });
+    expect(directory.active(revoked.id)?.expiresAt).toBeUndefined();
+    expect(directory.active('adm_unknown')).toBeUndefined();
+    await service.revoke(revoked.id);
+    const [revocation] = await store.readStream(streams.adminToken(revoked.id), { direction: 'backwards', maxCount: 1 });
+    // The token's own stream holds admin token events only.
+    directory.apply(revocation!.event as AdminTokenEvent);
+    expect(directory.active(revoked.id)).toBeUndefined();
+    at = now + 60;
+    expect(directory.active(expiring.id)).toBeUndefined();
+  });
 });
 
 describe('admin token directory across a rotation of the secret-hashing key', () => {

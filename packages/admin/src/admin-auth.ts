@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { AdminScope, Problem } from '@tessera/events';
 import type { AdminTokenDirectory, AuthenticatedAdmin } from '@tessera/admin-tokens';
 import { problemTypes } from '@tessera/http';
+import { checkSession, type ConsoleSessionGate } from './console/console-gate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,6 +18,11 @@ export const adminPathPrefix = '/admin/v1/';
 export interface AdminGuardDeps {
   /** Followed by the process with its other read models: until they have caught up, the app answers 503 anyway. */
   readonly tokens: Pick<AdminTokenDirectory, 'authenticate'>;
+  /**
+   * The console's sessions: a request without an Authorization header may carry a session cookie
+   * instead, checked against the admin token it names, with the same scopes (docs/console.md).
+   */
+  readonly console?: ConsoleSessionGate | undefined;
 }
 
 export interface AdminGuard {
@@ -45,6 +51,18 @@ export function createAdminGuard(deps: AdminGuardDeps): AdminGuard {
   function authenticate(request: FastifyRequest, reply: FastifyReply): AuthenticatedAdmin | undefined {
     if (request.adminToken) return request.adminToken;
     const header = request.headers.authorization;
+    if (header === undefined && deps.console) {
+      const checked = checkSession(request, deps.console);
+      if (checked && 'status' in checked) {
+        if (checked.status === 401) refuse(reply, 401, 'Bearer', unauthorized(checked.detail));
+        else refuse(reply, 403, undefined, { type: problemTypes.forbidden, title: 'Forbidden', status: 403, detail: checked.detail });
+        return undefined;
+      }
+      if (checked) {
+        request.adminToken = checked.admin;
+        return checked.admin;
+      }
+    }
     const presented = header === undefined ? undefined : bearer.exec(header)?.[1];
     if (!presented) {
       refuse(reply, 401, 'Bearer', unauthorized('an admin token is required: Authorization: Bearer <admin_token>'));

@@ -13,6 +13,11 @@ import { accountRoutes, type AccountRoutesOptions } from './account-routes.js';
 import { accountStatusRoutes } from './account-status-routes.js';
 import { createAccountStatus, type AccountStatus } from './account-status.js';
 import { auditRoutes } from './audit-routes.js';
+import { accountFamilyRoutes, type AccountFamilyRoutesOptions } from './account-family-routes.js';
+import { archiveStatusRoutes } from './archive-status-routes.js';
+import { signingKeyRoutes, type SigningKeyRoutesOptions } from './signing-key-routes.js';
+import { consoleRoutes, type ConsoleRoutesOptions } from './console/console-routes.js';
+import { ConsoleSessions } from './console/console-session.js';
 import { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
 import { createOperatorRevocation, type OperatorRevocation } from './operator-revocation.js';
 import { revocationRoutes } from './revocation-routes.js';
@@ -30,6 +35,8 @@ export interface AdminApiHooks {
   readonly audit?: AuditReadModel | undefined;
   /** The control region's fence: an account write (an account's cut) is refused where it throws. */
   readonly checkAccountWrite?: (() => void) | undefined;
+  /** The issuer's public signing keys: their rotation dates join the admin API, behind audit:read. */
+  readonly signingKeys?: SigningKeyRoutesOptions['keys'] | undefined;
 }
 
 export interface AdminApi {
@@ -88,7 +95,10 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
   registerGauges(host.metrics, {
     tessera_admin_families_entries: { help: 'Live token families the admin API\'s families read model holds (built on the first account revocation)', read: () => thread?.state().size ?? 0 },
   });
-  const guard = createAdminGuard({ tokens });
+  // The console's sessions are signed with a key derived from the secret-hashing key, which every
+  // replica's data folder holds: a session signed by one replica is good on every other.
+  const consoleGate = { sessions: new ConsoleSessions(hooks.hashers, now), tokens };
+  const guard = createAdminGuard({ tokens, console: consoleGate });
   const revocation = createOperatorRevocation({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, checkAccountWrite: hooks.checkAccountWrite });
   const status = createAccountStatus({ store, families, now, onFamilyEvent: hooks.onFamilyEvent, onCut: hooks.onCut, onStatusChange: hooks.onAccountStatus, checkAccountWrite: hooks.checkAccountWrite });
   const archiveDir = hooks.audit === undefined ? undefined : archiveDirOf(host.config);
@@ -112,7 +122,9 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
       if (position !== undefined) await untilApplied(host, position);
     },
   };
-  return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, now: () => host.clock.now() }), readers: [tokens.reader, listing.reader] };
+  const familyList = { store, families, familiesReady, now };
+  const console = { ...consoleGate, now };
+  return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, familyList, console, signingKeys: hooks.signingKeys, nowSeconds: now, now: () => host.clock.now() }), readers: [tokens.reader, listing.reader] };
 }
 
 function isCut(event: AccountEvent): event is TokenCutEvent {
@@ -132,6 +144,14 @@ export function adminRoutes(parts: {
   archiveDir?: string | undefined;
   /** The account routes' parts (accounts:read, accounts:write); without them the routes are not served. */
   accounts?: Omit<AccountRoutesOptions, 'guard'> | undefined;
+  /** An account's live families (audit:read); without it the route is not served. */
+  familyList?: Omit<AccountFamilyRoutesOptions, 'guard'> | undefined;
+  /** The admin console (/console/) and its sessions; without it the console is not served. */
+  console?: ConsoleRoutesOptions | undefined;
+  /** The issuer's public signing keys; without them their route is not served. */
+  signingKeys?: SigningKeyRoutesOptions['keys'] | undefined;
+  /** Epoch seconds, for the signing keys' route (default: from `now`). */
+  nowSeconds?: () => number;
   /** Epoch milliseconds, for the audit queries' `at` checks. */
   now: () => number;
 }): AdminRouteRegistrar {
@@ -140,6 +160,11 @@ export function adminRoutes(parts: {
     await app.register(revocationRoutes, { guard: parts.guard, revocation: parts.revocation, familiesReady: parts.familiesReady });
     if (parts.accounts) await app.register(accountRoutes, { ...parts.accounts, guard: parts.guard });
     if (parts.status) await app.register(accountStatusRoutes, { guard: parts.guard, status: parts.status, familiesReady: parts.familiesReady });
+    if (parts.familyList) await app.register(accountFamilyRoutes, { ...parts.familyList, guard: parts.guard });
+    if (parts.console) await app.register(consoleRoutes, parts.console);
+    const { archiveDir, signingKeys } = parts;
+    if (parts.audit && archiveDir !== undefined) await app.register(archiveStatusRoutes, { guard: parts.guard, archiveDir });
+    if (signingKeys) await app.register(signingKeyRoutes, { guard: parts.guard, keys: signingKeys, now: parts.nowSeconds ?? (() => Math.floor(parts.now() / 1000)) });
     if (parts.audit) await auditRoutes({ audit: parts.audit, requireScope: (scope) => parts.guard.requireScope(scope), now: parts.now, archiveDir: parts.archiveDir })(app);
   };
 }

@@ -6,6 +6,8 @@ import type { CommandStore, EventStore } from '@tessera/event-store';
 import type { SecretHashers } from '@tessera/tokens';
 import { problemResponses } from '@tessera/http';
 import { createReceiverService, listReceivers } from './receiver-service.js';
+import type { LiveStream } from './stream-decider.js';
+import type { StreamWorker } from './delivery/stream-worker.js';
 
 export interface ReceiverAdminRoutesOptions {
   readonly store: CommandStore & Pick<EventStore, 'readAll'>;
@@ -17,7 +19,14 @@ export interface ReceiverAdminRoutesOptions {
   readonly requireScope: (scope: AdminScope) => onRequestAsyncHookHandler;
   /** The admin token of a request the guard let through, for the audit trail. */
   readonly adminTokenIdOf: (request: FastifyRequest) => string;
+  /** A receiver's live streams, as stream management answers them; without it the streams route is not served. */
+  readonly streamsOf?: ((receiverId: string) => readonly LiveStream[]) | undefined;
+  /** A stream's delivery where this replica holds the delivery lease; undefined elsewhere (another replica delivers). */
+  readonly deliveryOf?: ((receiverId: string, streamId: string) => Pick<StreamWorker, 'pending' | 'oldestPendingMs' | 'drops' | 'lastDeliveredAt'> | undefined) | undefined;
 }
+
+/** A page of a receiver's streams: a receiver has few (each is a stream management request). */
+const streamPageLimit = 100;
 
 // Refusals are answered problem+json (the error handler), so the document names that type.
 const errors = problemResponses(400, 401, 403, 404, 503);
@@ -84,6 +93,67 @@ export async function receiverAdminRoutes(app: FastifyInstance, options: Receive
       return noStore(reply).send({ receivers });
     },
   );
+
+  const { streamsOf, deliveryOf } = options;
+  if (streamsOf) {
+    routes.get(
+      '/admin/v1/ssf/receivers/:receiver_id/streams',
+      {
+        onRequest,
+        schema: {
+          summary: "A receiver's streams and their delivery: status, pending SETs, last delivery and drops since the delivering replica started (scope ssf:receivers)",
+          tags,
+          security,
+          params: z.strictObject({ receiver_id: z.string().min(1).max(128) }),
+          response: {
+            200: z.object({
+              receiver_id: z.string(),
+              streams: z.array(
+                z.object({
+                  stream_id: z.string(),
+                  status: z.enum(['enabled', 'paused', 'disabled']),
+                  reason: z.string().nullable(),
+                  delivery_method: z.enum(['push', 'poll']),
+                  endpoint_url: z.string().nullable().describe('push only'),
+                  delivered_here: z.boolean().describe('false: another replica holds the delivery lease, and the counts below are its own (ask it)'),
+                  pending_sets: z.number().int().nonnegative().nullable(),
+                  oldest_pending_seconds: z.number().nonnegative().nullable(),
+                  last_delivery: z.string().nullable().describe('The last SET the receiver acknowledged, since the delivering process started'),
+                  dropped_sets: z.number().int().nonnegative().nullable(),
+                  last_drop: z.object({ jti: z.string(), err: z.string(), at: z.string() }).nullable(),
+                }),
+              ),
+            }),
+            ...errors,
+          },
+        },
+      },
+      async (request, reply) => {
+        const receiverId = request.params.receiver_id;
+        const streams = streamsOf(receiverId)
+          .slice(0, streamPageLimit)
+          .map((stream) => {
+            const delivery = deliveryOf?.(receiverId, stream.streamId);
+            const method = stream.configuration.delivery;
+            const last = delivery?.drops.last;
+            return {
+              stream_id: stream.streamId,
+              status: stream.streamStatus,
+              reason: stream.reason ?? null,
+              delivery_method: method.method,
+              endpoint_url: method.method === 'push' ? method.endpointUrl : null,
+              delivered_here: delivery !== undefined,
+              pending_sets: delivery?.pending ?? null,
+              oldest_pending_seconds: delivery === undefined ? null : delivery.oldestPendingMs() / 1000,
+              last_delivery: delivery?.lastDeliveredAt === undefined ? null : iso(delivery.lastDeliveredAt),
+              dropped_sets: delivery?.drops.count ?? null,
+              last_drop: last === undefined ? null : { jti: last.jti, err: last.err, at: iso(last.at) },
+            };
+          });
+        return noStore(reply).send({ receiver_id: receiverId, streams });
+      },
+    );
+  }
 
   // Takes no body, as the operator revocation routes: a bare `curl -X POST` is fine.
   await app.register(async (revoking) => {

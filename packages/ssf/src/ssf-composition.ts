@@ -196,7 +196,16 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
   return {
     routes: async (app) =>
       streamRoutes(app, { issuer, issuerAtStart, receivers, management, transmitter: { workerOf: (receiverId, streamId) => delivering?.transmitter.workerOf(receiverId, streamId) }, forwarding, pollWaitMs: config.TESSERA_SSF_POLL_WAIT * 1000 }),
-    adminRoutes: async (app) => receiverAdminRoutes(app, { store, hashers: parts.hashers, now, requireScope: parts.requireScope, adminTokenIdOf: parts.adminTokenIdOf }),
+    adminRoutes: async (app) =>
+      receiverAdminRoutes(app, {
+        store,
+        hashers: parts.hashers,
+        now,
+        requireScope: parts.requireScope,
+        adminTokenIdOf: parts.adminTokenIdOf,
+        streamsOf: (receiverId) => directory.streamsOf(receiverId),
+        deliveryOf: (receiverId, streamId) => delivering?.transmitter.workerOf(receiverId, streamId),
+      }),
     readers: [receivers.reader, directory.reader],
     anyStream: () => directory.anyStream,
   };

@@ -50,6 +50,11 @@ export class PublicKeySet {
     return current?.kid;
   }
 
+  /** Every key read, retired ones included (until forgotten), in the order they were published: for the admin console's key list. */
+  known(): readonly KnownKey[] {
+    return [...this.keys.values()];
+  }
+
   get size(): number {
     return this.keys.size;
   }

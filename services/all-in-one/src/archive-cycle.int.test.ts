@@ -135,6 +135,13 @@ describe('a year in seconds: hot window, archive, and audit answers across both'
     const keys = await tessera.admin.inject({ method: 'GET', url: '/admin/v1/archive/keys', headers: auth() });
     expect(keys.statusCode, keys.body).toBe(200);
     expect(keys.json()).toMatchObject({ keys: [{ fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/), public_key_pem: expect.stringContaining('BEGIN PUBLIC KEY') }], manifest_entries: 1 });
+    // The admin console's archive page: what tessera archive status prints, agreeing with the pins.
+    const pins = keys.json<{ keys: { fingerprint: string }[]; manifest_head_sha256: string }>();
+    const status = await tessera.admin.inject({ method: 'GET', url: '/admin/v1/archive/status', headers: auth() });
+    expect(status.statusCode, status.body).toBe(200);
+    expect(status.json()).toMatchObject({ segments: 1, archived_events: 7, manifest_entries: 1, deleted_segments: 0, manifest_head_sha256: pins.manifest_head_sha256, keys: [pins.keys[0]!.fingerprint] });
+    expect(status.json<{ archive_bytes: number }>().archive_bytes).toBeGreaterThan(0);
+    expect(Date.parse(status.json<{ oldest_archived: string }>().oldest_archived)).toBeGreaterThanOrEqual(T * 1000);
     expect(await metric('tessera_archive_last_verify_ok')).toBe(1);
     expect(await metric('tessera_archive_bytes')).toBeGreaterThan(0);
     expect(await metric('tessera_hot_log_bytes')).toBeGreaterThan(0);

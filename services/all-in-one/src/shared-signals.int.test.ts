@@ -323,6 +323,27 @@ describe('a polled stream', () => {
     expect(verificationClaims).toMatchObject({ sub_id: { format: 'opaque', id }, events: { 'https://schemas.openid.net/secevent/ssf/event-type/verification': { state: 'state-123' } } });
   });
 
+  it("is shown on the admin API (ssf:receivers): status, pending SETs until acknowledged, then its last delivery", async () => {
+    const { token, receiver_id } = await newReceiver('watched');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' } });
+    const streamsOf = async () => {
+      const answer = await adminApp.inject({ method: 'GET', url: `/admin/v1/ssf/receivers/${receiver_id}/streams`, headers: { authorization: `Bearer ${adminToken}` } });
+      expect(answer.statusCode).toBe(200);
+      return answer.json<{ streams: { stream_id: string; status: string; delivery_method: string; delivered_here: boolean; pending_sets: number; last_delivery: string | null; dropped_sets: number }[] }>().streams;
+    };
+    const pair = (await app.inject({ method: 'POST', url: '/v5/Authorization/get-oauth-token', payload: { api_login_id: 'tsl_a', transaction_key: 'tsk_a' } })).json<{ refresh_token: string }>();
+    expect((await app.inject({ method: 'POST', url: '/v5/Authorization/revoke-oauth-token', payload: { refresh_token: pair.refresh_token } })).statusCode).toBe(200);
+    const [jti] = Object.keys((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { maxEvents: 10 })).json<{ sets: Record<string, string> }>().sets);
+    expect(jti).toBeDefined();
+    expect(await streamsOf()).toEqual([expect.objectContaining({ stream_id: id, status: 'enabled', delivery_method: 'poll', delivered_here: true, pending_sets: 1, last_delivery: null, dropped_sets: 0 })]);
+    await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { ack: [jti], returnImmediately: true });
+    const [after] = await streamsOf();
+    expect(after).toMatchObject({ pending_sets: 0 });
+    expect(Date.parse(after!.last_delivery!)).toBeGreaterThan(Date.now() - 60_000);
+    expect((await adminApp.inject({ method: 'GET', url: `/admin/v1/ssf/receivers/${receiver_id}/streams`, headers: { authorization: `Bearer ${readerOnly}` } })).statusCode).toBe(403);
+  });
+
   it("takes a poll body naming the polled stream's stream_id, and answers one naming another stream 404", async () => {
     const { token } = await newReceiver('naming poller');
     const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;

@@ -66,6 +66,7 @@ export async function wireIssuerProcess(host: Host, options: IssuerProcessOption
     onAccountStatus: (event) => issuer.directory.apply(event),
     audit,
     checkAccountWrite: control && (() => control.fence.checkAccountWrite()),
+    signingKeys: issuer.keys,
   });
   // The Shared Signals transmitter (docs/shared-signals.md): its read models join the process's
   // follower, its SETs are signed with this issuer's keys.

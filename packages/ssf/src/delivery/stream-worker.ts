@@ -146,6 +146,7 @@ export class StreamWorker {
   private readingLog: Retry | undefined;
   private connection: PushClient | undefined;
   private dropCount = 0;
+  private lastDelivered: number | undefined;
   private lastDrop: Drops['last'];
 
   constructor(
@@ -303,7 +304,7 @@ export class StreamWorker {
           continue;
         }
         this.queue.splice(index, 1);
-        if (reported === undefined) this.deps.counters.delivered(this.streamId);
+        if (reported === undefined) this.deliveredOne();
         else this.drop(jti, reported.err, 'poll');
       }
       if (kept) await this.failedPoll(errs);
@@ -367,6 +368,16 @@ export class StreamWorker {
     const jwt = signSet(aud === pending.claims.aud ? pending.claims : { ...pending.claims, aud }, this.deps.keyring);
     pending.signed = { kid: key.kid, aud, jwt };
     return jwt;
+  }
+
+  /** Epoch seconds of the last SET the receiver acknowledged since the process started, for the admin console. */
+  get lastDeliveredAt(): number | undefined {
+    return this.lastDelivered;
+  }
+
+  private deliveredOne(): void {
+    this.lastDelivered = Math.floor(this.deps.clock.now() / 1000);
+    this.deps.counters.delivered(this.streamId);
   }
 
   /** What this stream dropped since the process started. */
@@ -565,7 +576,7 @@ export class StreamWorker {
     }
     this.queue.shift();
     this.succeeded(this.pushing);
-    if (outcome.kind === 'delivered') this.deps.counters.delivered(this.streamId);
+    if (outcome.kind === 'delivered') this.deliveredOne();
     else this.drop(pending.claims.jti, outcome.err, 'push');
     this.saveCheckpoint();
   }
