@@ -75,6 +75,18 @@ export class AccountFamilies implements LogReader {
     return listed.filter((familyId) => (this.families.get(familyId)?.forgetAt ?? 0) > nowSeconds);
   }
 
+  /**
+   * One page of the account's live families in family id order, after the family id `after`: the
+   * admin list's page, worked out here (on the families thread) so that the request thread never
+   * sorts an account's every family.
+   */
+  liveFamiliesPage(accountId: string, nowSeconds: number, after: string | undefined, limit: number): { familyIds: string[]; more: boolean } {
+    const ids = this.liveFamilies(accountId, nowSeconds)
+      .filter((familyId) => after === undefined || familyId > after)
+      .sort();
+    return { familyIds: ids.slice(0, limit), more: ids.length > limit };
+  }
+
   /** Seconds: the longest exp − iat among every access token (v5 or v1) read so far; 0 before any. */
   get longestTokenLifetime(): number {
     return this.longest;

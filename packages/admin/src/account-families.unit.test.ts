@@ -47,6 +47,17 @@ describe('AccountFamilies', () => {
     expect(families.liveFamilies('nobody', t0)).toEqual([]);
   });
 
+  it('pages an account\'s live families in family id order after a cursor, and says whether more follow', () => {
+    const families = new AccountFamilies();
+    for (const familyId of ['f4', 'f1', 'f3', 'f2', 'f5']) families.apply(recorded(issued(familyId, 'a', t0)));
+    families.apply(recorded(issued('g1', 'b', t0)));
+    families.apply(recorded(revoked('f3', 'a', t0 + 1)));
+    expect(families.liveFamiliesPage('a', t0 + 10, undefined, 2)).toEqual({ familyIds: ['f1', 'f2'], more: true });
+    expect(families.liveFamiliesPage('a', t0 + 10, 'f2', 2)).toEqual({ familyIds: ['f4', 'f5'], more: false });
+    expect(families.liveFamiliesPage('a', t0 + 10, 'f5', 2)).toEqual({ familyIds: [], more: false });
+    expect(families.liveFamiliesPage('nobody', t0, undefined, 2)).toEqual({ familyIds: [], more: false });
+  });
+
   it('keeps a refreshed family until its newest refresh token expires, and forgets the others from the front', () => {
     const families = new AccountFamilies();
     families.apply(recorded(issued('f1', 'a', t0)));

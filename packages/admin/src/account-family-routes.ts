@@ -1,26 +1,26 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { listAccounts } from '@tessera/accounts';
 import { DomainError } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
 import { streams } from '@tessera/events';
 import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
 import { homeRegionOfFamily } from '@tessera/tokens';
 import type { AdminGuard } from './admin-auth.js';
-import type { FamiliesReadModel } from './families-thread.js';
+import type { AccountListing } from './account-listing.js';
+import type { FamiliesPages } from './families-thread.js';
 
 /** A page of families: as the other admin lists, bounded, and each family costs one read of its stream. */
 export const familyPageLimit = { default: 50, max: 100 } as const;
 
 export interface AccountFamilyRoutesOptions {
   readonly guard: AdminGuard;
-  readonly store: Pick<EventStore, 'readStream' | 'readAll'>;
-  readonly families: FamiliesReadModel;
+  readonly store: Pick<EventStore, 'readStream'>;
+  readonly families: FamiliesPages;
   /** False when the families read model has not caught up (in time): the list answers 503 rather than miss a family. */
   readonly familiesReady: () => Promise<boolean>;
-  /** Epoch seconds. */
-  readonly now: () => number;
+  /** The accounts as the process folds them: whether the account exists, without reading the log. */
+  readonly listing: Pick<AccountListing, 'row'>;
 }
 
 const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
@@ -61,10 +61,9 @@ export async function accountFamilyRoutes(app: FastifyInstance, options: Account
     },
     async (request, reply) => {
       const accountId = request.params.account_id;
-      if (!(await listAccounts(options.store)).some((account) => account.accountId === accountId)) throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
+      if (options.listing.row(accountId) === undefined) throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
       // As the account revocation does: the read model starts on first use, and says so rather than answer short.
-      const live = (await options.familiesReady()) ? await options.families.liveFamiliesOnceAt(undefined, accountId, 2_000) : undefined;
-      if (live === undefined) {
+      if (!(await options.familiesReady())) {
         return sendProblem(reply.header('retry-after', '1'), {
           type: problemTypes.unavailable,
           title: 'Service Unavailable',
@@ -73,9 +72,7 @@ export async function accountFamilyRoutes(app: FastifyInstance, options: Account
         });
       }
       const limit = request.query.limit ?? familyPageLimit.default;
-      const after = request.query.cursor;
-      const ids = [...live].sort().filter((familyId) => after === undefined || familyId > after);
-      const page = ids.slice(0, limit);
+      const { familyIds: page, more } = await options.families.liveFamiliesPage(accountId, request.query.cursor, limit);
       const rows: z.infer<typeof FamilyRow>[] = [];
       for (const familyId of page) {
         const [last] = await options.store.readStream(streams.family(familyId), { direction: 'backwards', maxCount: 1 });
@@ -93,7 +90,7 @@ export async function accountFamilyRoutes(app: FastifyInstance, options: Account
           dpop_bound: event.jkt !== undefined,
         });
       }
-      const nextCursor = ids.length > limit ? (page.at(-1) ?? null) : null;
+      const nextCursor = more ? (page.at(-1) ?? null) : null;
       return noStore(reply).send({ account_id: accountId, families: rows, next_cursor: nextCursor });
     },
   );

@@ -18,7 +18,7 @@ import { archiveStatusRoutes } from './archive-status-routes.js';
 import { signingKeyRoutes, type SigningKeyRoutesOptions } from './signing-key-routes.js';
 import { consoleRoutes, type ConsoleRoutesOptions } from './console/console-routes.js';
 import { ConsoleSessions } from './console/console-session.js';
-import { startFamiliesThread, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
+import { startFamiliesThread, type FamiliesPages, type FamiliesReadModel, type FamiliesThread } from './families-thread.js';
 import { createOperatorRevocation, type OperatorRevocation } from './operator-revocation.js';
 import { revocationRoutes } from './revocation-routes.js';
 import { untilApplied } from './until-applied.js';
@@ -122,7 +122,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
       if (position !== undefined) await untilApplied(host, position);
     },
   };
-  const familyList = { store, families, familiesReady, now };
+  const familyList = { store, families: { liveFamiliesPage: (...page) => familiesThread().liveFamiliesPage(...page) } satisfies FamiliesPages, familiesReady, listing };
   const console = { ...consoleGate, now };
   return { guard, routes: adminRoutes({ guard, revocation, status, familiesReady, audit: hooks.audit, archiveDir, accounts, familyList, console, signingKeys: hooks.signingKeys, nowSeconds: now, now: () => host.clock.now() }), readers: [tokens.reader, listing.reader] };
 }

@@ -12,12 +12,15 @@ export interface FamiliesThreadData {
 export type FamiliesRequest =
   /** The account's live families, once the model has applied the event at `position` (null: as it stands); null back if not within `timeoutMs`. */
   | { readonly id: number; readonly kind: 'live-families'; readonly accountId: string; readonly position: string | null; readonly timeoutMs: number; readonly nowMs: number }
+  /** A page of the account's live families in family id order, after `after` (null: from the first), as the model stands. */
+  | { readonly id: number; readonly kind: 'live-families-page'; readonly accountId: string; readonly after: string | null; readonly limit: number; readonly nowMs: number }
   | { readonly id: number; readonly kind: 'longest-token-lifetime'; readonly nowMs: number }
   | { readonly id: number; readonly kind: 'close' };
 
 /** Families thread → main thread. */
 export type FamiliesReply =
   | { readonly id: number; readonly families: readonly string[] | null }
+  | { readonly id: number; readonly page: { readonly familyIds: readonly string[]; readonly more: boolean } }
   | { readonly id: number; readonly longest: number }
   | { readonly id: number; readonly closed: true }
   | { readonly id: number; readonly error: string }

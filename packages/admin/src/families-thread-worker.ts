@@ -66,6 +66,7 @@ const sizes = setInterval(() => {
 async function answer(request: Exclude<FamiliesRequest, { kind: 'close' }>): Promise<FamiliesReply> {
   keepTo(request.nowMs);
   if (request.kind === 'longest-token-lifetime') return { id: request.id, longest: families.longestTokenLifetime };
+  if (request.kind === 'live-families-page') return { id: request.id, page: families.liveFamiliesPage(request.accountId, epochSeconds(clock), request.after ?? undefined, request.limit) };
   const reached = request.position === null || (await families.reached(BigInt(request.position), request.timeoutMs));
   return { id: request.id, families: reached ? families.liveFamilies(request.accountId, epochSeconds(clock)) : null };
 }

@@ -16,7 +16,13 @@ export interface FamiliesReadModel {
   liveFamiliesOnceAt(position: bigint | undefined, accountId: string, timeoutMs: number): Promise<readonly string[] | undefined>;
 }
 
-export interface FamiliesThread extends FamiliesReadModel {
+/** What the admin list of an account's families asks of the families read model. */
+export interface FamiliesPages {
+  /** A page of the account's live families in family id order, after the family id `after`, as the model stands. */
+  liveFamiliesPage(accountId: string, after: string | undefined, limit: number): Promise<{ readonly familyIds: readonly string[]; readonly more: boolean }>;
+}
+
+export interface FamiliesThread extends FamiliesReadModel, FamiliesPages {
   state(): FamiliesThreadState;
   /** True once the model has caught up with the log; false if it has not within `timeoutMs`. */
   caughtUp(timeoutMs: number): Promise<boolean>;
@@ -100,6 +106,10 @@ export function startFamiliesThread(options: { readonly config: TesseraConfig; r
       const reply = await ask({ kind: 'live-families', accountId, position: position === undefined ? null : position.toString(), timeoutMs }, timeoutMs);
       if (!('families' in reply)) return failed(reply);
       return reply.families ?? undefined;
+    },
+    liveFamiliesPage: async (accountId, after, limit) => {
+      const reply = await ask({ kind: 'live-families-page', accountId, after: after ?? null, limit }, 0);
+      return 'page' in reply ? reply.page : failed(reply);
     },
     close: () => thread.close((id) => ({ id, kind: 'close' }) satisfies FamiliesRequest),
   };
