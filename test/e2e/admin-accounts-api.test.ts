@@ -92,7 +92,7 @@ describe('the bootstrap admin token', () => {
 });
 
 describe('accounts over the admin API', () => {
-  it('create, list a page at a time filtered by name, get; rotate: the old key is refused and the new one gets a token', async () => {
+  it('create, list a page at a time filtered by name, search, get; rotate: the old key is refused and the new one gets a token', async () => {
     const name = `Shop ${randomBytes(4).toString('hex')}`;
     const made = [];
     for (let index = 0; index < 3; index += 1) {
@@ -111,6 +111,13 @@ describe('accounts over the admin API', () => {
     const second = (await admin('GET', `/admin/v1/accounts?name=${encodeURIComponent(name)}&limit=2&cursor=${first.next_cursor!}`)).json() as typeof first;
     expect(second.accounts.map((row) => row.account_id)).toEqual([made[2]!.account_id]);
     expect(second.next_cursor).toBeNull();
+    // A search: any part of a name, an account id or an API Login ID, in any case.
+    const searchedPart = name.slice(5).toUpperCase();
+    const searched = (await admin('GET', `/admin/v1/accounts?q=${encodeURIComponent(searchedPart)}`)).json() as typeof first;
+    expect(searched.accounts.map((row) => row.account_id)).toEqual(made.map((row) => row.account_id));
+    const byLoginId = (await admin('GET', `/admin/v1/accounts?q=${made[1]!.api_login_id.toLowerCase()}`)).json() as typeof first;
+    expect(byLoginId.accounts.map((row) => row.account_id)).toEqual([made[1]!.account_id]);
+    expect((await admin('GET', '/admin/v1/accounts?q=')).status).toBe(400);
     expect((await admin('GET', '/admin/v1/accounts?limit=0')).status).toBe(400);
     expect((await admin('GET', '/admin/v1/accounts?cursor=not-a-cursor')).status).toBe(400);
 

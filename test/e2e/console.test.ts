@@ -159,7 +159,7 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     await expect.poll(() => page.locator('#who').textContent()).toContain('Signed in as');
     await expect.poll(async () => (await focused()).text).toBe('Accounts');
     await page.keyboard.press('Tab');
-    expect((await focused()).name).toBe('name');
+    expect((await focused()).name).toBe('q');
     const [cookie] = (await context.cookies()).filter((each) => each.name === cookieName);
     expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict', path: '/' });
     expect(cookie!.value).not.toContain(admin.admin_token);
@@ -193,6 +193,13 @@ describe.skipIf(!hasChromium)('the admin console in a browser', () => {
     expect(await page.locator('.secret-panel').count()).toBe(0);
     expect(await page.content()).not.toContain(copied);
     expect(await page.getByRole('row', { name: /Console e2e shop/ }).count()).toBe(1);
+    // Searched by part of its API Login ID, in another case: the one account, and no other row.
+    await page.getByLabel('Search', { exact: true }).fill(account.api_login_id.slice(4).toUpperCase());
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`Accounts matching ${account.api_login_id.slice(4).toUpperCase()}.`);
+    expect(await page.locator('#account-results tbody tr').count()).toBe(1);
+    expect(await page.getByRole('row', { name: /Console e2e shop/ }).count()).toBe(1);
+    await expectAccessible('accounts searched');
 
     const issued = await server.postJson('/v5/Authorization/get-oauth-token', { api_login_id: account.api_login_id, transaction_key: account.transaction_key });
     expect(issued.status).toBe(200);

@@ -12,20 +12,37 @@ import { logReader, type LogReader } from '@tessera/event-store';
  */
 export class AccountListing {
   private readonly accounts = new Map<string, AccountState>();
+  /** Account ids in the order made, and each one's place in it: a page resumes at its cursor without a walk. */
+  private readonly order: string[] = [];
+  private readonly placeOf = new Map<string, number>();
 
   get reader(): LogReader {
     return logReader(accountEventTypes, ({ event }) => this.apply(event));
   }
 
   apply(event: AccountEvent): void {
+    if (!this.placeOf.has(event.accountId)) {
+      this.placeOf.set(event.accountId, this.order.length);
+      this.order.push(event.accountId);
+    }
     this.accounts.set(event.accountId, evolveAccount(this.accounts.get(event.accountId) ?? initialAccountState(), event));
   }
 
-  /** Every registered account, in the order made. */
-  *rows(): Generator<AccountRow> {
-    for (const state of this.accounts.values()) {
-      const summary = accountSummaryOf(state);
-      if (summary !== undefined) yield accountRow(summary);
+  /**
+   * The registered accounts made after the account `after` (from the first without it), in the order
+   * made; undefined when `after` names no account. Each row is folded as it is reached, so a page
+   * costs the rows it walks.
+   */
+  rowsAfter(after?: string): Iterable<AccountRow> | undefined {
+    const place = after === undefined ? -1 : this.placeOf.get(after);
+    if (place === undefined) return undefined;
+    return this.rowsFrom(place + 1);
+  }
+
+  private *rowsFrom(start: number): Generator<AccountRow> {
+    for (let place = start; place < this.order.length; place += 1) {
+      const row = this.row(this.order[place]!);
+      if (row !== undefined) yield row;
     }
   }
 

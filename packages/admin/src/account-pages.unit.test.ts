@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountRow } from '@tessera/accounts';
-import { accountPage, accountPageLimit, InvalidAccountPage } from './account-pages.js';
+import { accountPage, accountPageLimit, accountScanBudget, InvalidAccountPage, type OrderedAccounts } from './account-pages.js';
 
 const row = (accountId: string, name: string): AccountRow => ({ account_id: accountId, name, permissions: [], api_login_ids: [], legacy_api_ids: [], status: 'enabled' });
-const rows = [row('a1', 'Shop'), row('a2', 'Other'), row('a3', 'Shop'), row('a4', 'Shop'), row('a5', 'Shop')];
+/** The accounts in the order made, as AccountListing hands them (it is tested on its own). */
+const ordered = (rows: AccountRow[]): OrderedAccounts => ({
+  rowsAfter: (after) => {
+    const place = after === undefined ? -1 : rows.findIndex((each) => each.account_id === after);
+    return place === -1 && after !== undefined ? undefined : rows.slice(place + 1);
+  },
+});
+const rows = ordered([row('a1', 'Shop'), row('a2', 'Other'), row('a3', 'Shop'), row('a4', 'Shop'), row('a5', 'Shop')]);
 const ids = (page: { accounts: AccountRow[] }) => page.accounts.map((account) => account.account_id);
 
 describe('a page of accounts', () => {
@@ -18,17 +25,37 @@ describe('a page of accounts', () => {
 
   it('holds still while accounts are made after the cursor, and takes the default limit', () => {
     const first = accountPage(rows, { limit: 3 });
-    const grown = [...rows, row('a6', 'New')];
+    const grown = ordered([...rows.rowsAfter()!, row('a6', 'New')]);
     expect(ids(accountPage(grown, { limit: 3, cursor: first.nextCursor! }))).toEqual(['a4', 'a5', 'a6']);
-    const many = Array.from({ length: accountPageLimit.default + 1 }, (_, index) => row(`b${index}`, 'Many'));
+    const many = ordered(Array.from({ length: accountPageLimit.default + 1 }, (_, index) => row(`b${index}`, 'Many')));
     expect(accountPage(many, {}).accounts).toHaveLength(accountPageLimit.default);
   });
 
   it('refuses a cursor that names no account of the list', () => {
     expect(() => accountPage(rows, { cursor: Buffer.from('zz').toString('base64url') })).toThrow(InvalidAccountPage);
     expect(() => accountPage(rows, { cursor: 'not/base64url' })).toThrow(InvalidAccountPage);
-    // A cursor of another filter's list: its account is not among these.
-    const other = accountPage(rows, { name: 'Other', limit: 1 });
-    expect(() => accountPage(rows, { name: 'Shop', cursor: Buffer.from(other.accounts[0]!.account_id).toString('base64url') })).toThrow(InvalidAccountPage);
+  });
+
+  it('searches names, account ids, API Login IDs and legacy API IDs in any case', () => {
+    const searched = ordered([
+      { ...row('acct_1', 'Acme Shop'), api_login_ids: ['tsl_AAA'] },
+      { ...row('acct_2', 'Other'), api_login_ids: ['tsl_BBB'], legacy_api_ids: ['tla_acme'] },
+      { ...row('acct_3', 'Unrelated'), api_login_ids: ['tsl_CCC'] },
+      { ...row('acct_ACME', 'Third'), api_login_ids: ['tsl_DDD'] },
+    ]);
+    expect(ids(accountPage(searched, { q: 'ACME' }))).toEqual(['acct_1', 'acct_2', 'acct_ACME']);
+    expect(ids(accountPage(searched, { q: 'tsl_ccc' }))).toEqual(['acct_3']);
+    expect(ids(accountPage(searched, { q: 'acme', name: 'Other' }))).toEqual(['acct_2']);
+    expect(accountPage(searched, { q: 'nothing like it' })).toEqual({ accounts: [], nextCursor: null });
+  });
+
+  it('looks at no more than the scan budget for one filtered page, and goes on from the last account looked at', () => {
+    const many = ordered([...Array.from({ length: accountScanBudget + 5 }, (_, index) => row(`m${index}`, 'Many')), row('found', 'Needle')]);
+    const first = accountPage(many, { q: 'needle' });
+    expect(first.accounts).toEqual([]);
+    expect(Buffer.from(first.nextCursor!, 'base64url').toString()).toBe(`m${accountScanBudget - 1}`);
+    const second = accountPage(many, { q: 'needle', cursor: first.nextCursor! });
+    expect(ids(second)).toEqual(['found']);
+    expect(second.nextCursor).toBeNull();
   });
 });

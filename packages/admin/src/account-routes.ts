@@ -16,7 +16,7 @@ import { problemResponses } from '@tessera/http';
 import type { SecretHashers } from '@tessera/tokens';
 import type { AdminGuard } from './admin-auth.js';
 import type { AccountListing } from './account-listing.js';
-import { accountPage, accountPageLimit } from './account-pages.js';
+import { accountPage, accountPageLimit, accountScanBudget } from './account-pages.js';
 
 export interface AccountRoutesOptions {
   readonly guard: AdminGuard;
@@ -125,6 +125,12 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
         security,
         querystring: z.strictObject({
           name: z.string().min(1).max(200).optional().describe('Only the accounts with exactly this name'),
+          q: z
+            .string()
+            .min(1)
+            .max(200)
+            .optional()
+            .describe(`A search: only the accounts whose name, account id, API Login ID or legacy API ID holds this text, in any case. A filtered page looks at ${accountScanBudget} accounts at most, so it may hold fewer than limit (none, even) with a next_cursor to go on from`),
           limit: z.coerce.number().int().min(1).max(accountPageLimit.max).optional().describe(`At most this many accounts (default ${accountPageLimit.default})`),
           cursor: z.string().min(1).max(256).optional().describe('next_cursor of the page before'),
         }),
@@ -132,7 +138,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       },
     },
     async (request, reply) => {
-      const page = accountPage(options.listing.rows(), request.query);
+      const page = accountPage(options.listing, request.query);
       return noStore(reply).send({ accounts: page.accounts, next_cursor: page.nextCursor });
     },
   );

@@ -19,7 +19,7 @@ interface AccountPage {
 /** A page of accounts, as the API bounds them. */
 const pageSize = 25;
 
-/** Accounts: search by name, create (its secret shown once), rotate a key, set permissions, disable and enable. */
+/** Accounts: search (name, account ID, API Login ID), create (its secret shown once), rotate a key, set permissions, disable and enable. */
 export async function showAccounts(): Promise<void> {
   if (!hasScope('accounts:read')) {
     showPage('Accounts', notAllowed('accounts:read'));
@@ -27,10 +27,10 @@ export async function showAccounts(): Promise<void> {
   }
   const results = element('div', { id: 'account-results' });
   const secretSlot = element('div', { id: 'secret-slot' });
-  const name = input({ name: 'name', autocomplete: 'off' });
+  const search = input({ name: 'q', type: 'search', autocomplete: 'off' });
   let searched = '';
   const list = async (cursor?: string) => {
-    const page = await call<AccountPage>('GET', `/admin/v1/accounts${query({ name: searched, limit: pageSize, cursor })}`);
+    const page = await call<AccountPage>('GET', `/admin/v1/accounts${query({ q: searched, limit: pageSize, cursor })}`);
     results.replaceChildren(accountTable(page.accounts, () => list(cursor)), page.next_cursor ? button('Next page of accounts', () => list(page.next_cursor!)) : '');
   };
   showPage(
@@ -38,11 +38,11 @@ export async function showAccounts(): Promise<void> {
     form(
       'Search accounts',
       async () => {
-        searched = name.value.trim();
+        searched = search.value.trim();
         await list();
-        announce(searched === '' ? 'Every account, in the order they were made.' : `Accounts named ${searched}.`);
+        announce(searched === '' ? 'Every account, in the order they were made.' : `Accounts matching ${searched}.`);
       },
-      field('Name', name, 'Exactly as the account was named; empty lists every account.'),
+      field('Search', search, 'Any part of a name, account ID, API Login ID or legacy API ID, in any case; empty lists every account.'),
       element('button', { type: 'submit' }, 'Search'),
     ),
     secretSlot,
