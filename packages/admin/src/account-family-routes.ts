@@ -4,9 +4,10 @@ import { z } from 'zod';
 import { DomainError } from '@tessera/domain';
 import type { EventStore } from '@tessera/event-store';
 import { streams } from '@tessera/events';
-import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
+import { problemResponses } from '@tessera/http';
 import { homeRegionOfFamily } from '@tessera/tokens';
 import type { AdminGuard } from './admin-auth.js';
+import { FamiliesCatchingUp } from './families-catching-up.js';
 import type { AccountListing } from './account-listing.js';
 import type { FamiliesPages } from './families-thread.js';
 
@@ -63,14 +64,7 @@ export async function accountFamilyRoutes(app: FastifyInstance, options: Account
       const accountId = request.params.account_id;
       if (options.listing.row(accountId) === undefined) throw new DomainError('ERR_ACCOUNT_NOT_FOUND', `no account ${accountId}`);
       // As the account revocation does: the read model starts on first use, and says so rather than answer short.
-      if (!(await options.familiesReady())) {
-        return sendProblem(reply.header('retry-after', '1'), {
-          type: problemTypes.unavailable,
-          title: 'Service Unavailable',
-          status: 503,
-          detail: 'the admin read model of token families is catching up with the event log',
-        });
-      }
+      if (!(await options.familiesReady())) throw new FamiliesCatchingUp();
       const limit = request.query.limit ?? familyPageLimit.default;
       const { familyIds: page, more } = await options.families.liveFamiliesPage(accountId, request.query.cursor, limit);
       const rows: z.infer<typeof FamilyRow>[] = [];

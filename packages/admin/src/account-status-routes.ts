@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Problem } from '@tessera/contracts';
-import { problemResponses, problemTypes, sendProblem } from '@tessera/http';
+import { problemResponses } from '@tessera/http';
 import type { AdminGuard } from './admin-auth.js';
+import { FamiliesCatchingUp } from './families-catching-up.js';
 import { bodyOptional, pathId } from './account-routes.js';
 import { accountStatusAnswer, type AccountStatus, type StatusChangeAuthor } from './account-status.js';
 
@@ -55,14 +56,7 @@ export async function accountStatusRoutes(app: FastifyInstance, options: Account
       },
     },
     async (request, reply) => {
-      if (options.familiesReady && !(await options.familiesReady())) {
-        return sendProblem(reply.header('retry-after', '1'), {
-          type: problemTypes.unavailable,
-          title: 'Service Unavailable',
-          status: 503,
-          detail: 'the admin read model of token families is catching up with the event log',
-        });
-      }
+      if (options.familiesReady && !(await options.familiesReady())) throw new FamiliesCatchingUp();
       const changed = await status.disable(request.params.account_id, { reason: request.body?.reason }, authorOf(request));
       return noStore(reply).send(accountStatusAnswer(changed));
     },

@@ -3,7 +3,7 @@ import { AdminTokenDirectory } from '@tessera/admin-tokens';
 import type { AuditReadModel } from '@tessera/audit';
 import { archiveDirOf } from '@tessera/config';
 import { egressPolicy } from '@tessera/egress';
-import { EventStoreUnavailable, type GuardedEventStore, type LogReader } from '@tessera/event-store';
+import type { GuardedEventStore, LogReader } from '@tessera/event-store';
 import { epochSeconds, registerGauges, type Host } from '@tessera/host';
 import type { AdminRouteRegistrar } from '@tessera/server';
 import type { SecretHashers } from '@tessera/tokens';
@@ -13,6 +13,7 @@ import { accountRoutes, type AccountRoutesOptions } from './account-routes.js';
 import { accountStatusRoutes } from './account-status-routes.js';
 import { createAccountStatus, type AccountStatus } from './account-status.js';
 import { auditRoutes } from './audit-routes.js';
+import { FamiliesCatchingUp } from './families-catching-up.js';
 import { accountFamilyRoutes, type AccountFamilyRoutesOptions } from './account-family-routes.js';
 import { archiveStatusRoutes } from './archive-status-routes.js';
 import { signingKeyRoutes, type SigningKeyRoutesOptions } from './signing-key-routes.js';
@@ -113,7 +114,7 @@ export function wireAdminApi(host: Host, store: GuardedEventStore, hooks: AdminA
     plainHttpAllowed: (url) => egress.allowsPlainHttp(url),
     // As the revoke-tokens route: a cut waits for the families read model, else 503 with Retry-After.
     longestTokenLifetime: async () => {
-      if (!(await familiesReady())) throw new EventStoreUnavailable('the admin read model of token families is catching up with the event log');
+      if (!(await familiesReady())) throw new FamiliesCatchingUp();
       return families.longestTokenLifetime();
     },
     onAppended: async ({ events, position }) => {

@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Problem } from '@tessera/contracts';
-import { problemTypes, sendProblem } from '@tessera/http';
+import { } from '@tessera/http';
 import type { AdminGuard } from './admin-auth.js';
+import { FamiliesCatchingUp } from './families-catching-up.js';
 import type { AdminAudit, OperatorRevocation } from './operator-revocation.js';
 
 const id = z.string().min(1).max(128);
@@ -60,14 +61,7 @@ export async function revocationRoutes(app: FastifyInstance, options: Revocation
       },
     },
     async (request, reply) => {
-      if (options.familiesReady && !(await options.familiesReady())) {
-        return sendProblem(reply.header('retry-after', '1'), {
-          type: problemTypes.unavailable,
-          title: 'Service Unavailable',
-          status: 503,
-          detail: 'the admin read model of token families is catching up with the event log',
-        });
-      }
+      if (options.familiesReady && !(await options.familiesReady())) throw new FamiliesCatchingUp();
       const { revokedFamilies } = await revocation.revokeAccountTokens(request.params.account_id, auditOf(request));
       return noStore(reply).send({ revoked_families: revokedFamilies });
     },

@@ -60,6 +60,7 @@ const oauthInvalid = (error: OAuthErrorName) => ({ ...invalid, log: { level: 'in
  */
 export const problemCodes = [
   'ERR_EVENT_STORE_UNAVAILABLE',
+  'ERR_READ_MODEL_CATCHING_UP',
   'ERR_SIGNING_KEY_UNAVAILABLE',
   'ERR_SECRET_HASHING_KEY_UNAVAILABLE',
   'ERR_INVALID_CLIENT',
@@ -119,6 +120,15 @@ export const problemTable = {
     detail: 'the event store cannot take the change now; try again shortly',
     retryAfterSeconds: outageRetryAfterSeconds,
     log: { level: 'warn', message: 'request refused during an outage' },
+  },
+  // A read model started on first use and still reading the log: asked again a second later, it
+  // has usually caught up. Its own message names the model (the error's detail).
+  ERR_READ_MODEL_CATCHING_UP: {
+    status: 503,
+    type: problemTypes.unavailable,
+    title: 'Service Unavailable',
+    retryAfterSeconds: 1,
+    log: { level: 'info', message: 'request answered 503 while a read model catches up with the event log' },
   },
   ERR_SIGNING_KEY_UNAVAILABLE: {
     status: 503,
