@@ -1,16 +1,10 @@
+// Type-only, erased from the compiled script: the page reads the rows the admin API answers.
+import type { AccountRow } from '@tessera/accounts';
 import { call, query } from './api.js';
 import { announce, button, element, field, form, input, showPage, table } from './dom.js';
 import { secretPanel } from './secret-panel.js';
 import { hasScope, notAllowed } from './session.js';
 
-interface AccountRow {
-  readonly account_id: string;
-  readonly name: string;
-  readonly permissions: readonly string[];
-  readonly api_login_ids: readonly string[];
-  readonly legacy_api_ids: readonly string[];
-  readonly status: 'enabled' | 'disabled';
-}
 interface AccountPage {
   readonly accounts: readonly AccountRow[];
   readonly next_cursor: string | null;

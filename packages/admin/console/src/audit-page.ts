@@ -1,18 +1,9 @@
+// Type-only, erased from the compiled script: the page reads the rows the admin API answers.
+import type { AuditRow } from '@tessera/audit';
 import { call, query } from './api.js';
 import { announce, button, element, field, form, input, showPage, table, time } from './dom.js';
 import { hasScope, notAllowed } from './session.js';
 
-interface AuditEvent {
-  readonly position: string;
-  readonly type: string;
-  readonly time: string;
-  readonly account_id: string | null;
-  readonly family_id: string | null;
-  readonly generation: number | null;
-  readonly reason: string | null;
-  readonly actor: string | null;
-  readonly source_address: string | null;
-}
 interface AccessAt {
   readonly at: string;
   readonly families: readonly { family_id: string; generation: number; issued_at: string; expires_at: string; credential_id: string }[];
@@ -35,7 +26,7 @@ export async function showAudit(): Promise<void> {
   const timeline = element('div', { id: 'timeline' });
   let filters: Record<string, string | undefined> = {};
   const list = async (cursor?: string) => {
-    const page = await call<{ events: readonly AuditEvent[]; next_cursor: string | null }>('GET', `/admin/v1/events${query({ ...filters, limit: pageSize, cursor })}`);
+    const page = await call<{ events: readonly AuditRow[]; next_cursor: string | null }>('GET', `/admin/v1/events${query({ ...filters, limit: pageSize, cursor })}`);
     timeline.replaceChildren(
       page.events.length === 0 ? element('p', {}, 'No event matches.') : element('ol', { class: 'timeline', 'aria-label': 'Events, oldest first' }, ...page.events.map(eventItem)),
       page.next_cursor ? button('Next page of events', () => list(page.next_cursor!)) : '',
@@ -60,7 +51,7 @@ export async function showAudit(): Promise<void> {
   await list();
 }
 
-function eventItem(event: AuditEvent): HTMLElement {
+function eventItem(event: AuditRow): HTMLElement {
   const facts = [
     event.account_id && `account ${event.account_id}`,
     event.family_id && `family ${event.family_id}`,
