@@ -96,8 +96,8 @@ export interface StreamWorkerDeps {
   /** How long a polled SET that was answered and not acknowledged is held back from the next polls (ms); default 0, answered again at once. */
   readonly ackDeadlineMs?: number;
   /**
-   * Least time between two polls of a stream that answer nothing, when the second returns at once
-   * and acknowledges nothing (ms); default 0, no limit. One sooner is refused (SsfEmptyPollTooSoon).
+   * Least time between two polls of a stream that return at once, acknowledge nothing and answer
+   * nothing (ms); default 0, no limit. One sooner is refused (SsfEmptyPollTooSoon).
    */
   readonly emptyPollIntervalMs?: number;
   /** False while this replica may not deliver (the delivery lease lapsed or was taken over): checked right before each push. */
@@ -155,7 +155,7 @@ export class StreamWorker {
   private dropCount = 0;
   private lastDelivered: number | undefined;
   private lastDrop: Drops['last'];
-  /** When a poll of this stream last answered no SET (the clock's ms): the empty-poll interval counts from it. */
+  /** When a poll of this stream that returned at once and acknowledged nothing last answered no SET (the clock's ms): the empty-poll interval counts from it. */
   private lastEmptyAnswerAt: number | undefined;
 
   constructor(

@@ -28,7 +28,7 @@ export interface TransmitterOptions {
   readonly pauseAfterMs: number;
   /** How long a polled SET that was answered and not acknowledged is held back from the next polls (ms); 0 answers it again at once. */
   readonly ackDeadlineMs?: number;
-  /** Least time between two polls of a stream that answer nothing, when the second returns at once and acknowledges nothing (ms); 0 no limit. */
+  /** Least time between two polls of a stream that return at once, acknowledge nothing and answer nothing (ms); 0 no limit. */
   readonly emptyPollIntervalMs?: number;
   /** Epoch seconds, for the events the transmitter appends. */
   readonly now: () => number;
