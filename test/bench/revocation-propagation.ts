@@ -3,7 +3,7 @@
  * home all-in-one to the moment a verifier fed only by Kafka rejects the token, over a real
  * broker on loopback. Run alone:
  * `node --conditions=tessera-source --import tsx test/bench/revocation-propagation.ts`
- * (BENCH_PROPAGATION_PARALLEL, BENCH_REVOCATIONS, BENCH_PROBE, BENCH_POLL_MS, BENCH_HOPS=0, BENCH_PIN=0).
+ * (BENCH_PROPAGATION_PARALLEL, BENCH_REVOCATIONS, BENCH_PROBE, BENCH_POLL_MS, BENCH_HOPS=0, BENCH_PIN=0, BENCH_FLOOR=1).
  *
  * Method: pre-issue the pairs (not measured); then, `parallel` at a time, revoke one and poll the
  * remote verifier's forward-auth with its access token every `pollMs` until it answers 401. A
@@ -15,11 +15,18 @@
  * With pinning (pinning.ts) the prober is on the load generator's CPU and both servers on the
  * other; the broker and this process run unpinned. With `hops`, a plain kafkajs consumer in this
  * process splits each sample at the moment the message became readable.
+ *
+ * With `floor` (BENCH_FLOOR=1) the same run also times the Kafka floor under it, nothing of Tessera
+ * in that path: a plain kafkajs producer → the same broker → a plain kafkajs consumer, in a child
+ * of its own on the servers' CPU (kafka-floor-child.ts), `parallel` messages in flight, beside the
+ * very prober and servers the run loads the machine with. What the floor's p99 is, a Tessera-fed
+ * verifier cannot beat on this machine.
  */
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { canRunKafkaBroker, startKafkaBroker, type KafkaBroker } from '../../infra/kafka/kafka-broker.js';
 import { startTessera, type TesseraProcess } from '../support/tessera-process.js';
+import { startChild } from './children.js';
 import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu-time.js';
 import { allowedCpus, detectPinning, type Pinning } from './pinning.js';
 import { atMost, type Row } from './report.js';
@@ -49,6 +56,8 @@ export interface PropagationResult extends Percentiles {
    * (its consumer, projection apply, and the poll itself).
    */
   readonly hops?: { readonly committed: Percentiles; readonly broker: Percentiles; readonly verifier: Percentiles; readonly seen: number };
+  /** With `floor`: publish → consume of plain kafkajs clients on the same broker, `parallel` in flight, beside the same load (kafka-floor-child.ts). */
+  readonly floor?: Percentiles & { readonly samples: number; readonly cpus: string };
   /** The CPUs each process was allowed, read back from /proc: the report shows the pinning took. */
   readonly cpus: { readonly prober: string; readonly home: string; readonly verifier: string };
   /**
@@ -152,7 +161,7 @@ export function propagationRow(parallel: number, measured: PropagationResult | u
 }
 
 export async function measureRevocationPropagation(
-  options: { revocations?: number; warmup?: number; parallel?: number; pollMs?: number; probe?: Probe; hops?: boolean; pinning?: Pinning } = {},
+  options: { revocations?: number; warmup?: number; parallel?: number; pollMs?: number; probe?: Probe; hops?: boolean; floor?: boolean; pinning?: Pinning } = {},
 ): Promise<PropagationResult> {
   const revocations = options.revocations ?? 1000;
   const parallel = options.parallel ?? defaultParallel;
@@ -173,6 +182,7 @@ export async function measureRevocationPropagation(
   let home: TesseraProcess | undefined;
   let remote: TesseraProcess | undefined;
   let watch: Awaited<ReturnType<typeof watchTopic>> | undefined;
+  let floor: Awaited<ReturnType<typeof startFloor>> | undefined;
   try {
     home = await startTessera({ TESSERA_KAFKA_BROKERS: brokers, TESSERA_KAFKA_TOPIC: topic, TESSERA_LOG_LEVEL: 'warn' }, serverCpus);
     remote = await startTessera(
@@ -194,6 +204,7 @@ export async function measureRevocationPropagation(
       pairs.push(answer.json() as { token: string; refresh_token: string });
     }
     if (options.hops) watch = await watchTopic(brokers, topic);
+    if (options.floor) floor = await startFloor(brokers, `${topic}.floor`, parallel, warmup, pinning);
     const homeCpus = allowedCpus(home.pid);
     const cpuBefore = { home: processCpuSeconds(home.pid), verifier: processCpuSeconds(remote.pid) };
     const waitedBefore = { home: processRunQueueWaitSeconds(home.pid), verifier: processRunQueueWaitSeconds(remote.pid) };
@@ -207,6 +218,7 @@ export async function measureRevocationPropagation(
       home: { baseUrl: home.baseUrl, caFile: join(home.dataDir, 'tls', 'self-signed.crt') },
       remote: { baseUrl: remote.baseUrl, caFile: join(remote.dataDir, 'tls', 'self-signed.crt') },
     });
+    const floorSamples = await floor?.stop();
     const busy = (pid: number, before: number) => Math.round(((processCpuSeconds(pid) - before) / seconds) * 100);
     const waiting = (pid: number, before: number | undefined) => {
       const after = processRunQueueWaitSeconds(pid);
@@ -230,13 +242,42 @@ export async function measureRevocationPropagation(
       cpus: { prober: proberCpus, home: homeCpus, verifier: allowedCpus(remote.pid) },
       load,
       ...(watch ? { hops: hopsOf(samples, watch.sightings) } : {}),
+      ...(floor && floorSamples ? { floor: { samples: floorSamples.length, ...percentiles(floorSamples), cpus: floor.cpus } } : {}),
     };
   } finally {
+    await floor?.stop();
     await watch?.stop();
     await remote?.stop();
     await home?.stop();
     await broker?.destroy();
   }
+}
+
+/** The floor's child, started and joined to its group: `stop` ends it and gives its samples (ms), once. */
+async function startFloor(brokers: string, topic: string, parallel: number, warmup: number, pinning: Pinning): Promise<{ readonly cpus: string; stop: () => Promise<number[]> }> {
+  const child = await startChild<{ ready: boolean }>('kafka-floor-child.ts', {
+    env: { BENCH_FLOOR_BROKERS: brokers, BENCH_FLOOR_TOPIC: topic, BENCH_FLOOR_PARALLEL: String(parallel), BENCH_FLOOR_WARMUP: String(warmup) },
+    forwardStderr: true,
+    // Where Tessera's relay and verifier run: it shares their core, as their clients do.
+    ...(pinning.pinned ? { cpuList: pinning.serverCpus } : {}),
+  });
+  let printed = '';
+  child.process.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+  // 'exit' can come before the last of stdout has been read: the samples are read once it has ended.
+  const ended = new Promise<void>((resolve) => child.process.stdout?.once('end', () => resolve()) ?? resolve());
+  const cpus = child.process.pid === undefined ? '?' : allowedCpus(child.process.pid);
+  let stopped: Promise<number[]> | undefined;
+  return {
+    cpus,
+    stop: () =>
+      (stopped ??= child.stop().then(async () => {
+        await ended;
+        const line = printed.trim().split('\n').pop();
+        if (line === undefined || line === '') throw new Error(`kafka-floor-child.ts printed no samples\n${child.output()}`);
+        // Cast: the child's last line, {"samples":[…]}.
+        return (JSON.parse(line) as { samples: number[] }).samples;
+      })),
+  };
 }
 
 function hopsOf(timings: readonly ProbeSample[], sightings: ReadonlyMap<string, Sighting>): NonNullable<PropagationResult['hops']> {
@@ -261,14 +302,17 @@ export function describePropagation(result: PropagationResult): string {
     ? `; hops p50 / p99 ms: commit→answer ${pair(result.hops.committed)}, answer→plain consumer ${pair(result.hops.broker)}, plain consumer→verifier 401 ${pair(result.hops.verifier)} (${result.hops.seen} matched)`
     : '';
   const cpus = `; CPUs prober ${result.cpus.prober}, home ${result.cpus.home}, verifier ${result.cpus.verifier}; ${result.load.pollsPerSecond} polls/s, CPU home ${result.load.homeCpuPercent}%, verifier ${result.load.verifierCpuPercent}%; waiting for a CPU home ${result.load.homeWaitPercent ?? '?'}%, verifier ${result.load.verifierWaitPercent ?? '?'}%, prober ${result.load.proberWaitPercent ?? '?'}%`;
-  return `revocation → rejected via Kafka (${result.probe} probe, ${result.parallel} at a time): p50 ${result.p50Ms} ms, p90 ${result.p90Ms}, p99 ${result.p99Ms}, max ${result.maxMs} over ${result.samples} (target p99 ≤ ${result.targetP99Ms} ms)${hops}${cpus}`;
+  const floor = result.floor
+    ? `; Kafka floor beside it (plain kafkajs producer → broker → consumer, ${result.parallel} in flight, CPUs ${result.floor.cpus}): p50 ${result.floor.p50Ms} ms, p90 ${result.floor.p90Ms}, p99 ${result.floor.p99Ms}, max ${result.floor.maxMs} over ${result.floor.samples}`
+    : '';
+  return `revocation → rejected via Kafka (${result.probe} probe, ${result.parallel} at a time): p50 ${result.p50Ms} ms, p90 ${result.p90Ms}, p99 ${result.p99Ms}, max ${result.maxMs} over ${result.samples} (target p99 ≤ ${result.targetP99Ms} ms)${hops}${floor}${cpus}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const probe = (process.env.BENCH_PROBE ?? 'keep-alive') as Probe;
   if (probe !== 'keep-alive' && probe !== 'new-connection') throw new Error(`BENCH_PROBE must be keep-alive or new-connection, got ${String(probe)}`);
   const pollMs = Number(process.env.BENCH_POLL_MS ?? 1);
-  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), probe, pollMs, hops: process.env.BENCH_HOPS !== '0' });
+  const result = await measureRevocationPropagation({ revocations: Number(process.env.BENCH_REVOCATIONS ?? 1000), parallel: propagationParallel(), probe, pollMs, hops: process.env.BENCH_HOPS !== '0', floor: process.env.BENCH_FLOOR === '1' });
   console.log(JSON.stringify(result));
   console.log(describePropagation(result));
 }

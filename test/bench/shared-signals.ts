@@ -34,8 +34,8 @@ export interface SharedSignalsResult {
   readonly rssPerIdleStreamBytes: number;
   /** What they added to the live heap and external memory after a full GC, bytes per stream: RSS without the allocator's slack. */
   readonly livePerIdleStreamBytes: number;
-  /** get-oauth-token alone, then beside `pollers` receivers each polling a stream of 1,000 unacknowledged SETs as fast as answered. */
-  readonly issuanceBesidePolls: { readonly pollers: number; readonly pendingPerStream: number; readonly alone: Latency; readonly beside: Latency; readonly polls: number; readonly megabytesAnswered: number };
+  /** get-oauth-token alone, then beside `pollers` receivers each polling a stream of 1,000 unacknowledged SETs as fast as answered (after Retry-After when refused 429: `refused` of the `polls`). */
+  readonly issuanceBesidePolls: { readonly pollers: number; readonly pendingPerStream: number; readonly alone: Latency; readonly beside: Latency; readonly polls: number; readonly refused: number; readonly megabytesAnswered: number };
   readonly throughput: {
     readonly streams: number;
     readonly revocations: number;
@@ -314,8 +314,8 @@ export async function measureSharedSignals(options: { samples?: number; streams?
     await sleep(1_000);
     const beside = await issuance();
     await pollerChild.stop();
-    const totals = JSON.parse(pollerTotals.trim().split('\n').pop() ?? '{}') as { polls?: number; bytes?: number };
-    const issuanceBesidePolls = { pollers, pendingPerStream: 1_000, alone, beside, polls: totals.polls ?? 0, megabytesAnswered: round((totals.bytes ?? 0) / 1e6) };
+    const totals = JSON.parse(pollerTotals.trim().split('\n').pop() ?? '{}') as { polls?: number; refused?: number; bytes?: number };
+    const issuanceBesidePolls = { pollers, pendingPerStream: 1_000, alone, beside, polls: totals.polls ?? 0, refused: totals.refused ?? 0, megabytesAnswered: round((totals.bytes ?? 0) / 1e6) };
     for (const streamId of pollStreams) await http.post('/ssf/subjects/remove', { stream_id: streamId, subject: { format: 'iss_sub', iss: publicUrl, sub: other.account_id } }, receiverToken);
 
     // 2. Throughput: streamCount streams on the account (the latency stream leaves it), revocations as fast as 16 callers make them.
@@ -363,7 +363,7 @@ export function describeSharedSignals(result: SharedSignalsResult): string {
     `shared signals: revoke answered → SET received (push, loopback), ${l.samples} one at a time: p50 ${l.p50Ms} ms, p90 ${l.p90Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms (${l.beforeAnswer} arrived before the answer: counted 0)`,
     `shared signals: the same beside ${result.crowded.idleStreams} idle streams and a receiver polling (${result.crowded.polled} SETs polled): p50 ${result.crowded.p50Ms} ms, p90 ${result.crowded.p90Ms} ms, p99 ${result.crowded.p99Ms} ms, max ${result.crowded.maxMs} ms`,
     `shared signals: memory per idle stream after a full GC: RSS ${result.rssPerIdleStreamBytes} bytes, live heap + external ${result.livePerIdleStreamBytes} bytes`,
-    `shared signals: get-oauth-token alone p50 ${result.issuanceBesidePolls.alone.p50Ms} / p99 ${result.issuanceBesidePolls.alone.p99Ms} ms; beside ${result.issuanceBesidePolls.pollers} polls of 1,000 pending SETs (${result.issuanceBesidePolls.polls} polls, ${result.issuanceBesidePolls.megabytesAnswered} MB answered) p50 ${result.issuanceBesidePolls.beside.p50Ms} / p99 ${result.issuanceBesidePolls.beside.p99Ms} ms`,
+    `shared signals: get-oauth-token alone p50 ${result.issuanceBesidePolls.alone.p50Ms} / p99 ${result.issuanceBesidePolls.alone.p99Ms} ms; beside ${result.issuanceBesidePolls.pollers} polls of 1,000 pending SETs (${result.issuanceBesidePolls.polls} polls, ${result.issuanceBesidePolls.refused} of them refused 429 and asked again after Retry-After, ${result.issuanceBesidePolls.megabytesAnswered} MB answered) p50 ${result.issuanceBesidePolls.beside.p50Ms} / p99 ${result.issuanceBesidePolls.beside.p99Ms} ms`,
     `shared signals: ${t.streams} streams × ${t.revocations} revocations: ${t.received} of ${t.expected} SETs in ${t.seconds} s (${t.setsPerSecond} SETs/s), ${t.lost} lost, ${t.duplicates} duplicates`,
   ].join('\n');
 }

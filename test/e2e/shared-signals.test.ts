@@ -191,8 +191,14 @@ describe.skipIf(!pyjwt)('the Shared Signals transmitter, verified by an independ
   });
 
   it('sends a refresh as a token-rotated SET, with the generation now valid, only to a stream that asked for it by name', async () => {
-    const poll = (streamId: string) =>
-      tessera.request(`/ssf/poll?stream_id=${streamId}`, { method: 'POST', headers: { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' }, body: '{"returnImmediately":true}' });
+    const poll = async (streamId: string) => {
+      for (;;) {
+        const answer = await tessera.request(`/ssf/poll?stream_id=${streamId}`, { method: 'POST', headers: { authorization: `Bearer ${receiverToken}`, 'content-type': 'application/json' }, body: '{"returnImmediately":true}' });
+        // An empty poll that returns at once is refused within TESSERA_SSF_EMPTY_POLL_INTERVAL of the last: asked again after its Retry-After, as a receiver does.
+        if (answer.status !== 429) return answer;
+        await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after']) * 1000));
+      }
+    };
     const follow = async (eventsRequested?: string[]) => {
       const created = await streamsRequest('POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' }, ...(eventsRequested ? { events_requested: eventsRequested } : {}) });
       const { stream_id: streamId, events_delivered: delivered } = created.json() as { stream_id: string; events_delivered: string[] };

@@ -40,6 +40,13 @@ export const ssfVariables = {
    */
   TESSERA_SSF_ACK_DEADLINE: z.coerce.number().int().min(0).max(3600).default(10),
   /**
+   * Seconds between two polls of one stream that answer nothing, when the second asks to be
+   * answered at once (`returnImmediately: true`) and acknowledges nothing: one sooner is answered
+   * 429 with Retry-After, never delayed (RFC 8936 has it answered at once). A poll with SETs to
+   * answer or acknowledgments to take is never refused; a long poll waits instead. 0 turns it off.
+   */
+  TESSERA_SSF_EMPTY_POLL_INTERVAL: z.coerce.number().int().min(0).max(300).default(1),
+  /**
    * Seconds the Shared Signals delivery lease lasts without a renewal (renewed every third of it):
    * one replica of the deployment delivers every stream; another takes over this long after the
    * holder went silent. Minimum 3.

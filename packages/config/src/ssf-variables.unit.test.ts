@@ -39,4 +39,11 @@ describe('the Shared Signals variables', () => {
     expect(loadConfig({ TESSERA_SSF_ACK_DEADLINE: '3600' }).TESSERA_SSF_ACK_DEADLINE).toBe(3600);
     for (const refused of ['-1', '3601', '1.5', 'soon']) expect(() => loadConfig({ TESSERA_SSF_ACK_DEADLINE: refused })).toThrow(/TESSERA_SSF_ACK_DEADLINE/);
   });
+
+  it('TESSERA_SSF_EMPTY_POLL_INTERVAL defaults to 1 s, takes 0 (no limit) to 300, whole seconds only', () => {
+    expect(loadConfig({}).TESSERA_SSF_EMPTY_POLL_INTERVAL).toBe(1);
+    expect(loadConfig({ TESSERA_SSF_EMPTY_POLL_INTERVAL: '0' }).TESSERA_SSF_EMPTY_POLL_INTERVAL).toBe(0);
+    expect(loadConfig({ TESSERA_SSF_EMPTY_POLL_INTERVAL: '300' }).TESSERA_SSF_EMPTY_POLL_INTERVAL).toBe(300);
+    for (const refused of ['-1', '301', '0.5', 'soon']) expect(() => loadConfig({ TESSERA_SSF_EMPTY_POLL_INTERVAL: refused })).toThrow(/TESSERA_SSF_EMPTY_POLL_INTERVAL/);
+  });
 });

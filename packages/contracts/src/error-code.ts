@@ -83,6 +83,7 @@ export const errorCodes = [
   'ERR_SSF_VERIFICATION_TOO_SOON',
   'ERR_SSF_SUBJECT_OUT_OF_SCOPE',
   'ERR_SSF_POLL_IN_FLIGHT',
+  'ERR_SSF_EMPTY_POLL_TOO_SOON',
   'ERR_SSF_DELIVERY_HOLDER_UNAVAILABLE',
   // The revocation feed and the relay.
   'ERR_FEED_UNAVAILABLE',

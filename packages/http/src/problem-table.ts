@@ -99,6 +99,7 @@ export const problemCodes = [
   'ERR_SSF_VERIFICATION_TOO_SOON',
   'ERR_SSF_SUBJECT_OUT_OF_SCOPE',
   'ERR_SSF_POLL_IN_FLIGHT',
+  'ERR_SSF_EMPTY_POLL_TOO_SOON',
   'ERR_SSF_DELIVERY_HOLDER_UNAVAILABLE',
 ] as const satisfies readonly ErrorCode[];
 
@@ -261,6 +262,13 @@ export const problemTable = {
     title: 'Too Many Requests',
     retryAfterSeconds: 1,
     log: { level: 'info', message: 'a concurrent poll of a Shared Signals stream was refused' },
+  },
+  // A poll that returns at once with nothing to answer, within TESSERA_SSF_EMPTY_POLL_INTERVAL of the stream's last empty answer; the route sets Retry-After to what is left of it.
+  ERR_SSF_EMPTY_POLL_TOO_SOON: {
+    status: 429,
+    type: problemTypes.tooManyRequests,
+    title: 'Too Many Requests',
+    log: { level: 'info', message: 'an empty poll of a Shared Signals stream asked for too soon' },
   },
   // A poll or status read at a replica that does not deliver, while no replica holds the delivery
   // lease or the holder cannot be reached: a takeover is at most the lease's TTL away.

@@ -126,6 +126,7 @@ export function wireSharedSignals(host: Host, store: GuardedEventStore, parts: S
       egress,
       pauseAfterMs: config.TESSERA_SSF_PAUSE_AFTER * 1000,
       ackDeadlineMs: config.TESSERA_SSF_ACK_DEADLINE * 1000,
+      emptyPollIntervalMs: config.TESSERA_SSF_EMPTY_POLL_INTERVAL * 1000,
       now,
       mayDeliver: () => lease.valid,
       counters: {

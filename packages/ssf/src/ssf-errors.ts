@@ -82,6 +82,19 @@ export class SsfVerificationTooSoon extends CodedError {
   }
 }
 
+/**
+ * A poll that returns at once (`returnImmediately`), carries no acknowledgment and would answer
+ * nothing, sooner than TESSERA_SSF_EMPTY_POLL_INTERVAL after the stream's last empty answer:
+ * 429 with Retry-After, the seconds left of the interval.
+ */
+export class SsfEmptyPollTooSoon extends CodedError {
+  readonly code = 'ERR_SSF_EMPTY_POLL_TOO_SOON';
+  constructor(readonly retryAfterSeconds: number) {
+    super(`this stream has nothing to answer and answered nothing less than TESSERA_SSF_EMPTY_POLL_INTERVAL ago: poll again in ${retryAfterSeconds} s, or long-poll (returnImmediately: false)`);
+    this.name = 'SsfEmptyPollTooSoon';
+  }
+}
+
 /** A subject outside the accounts its receiver is scoped to (or a family Tessera cannot place in them): 403, nothing appended. */
 export class SsfSubjectOutOfScope extends CodedError {
   readonly code = 'ERR_SSF_SUBJECT_OUT_OF_SCOPE';

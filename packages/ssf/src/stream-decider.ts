@@ -1,6 +1,7 @@
 import { isEventOf, ssfStreamEventTypes, type SsfStreamConfiguration, type SsfStreamEvent, type SsfStreamSnapshotted, type SsfStreamStatus, type SsfSubject } from '@tessera/events';
 import { assertNever, type Decider } from '@tessera/domain';
 import { internedConfiguration } from './interned-configuration.js';
+import { secondsToWait } from './minimum-interval.js';
 import { SsfStreamExists, InvalidSsfRequest, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 
 /** Most subjects one stream follows: what a stream costs in memory stays bounded. */
@@ -188,8 +189,9 @@ function decideChange(command: StreamCommand, state: StreamState): SsfStreamEven
     }
     case 'RequestVerification': {
       const stream = owned(state, command.receiverId);
-      const since = stream.lastVerificationAt === undefined ? undefined : command.now - stream.lastVerificationAt;
-      if (since !== undefined && since < command.minIntervalSeconds) throw new SsfVerificationTooSoon(command.minIntervalSeconds - since);
+      // Epoch seconds here: the same count as the poll limiter's, in ms.
+      const wait = secondsToWait(stream.lastVerificationAt === undefined ? undefined : stream.lastVerificationAt * 1000, command.now * 1000, command.minIntervalSeconds * 1000);
+      if (wait > 0) throw new SsfVerificationTooSoon(wait);
       return [{ type: 'SsfVerificationRequested', ...base, streamId: stream.streamId, ...(command.state === undefined ? {} : { state: command.state }) }];
     }
     default:

@@ -7,7 +7,7 @@ import type { DeliveryForwarding } from './delivery-forwarder.js';
 import type { Drops } from './delivery/stream-worker.js';
 import { deliveryMethods } from './event-types.js';
 import type { AuthenticatedReceiver, ReceiverDirectory } from './receiver-directory.js';
-import { SsfPollInFlight, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
+import { SsfEmptyPollTooSoon, SsfPollInFlight, SsfStreamNotFound, SsfVerificationTooSoon } from './ssf-errors.js';
 import type { RequestAudit, StreamManagement } from './stream-management.js';
 import {
   CreateStreamRequest,
@@ -197,13 +197,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       ssfPaths.verification,
       { schema: { summary: "Ask for a verification event carrying the receiver's state (SSF 1.0 section 8.1.4.2)", tags, security, body: VerificationRequest, response: { ...noContent, ...errors, ...problemResponses(429) } } },
       async (request, reply) => {
-        try {
-          await management.verify(who(request), request.body, auditOf(request));
-        } catch (error) {
-          // The error table answers 429; how long to wait is this stream's own.
-          if (error instanceof SsfVerificationTooSoon) reply.header('retry-after', String(error.retryAfterSeconds));
-          throw error;
-        }
+        await tellingWhenToRetry(reply, () => management.verify(who(request), request.body, auditOf(request)));
         return noStore(reply).code(204).send();
       },
     );
@@ -214,6 +208,10 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       {
         schema: {
           summary: "Poll a stream's SETs, acknowledging those received (RFC 8936); unacknowledged SETs are answered again",
+          description:
+            'An answered SET not acknowledged is answered again after TESSERA_SSF_ACK_DEADLINE. 429 with Retry-After: another poll of the stream is being answered, ' +
+            'or this poll returns at once (returnImmediately), acknowledges nothing and has nothing to answer, sooner than TESSERA_SSF_EMPTY_POLL_INTERVAL after the ' +
+            "stream's last such empty answer. A poll with SETs to answer is never refused; a long poll waits instead.",
           tags,
           security,
           querystring: StreamIdQuery,
@@ -248,7 +246,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
           // A client that goes away ends its long poll at once.
           const gone = new AbortController();
           reply.raw.once('close', () => gone.abort());
-          const answer = await worker.poll({ maxEvents, ack, setErrs, waitMs: returnImmediately ? 0 : options.pollWaitMs }, gone.signal);
+          const answer = await tellingWhenToRetry(reply, () => worker.poll({ maxEvents, ack, setErrs, waitMs: returnImmediately ? 0 : options.pollWaitMs }, gone.signal));
           return noStore(reply).send(answer);
         } finally {
           polling.delete(streamId);
@@ -256,6 +254,19 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRoutesOp
       },
     );
   });
+}
+
+/**
+ * Runs `step`; a stream's minimum interval refusing it (a verification, an empty poll) is answered
+ * 429 by the error table, with Retry-After set here to what is left of that stream's interval.
+ */
+async function tellingWhenToRetry<T>(reply: FastifyReply, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof SsfVerificationTooSoon || error instanceof SsfEmptyPollTooSoon) reply.header('retry-after', String(error.retryAfterSeconds));
+    throw error;
+  }
 }
 
 /** A stream's status with what it dropped since this process started, when it has dropped anything. */

@@ -1,6 +1,6 @@
 import { pause } from './ssf-backoff.js';
 import type { SetErrorCode, SetOutcome } from './ssf-set-verification.js';
-import type { TransmitterClient } from './ssf-transmitter.js';
+import { TransmitterRefused, type TransmitterClient } from './ssf-transmitter.js';
 
 export interface PollLoopOptions {
   readonly transmitter: TransmitterClient;
@@ -25,7 +25,8 @@ export interface PollLoop {
  * applied (and persisted), and reports `setErrs` for those refused, so an acknowledgment never
  * precedes what it acknowledges. `returnImmediately: false` lets the transmitter hold the request
  * until something happens. A failed poll backs off (250 ms doubling to 30 s), so a transmitter that
- * is down sees no hot loop; the acknowledgments it did not get are sent with the next poll.
+ * is down sees no hot loop, and one refused with Retry-After (a 429, a 503) waits at least that long;
+ * the acknowledgments it did not get are sent with the next poll.
  */
 export function runPollLoop(options: PollLoopOptions): PollLoop {
   let onCaughtUp: () => void = () => undefined;
@@ -43,8 +44,10 @@ export function runPollLoop(options: PollLoopOptions): PollLoop {
       } catch (error) {
         if (options.signal.aborted) return;
         options.reportError(error);
-        await pause(pauseMs, options.signal);
-        pauseMs = Math.min(pauseMs * 2, 30_000);
+        // A refusal that says when to ask again (a 429 or 503 with Retry-After) is asked again then, not sooner.
+        const retryAfterMs = error instanceof TransmitterRefused ? error.retryAfterMs : undefined;
+        await pause(Math.max(pauseMs, retryAfterMs ?? 0), options.signal);
+        if (retryAfterMs === undefined) pauseMs = Math.min(pauseMs * 2, 30_000);
         continue;
       }
       pauseMs = 250;

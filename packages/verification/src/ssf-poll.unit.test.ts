@@ -25,7 +25,9 @@ let publicJwk: JWK;
 let verificationState = '';
 let polls: PollRequest[] = [];
 /** What the next polls answer, in order; once empty, an empty answer after 50 ms (a short long poll). */
-let answers: ({ status: number } | { sets: Record<string, string>; moreAvailable: boolean })[] = [];
+let answers: ({ status: number; retryAfter?: string } | { sets: Record<string, string>; moreAvailable: boolean })[] = [];
+/** When each poll reached the transmitter (performance.now(), ms), and the status it was answered. */
+let pollTimes: { at: number; status: number }[] = [];
 let work = '';
 let receiver: SsfReceiver | undefined;
 const aud = 'urn:tessera:ssf:receiver:r1:stream-1';
@@ -35,6 +37,7 @@ beforeEach(async () => {
   signingKey = pair.privateKey;
   publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'key-1', alg: 'ES256' };
   polls = [];
+  pollTimes = [];
   answers = [];
   verificationState = '';
   work = mkdtempSync(join(tmpdir(), 'ssf-poll-'));
@@ -58,8 +61,12 @@ beforeEach(async () => {
       if (path === '/ssf/poll') {
         polls.push(body as unknown as PollRequest);
         const next = answers.shift();
+        pollTimes.push({ at: performance.now(), status: next !== undefined && 'status' in next ? next.status : 200 });
         if (next === undefined) return setTimeout(() => json(200, { sets: {}, moreAvailable: false }), 50);
-        if ('status' in next) return json(next.status, { detail: 'unavailable' });
+        if ('status' in next) {
+          if (next.retryAfter !== undefined) response.setHeader('retry-after', next.retryAfter);
+          return json(next.status, { detail: 'unavailable' });
+        }
         return json(200, next);
       }
       return json(404, {});
@@ -159,6 +166,18 @@ describe('the poll loop', () => {
     // 250 ms, 500 ms, then 1 s between polls: at most three more in the second.
     expect(polls.length - first).toBeGreaterThanOrEqual(1);
     expect(polls.length - first).toBeLessThanOrEqual(3);
+  });
+
+  it("refused 429 with Retry-After, asks again only once the transmitter's wait has passed, not after its own 250 ms backoff", async () => {
+    start();
+    await expect.poll(() => verificationState).not.toBe('');
+    answers.push({ status: 429, retryAfter: '2' });
+    const refused = () => pollTimes.findIndex((poll) => poll.status === 429);
+    await expect.poll(refused).toBeGreaterThanOrEqual(0);
+    await expect.poll(() => pollTimes.length, { timeout: 5_000 }).toBeGreaterThan(refused() + 1);
+    const waited = pollTimes[refused() + 1]!.at - pollTimes[refused()]!.at;
+    expect(waited).toBeGreaterThanOrEqual(1_950);
+    expect(waited).toBeLessThan(3_000);
   });
 
   it('a state file with a torn last line: what was written whole is applied at start, and expired entries are compacted away', async () => {

@@ -32,9 +32,22 @@ export class TransmitterRefused extends CodedError {
     /** The HTTP status the transmitter answered (200 for an answer a receiver cannot follow). */
     readonly status: number,
     message: string,
+    /** How long the transmitter asked to wait before asking again (its Retry-After, ms), when it said. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
+}
+
+/** Most of a Retry-After taken: a transmitter asking for longer is asked again after this, so revocations are never held back for long. */
+const longestRetryAfterMs = 300_000;
+
+/** RFC 9110 section 10.2.3: whole seconds, or an HTTP date; undefined when absent or neither. */
+export function retryAfterMsOf(header: string | null, now: number = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const text = header.trim();
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Number.isNaN(Date.parse(text)) ? undefined : Math.max(0, Date.parse(text) - now);
+  return ms === undefined ? undefined : Math.min(ms, longestRetryAfterMs);
 }
 
 /**
@@ -90,7 +103,7 @@ export class TransmitterClient {
       signal: options.signal ?? AbortSignal.timeout(10_000),
     });
     const text = await answer.text();
-    if (!answer.ok) throw new TransmitterRefused(answer.status, `${method} ${new URL(url).pathname}: HTTP ${answer.status} ${problemDetail(text)}`.trimEnd());
+    if (!answer.ok) throw new TransmitterRefused(answer.status, `${method} ${new URL(url).pathname}: HTTP ${answer.status} ${problemDetail(text)}`.trimEnd(), retryAfterMsOf(answer.headers.get('retry-after')));
     // The transmitter's JSON answers, read by the members named in the types above; an empty answer (204) is not read.
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -118,6 +119,14 @@ func (receiver *PollReceiver) Run(ctx context.Context) error {
 				return ctx.Err()
 			}
 			receiver.config.Logf("tessera ssf: poll failed, retrying: %v", err)
+			// A refusal that says when to ask again (a 429 or 503 with Retry-After) is asked again then, not sooner.
+			var refused *transmitterRefusal
+			if errors.As(err, &refused) && refused.retryAfter > 0 {
+				if err := backoff.waitAtLeast(ctx, refused.retryAfter); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := backoff.wait(ctx); err != nil {
 				return err
 			}
@@ -249,12 +258,44 @@ func (receiver *PollReceiver) call(ctx context.Context, method, url string, body
 		return err
 	}
 	if response.StatusCode != expected {
-		return fmt.Errorf("%s %s answered %d: %s", method, url, response.StatusCode, truncate(string(payload), 300))
+		return &transmitterRefusal{
+			message:    fmt.Sprintf("%s %s answered %d: %s", method, url, response.StatusCode, truncate(string(payload), 300)),
+			retryAfter: retryAfterOf(response.Header.Get("Retry-After"), time.Now()),
+		}
 	}
 	if answer == nil {
 		return nil
 	}
 	return json.Unmarshal(payload, answer)
+}
+
+// transmitterRefusal is an answer of another status than the one expected, with how long the
+// transmitter asked to wait before asking again (its Retry-After; 0 when it did not say).
+type transmitterRefusal struct {
+	message    string
+	retryAfter time.Duration
+}
+
+func (refusal *transmitterRefusal) Error() string { return refusal.message }
+
+// longestRetryAfter bounds a Retry-After taken: a transmitter asking for longer is asked again
+// after this, so revocations are never held back for long.
+const longestRetryAfter = 5 * time.Minute
+
+// retryAfterOf reads RFC 9110 section 10.2.3's Retry-After: whole seconds, or an HTTP date; 0 when
+// absent or neither.
+func retryAfterOf(header string, now time.Time) time.Duration {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return 0
+	}
+	var wait time.Duration
+	if seconds, err := strconv.ParseUint(header, 10, 32); err == nil {
+		wait = time.Duration(seconds) * time.Second
+	} else if at, err := http.ParseTime(header); err == nil {
+		wait = at.Sub(now)
+	}
+	return min(max(wait, 0), longestRetryAfter)
 }
 
 func truncate(text string, length int) string {
@@ -323,9 +364,20 @@ func newBackoff() *backoff { return &backoff{delay: 250 * time.Millisecond} }
 func (b *backoff) reset() { b.delay = 250 * time.Millisecond }
 
 func (b *backoff) wait(ctx context.Context) error {
-	timer := time.NewTimer(b.delay)
-	defer timer.Stop()
+	delay := b.delay
 	b.delay = min(2*b.delay, 30*time.Second)
+	return sleep(ctx, delay)
+}
+
+// waitAtLeast waits the transmitter's Retry-After, or the backoff's delay if that is longer, and
+// leaves the delay as it was: the transmitter said when, so it is not a failure to back off from.
+func (b *backoff) waitAtLeast(ctx context.Context, retryAfter time.Duration) error {
+	return sleep(ctx, max(b.delay, retryAfter))
+}
+
+func sleep(ctx context.Context, delay time.Duration) error {
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
 	select {
 	case <-timer.C:
 		return nil

@@ -117,3 +117,75 @@ func TestPollReceiverAppliesAcknowledgesAndStopsOnCancel(t *testing.T) {
 		t.Fatal("Run did not stop within 2 s of its context's cancellation, during a long poll")
 	}
 }
+
+// TestPollReceiverWaitsRetryAfter: a poll refused 429 with Retry-After: 2 is asked again only once
+// those 2 s have passed, not after the receiver's own 250 ms backoff.
+func TestPollReceiverWaitsRetryAfter(t *testing.T) {
+	pollTimes := make(chan time.Time, 4)
+	var pollCount atomic.Int32
+	mux := http.NewServeMux()
+	var transmitter *httptest.Server
+	mux.HandleFunc("GET /.well-known/ssf-configuration", func(writer http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(writer).Encode(map[string]string{"issuer": testTransmitter, "configuration_endpoint": transmitter.URL + "/ssf/streams", "add_subject_endpoint": transmitter.URL + "/ssf/subjects/add"})
+	})
+	mux.HandleFunc("POST /ssf/streams", func(writer http.ResponseWriter, _ *http.Request) {
+		writer.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(writer).Encode(map[string]any{"stream_id": "s1", "aud": testAudience, "delivery": map[string]string{"method": "urn:ietf:rfc:8936", "endpoint_url": transmitter.URL + "/ssf/poll?stream_id=s1"}})
+	})
+	mux.HandleFunc("POST /ssf/subjects/add", func(writer http.ResponseWriter, _ *http.Request) {
+		_, _ = writer.Write([]byte("{}"))
+	})
+	mux.HandleFunc("POST /ssf/poll", func(writer http.ResponseWriter, request *http.Request) {
+		pollTimes <- time.Now()
+		// Read whole, so that the server notices the receiver hanging up a long poll.
+		var poll pollRequest
+		_ = json.NewDecoder(request.Body).Decode(&poll)
+		if pollCount.Add(1) == 1 {
+			writer.Header().Set("Content-Type", "application/problem+json")
+			writer.Header().Set("Retry-After", "2")
+			writer.WriteHeader(http.StatusTooManyRequests)
+			_, _ = writer.Write([]byte(`{"status":429}`))
+			return
+		}
+		<-request.Context().Done() // a long poll with nothing to send
+	})
+	transmitter = httptest.NewServer(mux)
+	defer transmitter.Close()
+
+	receiver, err := NewPollReceiver(PollConfig{TransmitterURL: transmitter.URL, ReceiverToken: "receiver-token", Accounts: []string{"acc_1"}, Keys: NewKeySet(), Projection: NewRevocationProjection(60), HTTPClient: transmitter.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = receiver.Run(ctx) }()
+	var refusedAt, nextAt time.Time
+	for index, at := range []*time.Time{&refusedAt, &nextAt} {
+		select {
+		case *at = <-pollTimes:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("poll %d did not come within 10 s", index+1)
+		}
+	}
+	if waited := nextAt.Sub(refusedAt); waited < 1950*time.Millisecond || waited > 3*time.Second {
+		t.Fatalf("asked again %v after a 429 with Retry-After: 2", waited)
+	}
+}
+
+func TestRetryAfterOf(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for header, want := range map[string]time.Duration{
+		"":                              0,
+		"3":                             3 * time.Second,
+		" 1 ":                           time.Second,
+		"soon":                          0,
+		"-1":                            0,
+		"Thu, 03 Dec 2026 12:00:10 GMT": 10 * time.Second,
+		"Thu, 03 Dec 2026 11:59:00 GMT": 0,
+		"86400":                         longestRetryAfter,
+	} {
+		if got := retryAfterOf(header, now); got != want {
+			t.Errorf("retryAfterOf(%q) = %v, want %v", header, got, want)
+		}
+	}
+}

@@ -94,6 +94,10 @@ class FakeTransmitter:
         self.subjects_added = []
         self.polls = []
         self.queue = {}
+        #: (status, Retry-After) the next polls are refused with, in order.
+        self.refusals = []
+        #: When each poll came (time.monotonic()) and the status it was answered.
+        self.poll_times = []
         self.lock = threading.Lock()
         transmitter = self
 
@@ -119,6 +123,11 @@ class FakeTransmitter:
                     return self.answer(200, {})
                 if self.path.startswith("/ssf/poll"):
                     with transmitter.lock:
+                        refusal = transmitter.refusals.pop(0) if transmitter.refusals else None
+                        transmitter.poll_times.append((time.monotonic(), 200 if refusal is None else refusal[0]))
+                    if refusal is not None:
+                        return self.answer(refusal[0], {"detail": "refused"}, {"Retry-After": refusal[1]})
+                    with transmitter.lock:
                         transmitter.polls.append(body)
                         for jti in body.get("ack", []) + list(body.get("setErrs", {})):
                             transmitter.queue.pop(jti, None)
@@ -128,9 +137,11 @@ class FakeTransmitter:
                     return self.answer(200, {"sets": sets, "moreAvailable": False})
                 self.answer(404, {})
 
-            def answer(self, status, body):
+            def answer(self, status, body, headers=None):
                 data = json.dumps(body).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -185,6 +196,17 @@ class PollLoop(unittest.TestCase):
         self.assertEqual(next(poll["setErrs"]["set-2"]["err"] for poll in self.transmitter.polls if "set-2" in poll.get("setErrs", {})), "invalid_audience")
         self.assertFalse(self.projection.is_rejected("fam-2", 0))
         self.assertEqual((self.poller.applied, self.poller.refused), (1, 1))
+
+    def test_refused_429_with_retry_after_asks_again_only_once_that_wait_has_passed(self):
+        # Its own backoff starts at 1 s: the transmitter asks for 3.
+        with self.transmitter.lock:
+            self.transmitter.refusals.append((429, "3"))
+        self.poller.start()
+        self.assertTrue(eventually(lambda: len(self.transmitter.poll_times) >= 2, timeout=10.0))
+        (refused_at, status), (next_at, _) = self.transmitter.poll_times[:2]
+        self.assertEqual(status, 429)
+        self.assertGreaterEqual(next_at - refused_at, 2.95)
+        self.assertLess(next_at - refused_at, 5.0)
 
 
 if __name__ == "__main__":

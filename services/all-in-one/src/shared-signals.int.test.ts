@@ -21,7 +21,7 @@ let readerOnly = '';
 const at = () => epochSeconds(systemClock);
 
 beforeAll(async () => {
-  tessera = await startInProcess({ env: { TESSERA_PUBLIC_URL: publicUrl, TESSERA_SSF_POLL_WAIT: '2', TESSERA_SSF_ACK_DEADLINE: '1' } });
+  tessera = await startInProcess({ env: { TESSERA_PUBLIC_URL: publicUrl, TESSERA_SSF_POLL_WAIT: '2', TESSERA_SSF_ACK_DEADLINE: '1', TESSERA_SSF_EMPTY_POLL_INTERVAL: '5' } });
   ({ app, admin: adminApp } = tessera);
   const events: AccountEvent[] = [
     { type: 'AccountRegistered', v: 1, accountId: 'acct-a', name: 'Shop A', permissions: ['transaction:charge'], at: at() },
@@ -374,6 +374,37 @@ describe('a polled stream', () => {
     expect(second.headers['retry-after']).toBe('1');
     expect((await waiting).statusCode).toBe(200);
     expect((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true })).statusCode).toBe(200);
+  });
+
+  it('answers a poll that returns at once with nothing to answer 429 with Retry-After within TESSERA_SSF_EMPTY_POLL_INTERVAL (5 s) of the last; never one with a SET to answer or an acknowledgment, nor a long poll', async () => {
+    const { token, receiver_id } = await newReceiver('empty poller');
+    const id = (await call(token, 'POST', '/ssf/streams', { delivery: { method: 'urn:ietf:rfc:8936' } })).json<{ stream_id: string }>().stream_id;
+    const quick = () => call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true });
+    expect((await quick()).json()).toEqual({ sets: {}, moreAvailable: false });
+    const refused = await quick();
+    expectProblem(refused, 429);
+    expect(refused.json()).toMatchObject({ type: 'urn:tessera:problem:too-many-requests', status: 429 });
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(5);
+    // A long poll is not refused: it waits TESSERA_SSF_POLL_WAIT (2 s) and answers the empty set.
+    expect((await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: false })).json()).toEqual({ sets: {}, moreAvailable: false });
+    // A SET to answer is answered at once, still within the interval.
+    await call(token, 'POST', '/ssf/subjects/add', { stream_id: id, subject: { format: 'iss_sub', iss: publicUrl, sub: 'acct-a' } });
+    const pair = (await app.inject({ method: 'POST', url: '/v5/Authorization/get-oauth-token', payload: { api_login_id: 'tsl_a', transaction_key: 'tsk_a' } })).json<{ refresh_token: string }>();
+    expect((await app.inject({ method: 'POST', url: '/v5/Authorization/revoke-oauth-token', payload: { refresh_token: pair.refresh_token } })).statusCode).toBe(200);
+    await expect
+      .poll(async () => (await adminApp.inject({ method: 'GET', url: `/admin/v1/ssf/receivers/${receiver_id}/streams`, headers: { authorization: `Bearer ${adminToken}` } })).json<{ streams: { pending_sets: number }[] }>().streams[0]?.pending_sets)
+      .toBe(1);
+    const answered = await quick();
+    expect(answered.statusCode).toBe(200);
+    const jtis = Object.keys(answered.json<{ sets: Record<string, string> }>().sets);
+    expect(jtis).toHaveLength(1);
+    // An acknowledgment is taken, though nothing is left to answer.
+    const acknowledged = await call(token, 'POST', `/ssf/poll?stream_id=${id}`, { returnImmediately: true, ack: jtis });
+    expect(acknowledged.statusCode).toBe(200);
+    expect(acknowledged.json()).toEqual({ sets: {}, moreAvailable: false });
+    expectProblem(await quick(), 429);
   });
 
   it('a long poll waits for a SET and answers as soon as one arrives; with nothing, it answers an empty set after TESSERA_SSF_POLL_WAIT', async () => {

@@ -55,7 +55,8 @@ Shared Signals (docs/shared-signals.md): TESSERA_PUBLIC_URL (the transmitter's i
 default https://TESSERA_HOST:<the port bound>), TESSERA_SSF_PAUSE_AFTER (seconds of failing pushes before a
 stream is paused, 86400), TESSERA_SSF_PUSH_TIMEOUT (seconds per push, 10), TESSERA_SSF_POLL_WAIT
 (seconds a long poll waits, 30), TESSERA_SSF_ACK_DEADLINE (seconds an answered, unacknowledged SET is held back
-from the next polls, 10), TESSERA_SSF_ALLOW_HTTP_PUSH (true: http push endpoints, development only),
+from the next polls, 10), TESSERA_SSF_EMPTY_POLL_INTERVAL (seconds between two empty polls of a stream that return at once;
+one sooner is 429 with Retry-After, 1; 0: no limit), TESSERA_SSF_ALLOW_HTTP_PUSH (true: http push endpoints, development only),
 TESSERA_SSF_LEASE_TTL (seconds of the delivery lease one replica holds, 30), TESSERA_SSF_REPLICA_URL (where the
 other replicas forward polls to this one), TESSERA_REPLICA_ID (this replica's name in the lease)
 `;

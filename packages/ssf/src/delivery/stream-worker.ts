@@ -2,6 +2,8 @@ import { isEventOf, ssfStreamEventTypes, ssfStreams, type RecordedEvent, type Te
 import type { EventStore } from '@tessera/event-store';
 import { Retry, systemScheduler, type Clock, type RetryLogger, type Scheduler } from '@tessera/timing';
 import { Broadcast } from '../broadcast.js';
+import { secondsToWait } from '../minimum-interval.js';
+import { SsfEmptyPollTooSoon } from '../ssf-errors.js';
 import type { HeaderSeal } from '../sealed-header.js';
 import { setFor, signalEventTypes, type SetClaims } from '../set-mapping.js';
 import { signSet, type SetKeyring } from '../set-signer.js';
@@ -93,6 +95,11 @@ export interface StreamWorkerDeps {
   readonly pauseAfterMs: number;
   /** How long a polled SET that was answered and not acknowledged is held back from the next polls (ms); default 0, answered again at once. */
   readonly ackDeadlineMs?: number;
+  /**
+   * Least time between two polls of a stream that return at once, acknowledge nothing and answer
+   * nothing (ms); default 0, no limit. One sooner is refused (SsfEmptyPollTooSoon).
+   */
+  readonly emptyPollIntervalMs?: number;
   /** False while this replica may not deliver (the delivery lease lapsed or was taken over): checked right before each push. */
   readonly mayDeliver?: () => boolean;
   /** The transmitter's own pause: an SsfStreamStatusChanged appended by the transmitter. */
@@ -148,6 +155,8 @@ export class StreamWorker {
   private dropCount = 0;
   private lastDelivered: number | undefined;
   private lastDrop: Drops['last'];
+  /** When a poll of this stream that returned at once and acknowledged nothing last answered no SET (the clock's ms): the empty-poll interval counts from it. */
+  private lastEmptyAnswerAt: number | undefined;
 
   constructor(
     readonly streamId: string,
@@ -287,10 +296,40 @@ export class StreamWorker {
    * for one when none is there. What is answered and not acknowledged is answered again once the
    * acknowledgment deadline has passed: until then the next polls answer the SETs after it, or
    * wait, so a receiver that never acknowledges is not answered the same SETs as fast as it asks.
+   * A poll that returns at once, acknowledges nothing and has nothing to answer is refused
+   * (SsfEmptyPollTooSoon) within the empty-poll interval after the last such one that answered nothing.
    */
   async poll(request: { readonly maxEvents: number; readonly ack: readonly string[]; readonly setErrs: Readonly<Record<string, SetError>>; readonly waitMs: number }, signal: AbortSignal): Promise<{ sets: Record<string, string>; moreAvailable: boolean }> {
     const acknowledged = new Set(request.ack);
     const errs = new Map(Object.entries(request.setErrs));
+    // Only a poll that returns at once and acknowledges nothing is limited: a long poll waits, and acknowledgments are work done.
+    const quiet = request.waitMs === 0 && acknowledged.size === 0 && errs.size === 0;
+    if (quiet) this.refuseEmptyTooSoon(request.maxEvents);
+    const answer = await this.answer(request, acknowledged, errs, signal);
+    if (quiet && Object.keys(answer.sets).length === 0) this.lastEmptyAnswerAt = this.deps.clock.now();
+    return answer;
+  }
+
+  /**
+   * RFC 8936 has returnImmediately answered at once, so a poll that would answer nothing is not
+   * delayed but refused, with how long to wait, while the stream answered nothing within the
+   * interval: receivers polling an empty stream back to back cost the process TLS, routing and the
+   * receiver token's keyed hash hundreds of times a second. A poll with SETs to answer, or with
+   * acknowledgments, is never refused, and a long poll waits instead.
+   */
+  private refuseEmptyTooSoon(maxEvents: number): void {
+    const at = this.deps.clock.now();
+    if (maxEvents > 0 && this.deliverable() && this.nextAnswerableAt(at) <= at) return;
+    const wait = secondsToWait(this.lastEmptyAnswerAt, at, this.deps.emptyPollIntervalMs ?? 0);
+    if (wait > 0) throw new SsfEmptyPollTooSoon(wait);
+  }
+
+  private async answer(
+    request: { readonly maxEvents: number; readonly waitMs: number },
+    acknowledged: ReadonlySet<string>,
+    errs: ReadonlyMap<string, SetError>,
+    signal: AbortSignal,
+  ): Promise<{ sets: Record<string, string>; moreAvailable: boolean }> {
     if (acknowledged.size > 0 || errs.size > 0) {
       let kept = false;
       for (let index = this.queue.length - 1; index >= 0; index -= 1) {

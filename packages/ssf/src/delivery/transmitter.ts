@@ -28,6 +28,8 @@ export interface TransmitterOptions {
   readonly pauseAfterMs: number;
   /** How long a polled SET that was answered and not acknowledged is held back from the next polls (ms); 0 answers it again at once. */
   readonly ackDeadlineMs?: number;
+  /** Least time between two polls of a stream that return at once, acknowledge nothing and answer nothing (ms); 0 no limit. */
+  readonly emptyPollIntervalMs?: number;
   /** Epoch seconds, for the events the transmitter appends. */
   readonly now: () => number;
   readonly counters?: { delivered(streamId: string): void; failed(streamId: string): void; paused(streamId: string): void; dropped(streamId: string): void; forget(streamId: string): void };
@@ -93,6 +95,7 @@ export class Transmitter {
       logger: options.logger,
       pauseAfterMs: options.pauseAfterMs,
       ...(options.ackDeadlineMs ? { ackDeadlineMs: options.ackDeadlineMs } : {}),
+      ...(options.emptyPollIntervalMs ? { emptyPollIntervalMs: options.emptyPollIntervalMs } : {}),
       pause: (streamId, receiverId, reason, skippedTo) => this.pause(streamId, receiverId, reason, skippedTo),
       ...(options.mayDeliver ? { mayDeliver: options.mayDeliver } : {}),
       counters: {

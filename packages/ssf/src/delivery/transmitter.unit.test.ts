@@ -80,7 +80,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(options: { pauseAfterMs?: number; ackDeadlineMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: SetKeyring } = {}) {
+async function setUp(options: { pauseAfterMs?: number; ackDeadlineMs?: number; emptyPollIntervalMs?: number; retention?: RetentionHorizon; checkpoints?: DeliveryCheckpoints; keyring?: SetKeyring } = {}) {
   const clock = new ManualClock();
   const scheduler = new ManualScheduler(clock);
   /** Each wait the transmitter slept on its scheduler (the retries' backoff), in order. */
@@ -111,6 +111,7 @@ async function setUp(options: { pauseAfterMs?: number; ackDeadlineMs?: number; r
     egress: loopbackAllowed,
     pauseAfterMs: options.pauseAfterMs ?? 60_000,
     ...(options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs }),
+    ...(options.emptyPollIntervalMs === undefined ? {} : { emptyPollIntervalMs: options.emptyPollIntervalMs }),
     now: () => Math.floor(Date.now() / 1000),
     backoff: { initialMs: 20, maxMs: 50 },
     counters: { delivered: () => counts.delivered++, failed: () => counts.failed++, paused: () => counts.paused++, dropped: () => counts.dropped++, forget: () => undefined },
@@ -390,6 +391,46 @@ describe('the transmitter', () => {
     await t.scheduler.advance(1);
     expect(await waiting).toEqual(second);
     expect(t.transmitter.workerOf('r1', 'p1')?.pending).toBe(1);
+  });
+
+  it('refuses a poll that returns at once with nothing to answer within the empty-poll interval after the last, saying how long to wait; never one with a SET to answer or an acknowledgment, nor a long poll', async () => {
+    const t = await setUp({ ackDeadlineMs: 10_000, emptyPollIntervalMs: 2_000 });
+    await t.command('p1', () => ({ type: 'CreateStream', streamId: 'p1', receiverId: 'r1', configuration: { delivery: { method: 'poll' }, eventsRequested: [...eventsSupported], eventsDelivered: [...eventsSupported] }, now: 1 }));
+    await t.command('p1', () => ({ type: 'AddSubject', receiverId: 'r1', subject: { kind: 'account', accountId: 'acct-1' }, now: 1 }));
+    await t.transmitter.start();
+    await t.revoke();
+    await expect.poll(() => t.transmitter.workerOf('r1', 'p1')?.pending).toBe(1);
+    const poll = (request: { waitMs?: number; ack?: string[] } = {}) =>
+      t.transmitter.workerOf('r1', 'p1')!.poll({ maxEvents: 10, ack: request.ack ?? [], setErrs: {}, waitMs: request.waitMs ?? 0 }, new AbortController().signal);
+    const first = Object.keys((await poll()).sets);
+    expect(first).toHaveLength(1);
+    // The SET is held back by its acknowledgment deadline: the next poll answers nothing, and is not refused (none answered nothing before).
+    expect(await poll()).toEqual({ sets: {}, moreAvailable: false });
+    await expect(poll()).rejects.toMatchObject({ code: 'ERR_SSF_EMPTY_POLL_TOO_SOON', retryAfterSeconds: 2 });
+    await t.scheduler.advance(1_500);
+    await expect(poll()).rejects.toMatchObject({ code: 'ERR_SSF_EMPTY_POLL_TOO_SOON', retryAfterSeconds: 1 });
+    // A SET to answer is answered however soon after an empty answer.
+    await t.revoke();
+    await expect.poll(() => t.transmitter.workerOf('r1', 'p1')?.pending).toBe(2);
+    expect(Object.values((await poll()).sets)).toHaveLength(1);
+    expect(Object.keys((await poll({ ack: first })).sets)).toEqual([]);
+    expect(t.transmitter.workerOf('r1', 'p1')?.pending).toBe(1);
+    // A long poll is not refused: it waits (here for the held SET's deadline, 10 s after it was answered).
+    let answered = false;
+    const waiting = poll({ waitMs: 30_000 }).then((answer) => {
+      answered = true;
+      return answer;
+    });
+    await t.scheduler.advance(1);
+    expect(answered).toBe(false);
+    await t.scheduler.advance(10_000);
+    expect(Object.keys((await waiting).sets)).toHaveLength(1);
+    // The interval counts from the last empty answer of a poll that returned at once, not from a refusal.
+    expect(await poll()).toEqual({ sets: {}, moreAvailable: false });
+    await t.scheduler.advance(1_999);
+    await expect(poll()).rejects.toMatchObject({ code: 'ERR_SSF_EMPTY_POLL_TOO_SOON', retryAfterSeconds: 1 });
+    await t.scheduler.advance(1);
+    expect(await poll()).toEqual({ sets: {}, moreAvailable: false });
   });
 
   it('pauses a stream that fell behind the oldest retained event, with the gap in its reason, and resumes from there when enabled', async () => {

@@ -4,6 +4,8 @@ for every event type that refuses tokens (the rotation one included), then long-
 is verified, applied to the projection and acknowledged in the next poll."""
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import logging
 import ssl
@@ -22,7 +24,35 @@ _poll_method = "urn:ietf:rfc:8936"
 
 
 class SharedSignalsError(Exception):
-    """The transmitter answered a stream request with an error (the receiver token is never in it)."""
+    """The transmitter answered a stream request with an error (the receiver token is never in it).
+
+    `retry_after_seconds` is how long it asked to wait before asking again (its `Retry-After`, as a
+    429 or a 503 sends), or None when it did not say."""
+
+    def __init__(self, message: str, retry_after_seconds: Optional[float] = None) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+#: Most of a Retry-After taken: a transmitter asking for longer is asked again after this, so
+#: revocations are never held back for long.
+_LONGEST_RETRY_AFTER_SECONDS = 300.0
+
+
+def _retry_after_seconds(header: Optional[str]) -> Optional[float]:
+    """RFC 9110 section 10.2.3: whole seconds, or an HTTP date; None when absent or neither."""
+    if header is None:
+        return None
+    text = header.strip()
+    if text.isdigit():
+        return min(float(text), _LONGEST_RETRY_AFTER_SECONDS)
+    try:
+        at = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if at.tzinfo is None:
+        return None
+    return min(max(0.0, (at - datetime.datetime.now(datetime.timezone.utc)).total_seconds()), _LONGEST_RETRY_AFTER_SECONDS)
 
 
 class SharedSignalsPoller:
@@ -139,9 +169,13 @@ class SharedSignalsPoller:
                 self.poll_once(wait=True)
                 backoff = 1.0
             except (OSError, ValueError, KeyError, SharedSignalsError) as error:
-                _log.warning("tessera_verification: polling %s failed (%s: %s); again in %.0f s", self.stream_id, type(error).__name__, error, backoff)
-                self._stopping.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                # A refusal that says when to ask again (a 429 or 503 with Retry-After) is asked again then, not sooner.
+                retry_after = error.retry_after_seconds if isinstance(error, SharedSignalsError) else None
+                wait = backoff if retry_after is None else max(backoff, retry_after)
+                _log.warning("tessera_verification: polling %s failed (%s: %s); again in %.0f s", self.stream_id, type(error).__name__, error, wait)
+                self._stopping.wait(wait)
+                if retry_after is None:
+                    backoff = min(backoff * 2, 30.0)
         if self._pending_acks or self._pending_errors:
             try:
                 self.poll_once(wait=False)
@@ -162,7 +196,7 @@ class SharedSignalsPoller:
                 text = answer.read()
         except urllib.error.HTTPError as error:
             detail = error.read()[:500].decode("utf-8", "replace")
-            raise SharedSignalsError(f"{method} {urllib.parse.urlsplit(url).path} answered {error.code}: {detail}") from None
+            raise SharedSignalsError(f"{method} {urllib.parse.urlsplit(url).path} answered {error.code}: {detail}", _retry_after_seconds(error.headers.get("Retry-After"))) from None
         value = json.loads(text) if text else {}
         if not isinstance(value, dict):
             raise SharedSignalsError(f"{method} {urllib.parse.urlsplit(url).path} answered no JSON object")
