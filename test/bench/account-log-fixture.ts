@@ -137,3 +137,21 @@ export function writeAccountLog(
   });
   return { seconds: Number(process.hrtime.bigint() - started) / 1e9, bytes: statSync(file).size, accounts };
 }
+
+/**
+ * Appends `perAccount` families issued at `nowMs` to each of `accounts`, after the month: live
+ * families (their refresh tokens good for a week), which the month's families no longer are.
+ */
+export function writeLiveFamilies(file: string, accounts: readonly FixtureAccount[], perAccount: number, nowMs: number): void {
+  const at = Math.floor(nowMs / 1000);
+  withInserts(file, (insert, inTransaction) =>
+    inTransaction(() => {
+      for (const account of accounts) {
+        for (let n = 0; n < perAccount; n += 1) {
+          const familyId = id();
+          insert(`tokenfamily-${familyId}`, { type: 'TokenIssued', v: 1, familyId, generation: 0, jti: id(), ...grant(account, at) }, { requestId: randomUUID(), sourceAddress: '10.0.0.1' }, nowMs);
+        }
+      }
+    }),
+  );
+}
