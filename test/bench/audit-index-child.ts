@@ -3,10 +3,8 @@
  * with the results.
  *
  * 1. Fixture (setup, timed apart): a temp SQLite log in the adapter's own schema (made by opening
- *    a SqliteEventStore on it), filled by direct inserts in large transactions: BENCH_AUDIT_EVENTS
- *    events over BENCH_AUDIT_ACCOUNTS accounts, interleaved as a busy log is (round r holds every
- *    account's r-th event), over 30 days. Each account: registration, a v5 and a v1 credential,
- *    then families (issue, three refreshes, a revocation one time in four) and v1 tokens.
+ *    a SqliteEventStore on it), filled by direct inserts (account-log-fixture.ts): BENCH_AUDIT_EVENTS
+ *    events over BENCH_AUDIT_ACCOUNTS accounts over 30 days.
  * 2. Rebuild: a fresh index file fed from the log by followIntoIndex, the path a server takes;
  *    timed from open to caught up and written.
  * 3. Queries through the real admin routes (fastify inject(), JSON serialization included), with
@@ -16,123 +14,27 @@
  *
  * env: BENCH_AUDIT_EVENTS (1000000), BENCH_AUDIT_ACCOUNTS (10000), BENCH_AUDIT_SAMPLES (500).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { auditRoutes } from '@tessera/admin';
 import { AuditIndex, followIntoIndex } from '@tessera/audit';
-import type { TesseraEvent } from '@tessera/events';
 import { SqliteEventStore } from '@tessera/event-store-sqlite';
 import { createMetrics, createReadiness } from '@tessera/host';
 import { buildApp } from '@tessera/server';
 import { systemClock } from '@tessera/timing';
+import { seededRandom, writeAccountLog } from './account-log-fixture.js';
 
 const events = Number(process.env.BENCH_AUDIT_EVENTS ?? 1_000_000);
 const accountCount = Number(process.env.BENCH_AUDIT_ACCOUNTS ?? 10_000);
 const samples = Number(process.env.BENCH_AUDIT_SAMPLES ?? 500);
-const start = Date.parse('2026-10-01T00:00:00Z');
-const spanMs = 30 * 86_400_000;
-const accessTtl = 3600;
-const legacyTtl = 1800;
 
 function log(message: string): void {
   process.stderr.write(`[audit ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-/** Deterministic, so two runs measure the same log. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const next = random(12);
-const id = () => randomBytes(16).toString('base64url');
-const hash = randomBytes(32).toString('base64url');
-
-interface Account {
-  readonly accountId: string;
-  readonly credentialId: string;
-  readonly apiLoginId: string;
-  readonly legacyCredentialId: string;
-  readonly apiId: string;
-  step: number;
-  family?: { familyId: string; generation: number };
-}
-
-/** An account's next event at `at` (epoch seconds): what a merchant's workers do over a month. */
-function nextEvent(account: Account, at: number): { stream: string; event: TesseraEvent } {
-  const { accountId } = account;
-  const step = account.step++;
-  if (step === 0) return { stream: `account-${accountId}`, event: { type: 'AccountRegistered', v: 1, accountId, name: `Shop ${accountId.slice(0, 8)}`, permissions: ['transaction:charge'], at } };
-  if (step === 1) return { stream: `account-${accountId}`, event: { type: 'ApiCredentialIssued', v: 1, accountId, credentialId: account.credentialId, apiLoginId: account.apiLoginId, transactionKeyHash: hash, at } };
-  if (step === 2) return { stream: `account-${accountId}`, event: { type: 'LegacyCredentialIssued', v: 1, accountId, credentialId: account.legacyCredentialId, apiId: account.apiId, apiKeyHash: hash, at } };
-  const common = { accountId, credentialId: account.credentialId, apiLoginId: account.apiLoginId, refreshTokenHash: hash, scope: ['transaction:charge'], issuedAt: at, accessExpiresAt: at + accessTtl, refreshExpiresAt: at + 604_800 };
-  const roll = next();
-  if (roll < 0.1) {
-    return { stream: `legacytokens-${accountId}`, event: { type: 'LegacyTokenIssued', v: 1, accountId, credentialId: account.legacyCredentialId, apiId: account.apiId, jti: id(), issuedAt: at, expiresAt: at + legacyTtl } };
-  }
-  const family = account.family;
-  if (family && family.generation < 3) {
-    family.generation += 1;
-    return { stream: `tokenfamily-${family.familyId}`, event: { type: 'TokenRotated', v: 1, familyId: family.familyId, generation: family.generation, jti: id(), rejectsUntil: at + accessTtl, ...common } };
-  }
-  if (family && roll < 0.3) {
-    account.family = undefined;
-    return {
-      stream: `tokenfamily-${family.familyId}`,
-      event: { type: 'TokenRevoked', v: 1, familyId: family.familyId, accountId, generation: family.generation, revokedAt: at, accessExpiresAt: at + accessTtl, rejectsUntil: at + accessTtl },
-    };
-  }
-  const familyId = id();
-  account.family = { familyId, generation: 0 };
-  return { stream: `tokenfamily-${familyId}`, event: { type: 'TokenIssued', v: 1, familyId, generation: 0, jti: id(), ...common } };
-}
-
-function makeLog(file: string): { seconds: number; bytes: number } {
-  const started = process.hrtime.bigint();
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF');
-  const insert = db.prepare('INSERT INTO events (event_id, stream, revision, type, payload, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const revisions = new Map<string, number>();
-  const accounts: Account[] = Array.from({ length: accountCount }, () => ({
-    accountId: randomUUID(),
-    credentialId: id(),
-    apiLoginId: `tsl_${id()}`,
-    legacyCredentialId: id(),
-    apiId: `tla_${id()}`,
-    step: 0,
-  }));
-  const rounds = Math.ceil(events / accountCount);
-  let written = 0;
-  const writeRound = db.transaction((round: number) => {
-    for (const [index, account] of accounts.entries()) {
-      if (written >= events) return;
-      // Rounds are spread over the month; within one, accounts follow each other by milliseconds.
-      const recordedAt = Math.floor(start + (round * spanMs) / rounds + (index * (spanMs / rounds)) / accountCount);
-      const { stream, event } = nextEvent(account, Math.floor(recordedAt / 1000));
-      const revision = revisions.get(stream) ?? 0;
-      revisions.set(stream, revision + 1);
-      const metadata = { requestId: randomUUID(), sourceAddress: `10.${index % 250}.${round % 250}.${(index * 7) % 250}` };
-      insert.run(randomUUID(), stream, revision, event.type, JSON.stringify(event), JSON.stringify(metadata), recordedAt);
-      written += 1;
-    }
-  });
-  for (let round = 0; round < rounds; round += 1) {
-    writeRound(round);
-    if (round % 20 === 0) log(`log: ${written} / ${events} events`);
-  }
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
-  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, bytes: statSync(file).size };
-}
+const next = seededRandom(12);
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
@@ -158,7 +60,7 @@ try {
   const logFile = join(dir, 'events.db');
   // The adapter makes its own schema; the fixture then writes rows into it directly.
   await new SqliteEventStore({ file: logFile }).close();
-  const fixture = makeLog(logFile);
+  const fixture = writeAccountLog(logFile, { events, accounts: accountCount, next, log });
   log(`log: ${events} events over ${accountCount} accounts written in ${fixture.seconds.toFixed(1)} s (setup), ${(fixture.bytes / 1e6).toFixed(0)} MB`);
 
   const store = new SqliteEventStore({ file: logFile });

@@ -18,6 +18,7 @@
  * `-- storage` only the storage part (storage.ts: bytes on disk, the hot window's plateau, the archive).
  * `-- oauth` only the OAuth 2.0 door (oauth-door.ts: client_credentials against get-oauth-token, introspection,
  * then oidc-provider's and Ory Hydra's client_credentials and Hydra's introspection as peers).
+ * `-- console` only the admin console's pages (admin-console.ts: each page's admin calls on a 1 M-event log, over HTTPS).
  * `-- power-loss` only the power cuts (power-loss.ts: BENCH_POWER_CUTS cuts, 50 by default, on LazyFS);
  * never part of a run without a part, as it needs LazyFS and /dev/fuse and measures no speed.
  */
@@ -25,6 +26,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { consoleRows, describeConsole, measureConsole, type ConsoleResult } from './admin-console.js';
 import { auditRows, describeAudit, measureAuditIndex, type AuditIndexResult } from './audit-index.js';
 import { startBareFastifyPeer } from './bare-fastify-peer.js';
 import { cleanupAll, progress } from './children.js';
@@ -51,10 +53,10 @@ import { chargeTarget, freshAccessToken, groupCommitBetween, issueTarget, preIss
 
 const config = readConfig();
 const parts = process.argv.slice(2);
-const known = ['audit', 'soak', 'http', 'ssf', 'ssf-sdk', 'scale', 'tracing', 'storage', 'power-loss', 'oauth'] as const;
+const known = ['audit', 'soak', 'http', 'ssf', 'ssf-sdk', 'scale', 'tracing', 'storage', 'power-loss', 'oauth', 'console'] as const;
 type Part = (typeof known)[number] | 'all';
 if (parts.length > 1 || (parts.length === 1 && !known.includes(parts[0] as (typeof known)[number]))) {
-  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | ssf-sdk | scale | tracing | storage | power-loss | oauth]; got ${parts.join(' ')}`);
+  throw new Error(`usage: npm run bench [-- audit | soak | http | ssf | ssf-sdk | scale | tracing | storage | power-loss | oauth | console]; got ${parts.join(' ')}`);
 }
 const part: Part = (parts[0] as Part | undefined) ?? 'all';
 const runOptions = { seconds: config.seconds, connections: config.connections };
@@ -450,6 +452,7 @@ interface Results extends HttpResults {
   ssfFedVerifiers: SsfFedVerifiersResult;
   scale: ScaleResult;
   storage: Partial<StorageResult>;
+  console: ConsoleResult;
   oauth: OAuthDoorResult;
 }
 
@@ -749,6 +752,11 @@ async function main(): Promise<void> {
     // Bytes on disk per operation, the hot window's plateau, and the archive's size and queries.
     noteLoad('storage');
     results.storage = await measureStorage();
+  }
+  if (part === 'all' || part === 'console') {
+    // The admin console's pages on a million-event log, one page view at a time.
+    noteLoad('console');
+    results.console = await measureConsole();
   }
   report(results, started);
 }
@@ -1185,6 +1193,10 @@ function report(results: Partial<Results>, started: Date): void {
   if (results.storage) {
     lines.push(describeStorage(results.storage));
     rows.push(...storageRows(results.storage));
+  }
+  if (results.console) {
+    lines.push(describeConsole(results.console));
+    rows.push(...consoleRows(results.console));
   }
   process.stdout.write([...header(started), ...lines, '', formatTable(rows), ''].join('\n'));
   if (config.output) {
